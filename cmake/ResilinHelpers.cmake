@@ -1,0 +1,29 @@
+# Small helpers shared by tests, examples and benchmarks.
+
+# Warnings for our own translation units (never exported to consumers).
+function(resilin_warnings target)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion>)
+  endif()
+endfunction()
+
+# resilin_add_test(NAME SOURCES s... [LIBS l...] [LABELS x...] [CUDA] [ARGS a...])
+# CUDA tests return 77 when no device is present; CTest reports them as skipped.
+function(resilin_add_test name)
+  cmake_parse_arguments(T "CUDA" "" "SOURCES;LIBS;LABELS;ARGS" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS})
+  target_include_directories(${name} PRIVATE "${PROJECT_SOURCE_DIR}/tests")
+  resilin_warnings(${name})
+  add_test(NAME ${name} COMMAND ${name} ${T_ARGS})
+  set(labels ${T_LABELS})
+  if(T_CUDA)
+    list(APPEND labels cuda)
+    set_target_properties(${name} PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON)
+    set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
+  if(labels)
+    set_tests_properties(${name} PROPERTIES LABELS "${labels}")
+  endif()
+endfunction()

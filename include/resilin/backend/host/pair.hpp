@@ -1,0 +1,106 @@
+#pragma once
+// One pair on the host: value, value and gradient, alignment matrix, hard path. Inputs are
+// already validated; every buffer comes from the caller's workspace, reused between pairs.
+#include <array>
+#include <vector>
+#include <resilin/backend/host/strip.hpp>
+#include <resilin/core/measure.hpp>
+#include <resilin/core/recursion.hpp>
+
+namespace resilin::host_detail {
+
+template <class T>
+struct workspace {
+  std::vector<T> rowbuf, g_up, g_diag;
+  strip_table<T> table;
+};
+
+template <class T, class Cost, class Smooth>
+pair_problem<T, Cost, Smooth> make_problem(measure<Cost, Smooth> const& m, series_view<T const> x,
+                                           series_view<T const> y) {
+  return {m.cost, m.smooth, x, y,
+          band_geometry::make(x.length, y.length, m.band.radius_for(x.length, y.length))};
+}
+
+/// S(x, y) alone, in O(min(n, m)) memory: the rolling buffer runs along the shorter series.
+template <class T, class Cost, class Smooth>
+T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+              workspace<T>& ws) {
+  if (y.length > x.length) {
+    measure<transposed_cost<Cost>, Smooth> const mt{{m.cost}, m.smooth, m.band, false};
+    return forward(make_problem(mt, y, x), ws.rowbuf, static_cast<strip_table<T>*>(nullptr));
+  }
+  return forward(make_problem(m, x, y), ws.rowbuf, static_cast<strip_table<T>*>(nullptr));
+}
+
+/// The measure's value: S(x, y), or the divergence when m.divergence.
+template <class T, class Cost, class Smooth>
+T value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+        workspace<T>& ws) {
+  T const sxy = plain_value(m, x, y, ws);
+  if (!m.divergence) return sxy;
+  return sxy - T(0.5) * plain_value(m, x, x, ws) - T(0.5) * plain_value(m, y, y, ws);
+}
+
+/// Adds seed * dS(x,y)/dx to gx and seed * dS(x,y)/dy to gy (gx and gy may alias when x and y
+/// are the same series: both partials then land in one buffer). Returns S(x, y).
+template <class T, class Cost, class Smooth>
+T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
+                       series_view<T const> y, series_view<T> gx, series_view<T> gy, T seed,
+                       workspace<T>& ws) {
+  auto const p = make_problem(m, x, y);
+  T const v = forward(p, ws.rowbuf, &ws.table);
+  backward(p, ws.table, seed, ws.g_up, ws.g_diag,
+           [&](index_t i, index_t j, T, step3<T> g) { m.cost.step_grad(x, y, i, j, g, gx, gy); });
+  return v;
+}
+
+/// The measure's value, adding seed times its gradient to gx and gy.
+template <class T, class Cost, class Smooth>
+T value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                 series_view<T> gx, series_view<T> gy, T seed, workspace<T>& ws) {
+  T const sxy = plain_value_and_grad(m, x, y, gx, gy, seed, ws);
+  if (!m.divergence) return sxy;
+  // D = S(x,y) - S(x,x)/2 - S(y,y)/2; S(x,x) depends on x through both of its arguments.
+  T const sxx = plain_value_and_grad(m, x, x, gx, gx, -seed / T(2), ws);
+  T const syy = plain_value_and_grad(m, y, y, gy, gy, -seed / T(2), ws);
+  return sxy - T(0.5) * sxx - T(0.5) * syy;
+}
+
+/// S(x, y) and the soft alignment matrix E(i, j) = dS/dR(i, j), the probability that the
+/// alignment passes through (i, j) (for DTW costs: dS/dDelta(i, j)). E is (n, m), overwritten.
+template <class T, class Cost, class Smooth>
+T alignment_matrix(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                   matrix_view<T> e, workspace<T>& ws) {
+  for (index_t k = 0; k < e.rows * e.cols; ++k) e.data[k] = T(0);
+  auto const p = make_problem(m, x, y);
+  T const v = forward(p, ws.rowbuf, &ws.table);
+  backward(p, ws.table, T(1), ws.g_up, ws.g_diag,
+           [&](index_t i, index_t j, T a, step3<T>) { e(i, j) = a; });
+  return v;
+}
+
+/// The optimal path of a hard measure from (0, 0) to (n-1, m-1), ties broken diag > up > left.
+template <class T, class Cost>
+std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const& m,
+                                                   series_view<T const> x, series_view<T const> y,
+                                                   T* value_out, workspace<T>& ws) {
+  auto const p = make_problem(m, x, y);
+  T const v = forward(p, ws.rowbuf, &ws.table);
+  if (value_out) *value_out = v;
+  std::vector<std::array<index_t, 2>> path;
+  index_t i = x.length - 1, j = y.length - 1;
+  path.push_back({i, j});
+  while (i > 0 || j > 0) {
+    step3<T> const c = m.cost.step(x, y, i, j);
+    step3<T> const w = cell_weights(m.smooth, c, ws.table.at(i - 1, j - 1), ws.table.at(i - 1, j),
+                                    ws.table.at(i, j - 1));
+    if (w.diag == T(1)) { --i; --j; }
+    else if (w.up == T(1)) { --i; }
+    else { --j; }
+    path.push_back({i, j});
+  }
+  return {path.rbegin(), path.rend()};
+}
+
+}  // namespace resilin::host_detail

@@ -1,0 +1,216 @@
+#pragma once
+// A small SIMD pack for the host traversal (GCC/Clang vector extensions; no intrinsics, so it
+// builds for any target and the compiler picks AVX2/AVX-512/NEON as enabled by -m flags).
+// Only what the strip wavefront needs: arithmetic, compare/select, min/max, lane shifts, and
+// exp/log accurate to a few ulp over the ranges the soft-min uses. Never used on the device.
+#include <bit>
+#include <concepts>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <resilin/core/config.hpp>
+
+namespace resilin::simd {
+
+#if defined(__AVX512F__) && defined(RESILIN_USE_AVX512)
+inline constexpr int vector_bytes = 64;
+#elif defined(__AVX__)
+inline constexpr int vector_bytes = 32;
+#else
+inline constexpr int vector_bytes = 16;
+#endif
+
+template <class T>
+inline constexpr int lanes = vector_bytes / static_cast<int>(sizeof(T));
+
+namespace detail {
+template <class T> struct int_of;
+template <> struct int_of<float> { using type = std::int32_t; };
+template <> struct int_of<double> { using type = std::int64_t; };
+}  // namespace detail
+
+/// W lanes of T (W = lanes<T>), value semantics.
+template <std::floating_point T>
+struct pack {
+  static constexpr int width = lanes<T>;
+  using int_type = typename detail::int_of<T>::type;
+  typedef T native __attribute__((vector_size(vector_bytes)));
+  typedef int_type mask __attribute__((vector_size(vector_bytes)));
+  native v;
+
+  pack() noexcept = default;
+  RESILIN_INLINE pack(T x) noexcept : v(native{} + x) {}  // NOLINT: broadcast, like a scalar
+  RESILIN_INLINE static pack wrap(native x) noexcept {
+    pack r;
+    r.v = x;
+    return r;
+  }
+
+  RESILIN_INLINE static pack broadcast(T x) noexcept { return pack(x); }
+  RESILIN_INLINE static pack load(T const* p) noexcept {
+    pack r;
+    std::memcpy(&r.v, p, sizeof(native));
+    return r;
+  }
+  RESILIN_INLINE void store(T* p) const noexcept { std::memcpy(p, &v, sizeof(native)); }
+  RESILIN_INLINE T operator[](int k) const noexcept { return v[k]; }
+  RESILIN_INLINE void set(int k, T x) noexcept { v[k] = x; }
+
+  friend RESILIN_INLINE pack operator+(pack a, pack b) noexcept { return pack<T>::wrap(a.v + b.v); }
+  friend RESILIN_INLINE pack operator-(pack a, pack b) noexcept { return pack<T>::wrap(a.v - b.v); }
+  friend RESILIN_INLINE pack operator*(pack a, pack b) noexcept { return pack<T>::wrap(a.v * b.v); }
+  friend RESILIN_INLINE pack operator/(pack a, pack b) noexcept { return pack<T>::wrap(a.v / b.v); }
+  friend RESILIN_INLINE pack operator-(pack a) noexcept { return pack<T>::wrap(-a.v); }
+  friend RESILIN_INLINE pack operator+(pack a, T b) noexcept { return pack<T>::wrap(a.v + b); }
+  friend RESILIN_INLINE pack operator-(pack a, T b) noexcept { return pack<T>::wrap(a.v - b); }
+  friend RESILIN_INLINE pack operator*(pack a, T b) noexcept { return pack<T>::wrap(a.v * b); }
+  friend RESILIN_INLINE pack operator*(T a, pack b) noexcept { return pack<T>::wrap(a * b.v); }
+  friend RESILIN_INLINE pack operator/(pack a, T b) noexcept { return pack<T>::wrap(a.v / b); }
+  pack& operator+=(pack b) noexcept {
+    v += b.v;
+    return *this;
+  }
+};
+
+template <class T> RESILIN_INLINE typename pack<T>::mask operator==(pack<T> a, pack<T> b) noexcept { return a.v == b.v; }
+template <class T> RESILIN_INLINE typename pack<T>::mask operator<(pack<T> a, pack<T> b) noexcept { return a.v < b.v; }
+template <class T> RESILIN_INLINE typename pack<T>::mask operator<=(pack<T> a, pack<T> b) noexcept { return a.v <= b.v; }
+
+template <class T>
+RESILIN_INLINE pack<T> select(typename pack<T>::mask c, pack<T> a, pack<T> b) noexcept {
+  return pack<T>::wrap(c ? a.v : b.v);
+}
+template <class T>
+RESILIN_INLINE pack<T> min(pack<T> a, pack<T> b) noexcept { return pack<T>::wrap(b.v < a.v ? b.v : a.v); }
+template <class T>
+RESILIN_INLINE pack<T> max(pack<T> a, pack<T> b) noexcept { return pack<T>::wrap(a.v < b.v ? b.v : a.v); }
+
+/// r[0] = s, r[k] = a[k-1]: moves every lane one row down the strip.
+template <class T>
+RESILIN_INLINE pack<T> shift_in_front(pack<T> a, T s) noexcept {
+  pack<T> r;
+  typename pack<T>::native const b = pack<T>::broadcast(s).v;
+  if constexpr (pack<T>::width == 2) r.v = __builtin_shufflevector(a.v, b, 2, 0);
+  else if constexpr (pack<T>::width == 4) r.v = __builtin_shufflevector(a.v, b, 4, 0, 1, 2);
+  else if constexpr (pack<T>::width == 8) r.v = __builtin_shufflevector(a.v, b, 8, 0, 1, 2, 3, 4, 5, 6);
+  else r.v = __builtin_shufflevector(a.v, b, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+  return r;
+}
+
+/// r[W-1] = s, r[k] = a[k+1]: moves every lane one row up the strip.
+template <class T>
+RESILIN_INLINE pack<T> shift_in_back(pack<T> a, T s) noexcept {
+  pack<T> r;
+  typename pack<T>::native const b = pack<T>::broadcast(s).v;
+  if constexpr (pack<T>::width == 2) r.v = __builtin_shufflevector(a.v, b, 1, 2);
+  else if constexpr (pack<T>::width == 4) r.v = __builtin_shufflevector(a.v, b, 1, 2, 3, 4);
+  else if constexpr (pack<T>::width == 8) r.v = __builtin_shufflevector(a.v, b, 1, 2, 3, 4, 5, 6, 7, 8);
+  else r.v = __builtin_shufflevector(a.v, b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+  return r;
+}
+
+/// exp(x), a few ulp; results below the smallest normal flush to +0 (exp(-inf) = 0).
+template <class T>
+RESILIN_INLINE pack<T> exp(pack<T> x) noexcept {
+  using P = pack<T>;
+  using I = typename P::int_type;
+  if constexpr (std::same_as<T, double>) {
+    constexpr T lo = -708.3964185322641, hi = 709.782712893384;
+    P const xc = min(max(x, P::broadcast(lo)), P::broadcast(hi));
+    constexpr T magic = 6755399441055744.0;  // 1.5 * 2^52: adding it rounds to an integer
+    P const t = xc * 1.4426950408889634 + magic;
+    P const k = t - magic;
+    P const r = xc - k * 0.6931471803691238 - k * 1.9082149292705877e-10;
+    // Taylor to degree 13 on |r| <= ln2/2: truncation below 1e-17 relative.
+    P p = P::broadcast(T(1.0 / 6227020800.0));
+    p = p * r + T(1.0 / 479001600.0);
+    p = p * r + T(1.0 / 39916800.0);
+    p = p * r + T(1.0 / 3628800.0);
+    p = p * r + T(1.0 / 362880.0);
+    p = p * r + T(1.0 / 40320.0);
+    p = p * r + T(1.0 / 5040.0);
+    p = p * r + T(1.0 / 720.0);
+    p = p * r + T(1.0 / 120.0);
+    p = p * r + T(1.0 / 24.0);
+    p = p * r + T(1.0 / 6.0);
+    p = p * r + T(0.5);
+    p = p * r + T(1.0);
+    p = p * r + T(1.0);
+    typename P::mask bits;
+    std::memcpy(&bits, &t.v, sizeof bits);
+    bits = (bits + I(1023)) << 52;
+    P scale;
+    std::memcpy(&scale.v, &bits, sizeof bits);
+    return select(x < P::broadcast(lo), P::broadcast(T(0)), p * scale);
+  } else {
+    constexpr T lo = -87.33654f, hi = 88.72283f;
+    P const xc = min(max(x, P::broadcast(lo)), P::broadcast(hi));
+    constexpr T magic = 12582912.0f;  // 1.5 * 2^23
+    P const t = xc * 1.44269504f + magic;
+    P const k = t - magic;
+    P const r = xc - k * 0.693359375f - k * -2.12194440e-4f;
+    P p = P::broadcast(T(1.0f / 5040.0f));
+    p = p * r + T(1.0f / 720.0f);
+    p = p * r + T(1.0f / 120.0f);
+    p = p * r + T(1.0f / 24.0f);
+    p = p * r + T(1.0f / 6.0f);
+    p = p * r + T(0.5f);
+    p = p * r + T(1.0f);
+    p = p * r + T(1.0f);
+    typename P::mask bits;
+    std::memcpy(&bits, &t.v, sizeof bits);
+    bits = (bits + I(127)) << 23;
+    P scale;
+    std::memcpy(&scale.v, &bits, sizeof bits);
+    return select(x < P::broadcast(lo), P::broadcast(T(0)), p * scale);
+  }
+}
+
+/// log(x) for positive normal x (a few ulp), log(0) = -inf. Subnormals, inf and NaN are not
+/// inputs of the soft-min (its argument lies in [1, 3]).
+template <class T>
+RESILIN_INLINE pack<T> log(pack<T> x) noexcept {
+  using P = pack<T>;
+  using I = typename P::int_type;
+  typename P::mask bits;
+  std::memcpy(&bits, &x.v, sizeof bits);
+  constexpr int mant = std::numeric_limits<T>::digits - 1;
+  constexpr I bias = std::numeric_limits<T>::max_exponent - 1;
+  constexpr I mant_mask = (I(1) << mant) - 1;
+  typename P::mask e = (bits >> mant) - bias;
+  typename P::mask fb = (bits & mant_mask) | (bias << mant);  // f in [1, 2)
+  P f;
+  std::memcpy(&f.v, &fb, sizeof fb);
+  auto const big = T(1.4142135623730951) < f.v;            // f > sqrt(2): use f / 2
+  f = select<T>(big, f * T(0.5), f);
+  e = e - big;                                             // mask lanes are -1 where true
+  P ef;
+  ef.v = __builtin_convertvector(e, typename P::native);
+  P const z = (f - T(1)) / (f + T(1));                     // |z| <= 0.1716
+  P const z2 = z * z;
+  P s;
+  if constexpr (std::same_as<T, double>) {
+    s = P::broadcast(T(2.0 / 21));
+    s = s * z2 + T(2.0 / 19);
+    s = s * z2 + T(2.0 / 17);
+    s = s * z2 + T(2.0 / 15);
+    s = s * z2 + T(2.0 / 13);
+    s = s * z2 + T(2.0 / 11);
+    s = s * z2 + T(2.0 / 9);
+    s = s * z2 + T(2.0 / 7);
+    s = s * z2 + T(2.0 / 5);
+    s = s * z2 + T(2.0 / 3);
+    s = s * z2;
+  } else {
+    s = P::broadcast(T(2.0f / 9));
+    s = s * z2 + T(2.0f / 7);
+    s = s * z2 + T(2.0f / 5);
+    s = s * z2 + T(2.0f / 3);
+    s = s * z2;
+  }
+  P const logf = z * s + z * T(2);                         // 2 atanh(z)
+  P const r = ef * T(0.6931471805599453) + logf;
+  return select(x == P::broadcast(T(0)), P::broadcast(-std::numeric_limits<T>::infinity()), r);
+}
+
+}  // namespace resilin::simd

@@ -1,0 +1,56 @@
+#pragma once
+// The three policies of the alignment recursion, as C++20 concepts over trivially copyable
+// types (so a policy passes to a kernel by value):
+//   cost_model      step costs into cell (i, j) for the three moves, and their partials;
+//   smoothing_rule  combines the three candidates (min or soft-min) and gives its weights;
+//   execution_backend  where and how the recursion runs (host, cuda).
+#include <concepts>
+#include <type_traits>
+#include <resilin/core/config.hpp>
+#include <resilin/core/views.hpp>
+
+namespace resilin {
+
+/// The three moves into cell (i, j): from (i-1, j-1), from (i-1, j), from (i, j-1).
+template <class V>
+struct step3 {
+  V diag;  // match x_i with y_j
+  V up;    // advance in x only (vertical move)
+  V left;  // advance in y only (horizontal move)
+};
+
+/// Gives the cost of each move into (i, j); reads only the series it is given.
+template <class C, class T>
+concept cost_model = std::is_trivially_copyable_v<C> &&
+    requires(C const& c, series_view<T const> x, series_view<T const> y, index_t i, index_t j) {
+      { c.step(x, y, i, j) } -> std::same_as<step3<T>>;
+    };
+
+/// A cost model whose partials the backward pass can use: `step_grad` adds
+/// usage.diag * d c_diag + usage.up * d c_up + usage.left * d c_left to the gradients of the
+/// series values that the costs of cell (i, j) read.
+template <class C, class T>
+concept differentiable_cost_model = cost_model<C, T> &&
+    requires(C const& c, series_view<T const> x, series_view<T const> y, index_t i, index_t j,
+             step3<T> usage, series_view<T> gx, series_view<T> gy) {
+      { c.step_grad(x, y, i, j, usage, gx, gy) } -> std::same_as<void>;
+    };
+
+/// Combines the three candidate values (R of a predecessor plus the move's cost) into R(i, j)
+/// and gives the weights of each candidate (the gradient of the combination; sums to 1).
+template <class S, class T>
+concept smoothing_rule = std::is_trivially_copyable_v<S> && requires(S const& s, step3<T> v) {
+  { s.combine(v) } -> std::same_as<T>;
+  { s.weights(v) } -> std::same_as<step3<T>>;
+};
+
+struct host_memory {};
+struct device_memory {};
+
+/// Chooses the traversal and where memory lives; dispatch is by overload on the backend type.
+template <class B>
+concept execution_backend = std::is_trivially_copyable_v<B> && requires {
+  typename B::memory_space;
+};
+
+}  // namespace resilin

@@ -1,0 +1,58 @@
+#pragma once
+// One spelling for host and device: RESILIN_HD marks every function reachable from a kernel;
+// it is empty for host compilers, so every .hpp compiles with plain g++ -std=c++20.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#if defined(__CUDACC__) || (defined(__clang__) && defined(__CUDA__))
+#  define RESILIN_CUDA_COMPILATION 1
+#  define RESILIN_HD __host__ __device__
+#  define RESILIN_KERNEL __global__ static
+#else
+#  define RESILIN_CUDA_COMPILATION 0
+#  define RESILIN_HD
+#endif
+
+#if defined(__CUDA_ARCH__)
+#  define RESILIN_DEVICE_PASS 1
+#else
+#  define RESILIN_DEVICE_PASS 0
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define RESILIN_INLINE inline __attribute__((always_inline))
+#else
+#  define RESILIN_INLINE inline
+#endif
+
+namespace resilin {
+/// Signed index type of every length, channel count and cell index.
+using index_t = std::int64_t;
+
+namespace detail {
+[[noreturn]] inline void fail_fast(char const* what) noexcept {
+  std::fprintf(stderr, "resilin: %s\n", what);
+  std::abort();
+}
+}  // namespace detail
+}  // namespace resilin
+
+// RESILIN_THROW(e): overridable (fmt style); aborts with the message when exceptions are off.
+#ifndef RESILIN_THROW
+#  if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#    define RESILIN_THROW(...) throw __VA_ARGS__
+#  else
+#    define RESILIN_THROW(...) ::resilin::detail::fail_fast((__VA_ARGS__).what())
+#  endif
+#endif
+
+// RESILIN_ASSERT: internal invariants of RESILIN_HD code (never input validation).
+#ifndef RESILIN_ASSERT
+#  if defined(NDEBUG) || RESILIN_DEVICE_PASS
+#    define RESILIN_ASSERT(cond) ((void)0)
+#  else
+#    define RESILIN_ASSERT(cond) \
+      ((cond) ? (void)0 : ::resilin::detail::fail_fast("assertion failed: " #cond))
+#  endif
+#endif

@@ -1,0 +1,55 @@
+#pragma once
+// resilin::math: the elementary functions the recursion needs, one spelling for host and
+// device (<cmath> lives in std:: on the host and in the global namespace on the device).
+#include <cmath>
+#include <concepts>
+#include <limits>
+#include <resilin/core/config.hpp>
+
+namespace resilin::math {
+
+template <std::floating_point T>
+RESILIN_HD constexpr T infinity() noexcept {
+  return std::numeric_limits<T>::infinity();
+}
+
+template <std::floating_point T>
+RESILIN_HD inline T exp(T x) noexcept {
+#if RESILIN_DEVICE_PASS
+  if constexpr (std::same_as<T, float>) return ::expf(x); else return ::exp(x);
+#else
+  return std::exp(x);
+#endif
+}
+
+template <std::floating_point T>
+RESILIN_HD inline T log(T x) noexcept {
+#if RESILIN_DEVICE_PASS
+  if constexpr (std::same_as<T, float>) return ::logf(x); else return ::log(x);
+#else
+  return std::log(x);
+#endif
+}
+
+template <std::floating_point T>
+RESILIN_HD inline T sqrt(T x) noexcept {
+#if RESILIN_DEVICE_PASS
+  if constexpr (std::same_as<T, float>) return ::sqrtf(x); else return ::sqrt(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+
+template <std::floating_point T>
+RESILIN_HD constexpr T abs(T x) noexcept { return x < T(0) ? -x : x; }
+template <std::floating_point T>
+RESILIN_HD constexpr T min(T a, T b) noexcept { return b < a ? b : a; }
+template <std::floating_point T>
+RESILIN_HD constexpr T max(T a, T b) noexcept { return a < b ? b : a; }
+/// Lane-wise choice; for scalars a plain conditional (the SIMD pack type overloads it).
+template <std::floating_point T>
+RESILIN_HD constexpr T select(bool c, T a, T b) noexcept { return c ? a : b; }
+template <std::floating_point T>
+RESILIN_HD constexpr bool is_inf_pos(T x) noexcept { return x == infinity<T>(); }
+
+}  // namespace resilin::math

@@ -1,0 +1,46 @@
+#pragma once
+// The one cell function of the alignment recursion, shared by every backend:
+//     R(i, j) = smooth(R(i-1, j-1) + c.diag, R(i-1, j) + c.up, R(i, j-1) + c.left)
+// with the virtual origin R(-1, -1) = 0 and every other out-of-grid or out-of-band predecessor
+// +inf. `cell_weights` is its backward counterpart: the weight of each incoming move, which
+// times the adjoint A(i, j) = d R(n-1, m-1) / d R(i, j) gives the expected use of the move.
+// V is the value type (float, double, or a host SIMD pack of them).
+#include <resilin/core/concepts.hpp>
+#include <resilin/core/config.hpp>
+
+namespace resilin {
+
+template <class V, class Smooth>
+RESILIN_HD RESILIN_INLINE V cell_value(Smooth const& smooth, step3<V> const& cost, V r_diag, V r_up,
+                                       V r_left) noexcept {
+  return smooth.combine(step3<V>{r_diag + cost.diag, r_up + cost.up, r_left + cost.left});
+}
+
+template <class V, class Smooth>
+RESILIN_HD RESILIN_INLINE step3<V> cell_weights(Smooth const& smooth, step3<V> const& cost,
+                                                V r_diag, V r_up, V r_left) noexcept {
+  return smooth.weights(step3<V>{r_diag + cost.diag, r_up + cost.up, r_left + cost.left});
+}
+
+/// The same problem seen with x and y swapped: rows become columns and the vertical and
+/// horizontal moves trade places. Value-only traversals use it to keep their rolling buffer
+/// along the shorter series (O(min(n, m)) memory).
+template <class Cost>
+struct transposed_cost {
+  Cost inner;
+
+  template <class T>
+  RESILIN_HD step3<T> step(series_view<T const> x, series_view<T const> y, index_t i,
+                           index_t j) const noexcept {
+    step3<T> const s = inner.step(y, x, j, i);
+    return {s.diag, s.left, s.up};
+  }
+
+  template <class T>
+  RESILIN_HD void step_grad(series_view<T const> x, series_view<T const> y, index_t i, index_t j,
+                            step3<T> usage, series_view<T> gx, series_view<T> gy) const noexcept {
+    inner.step_grad(y, x, j, i, step3<T>{usage.diag, usage.left, usage.up}, gy, gx);
+  }
+};
+
+}  // namespace resilin

@@ -1,0 +1,82 @@
+#pragma once
+// Host-side validation of every input: a typed resilin::invalid_argument whose message names
+// the argument and the value. Nothing reaches a traversal unchecked.
+#include <cmath>
+#include <span>
+#include <string_view>
+#include <resilin/core/error.hpp>
+#include <resilin/core/views.hpp>
+
+namespace resilin::detail {
+
+template <class T>
+void check_series(series_view<T const> s, std::string_view name) {
+  require(s.channels >= 1, name, ": channels must be >= 1, got ", s.channels);
+  require(s.length >= 1, name, " is empty (length ", s.length, ")");
+  require(s.data != nullptr, name, ": data is null for length ", s.length);
+  for (index_t i = 0; i < s.length; ++i)
+    for (index_t c = 0; c < s.channels; ++c)
+      require(std::isfinite(s(i, c)), name, " contains a non-finite value (", s(i, c),
+              ") at sample ", i, ", channel ", c);
+}
+
+template <class T>
+void check_pair(series_view<T const> x, series_view<T const> y, std::string_view xn = "x",
+                std::string_view yn = "y") {
+  check_series(x, xn);
+  check_series(y, yn);
+  require(x.channels == y.channels, "channel mismatch: ", xn, " has ", x.channels, ", ", yn,
+          " has ", y.channels);
+}
+
+template <class T>
+void check_batch(batch_view<T const> b, std::string_view name) {
+  require(b.batch >= 0, name, ": batch must be >= 0, got ", b.batch);
+  require(b.channels >= 1, name, ": channels must be >= 1, got ", b.channels);
+  require(b.max_length >= 1 || b.batch == 0, name, ": max_length must be >= 1, got ",
+          b.max_length);
+  for (index_t i = 0; i < b.batch; ++i) {
+    index_t const len = b.length(i);
+    require(len >= 1 && len <= b.max_length, name, ": length of series ", i, " must be in [1, ",
+            b.max_length, "], got ", len);
+  }
+  for (index_t i = 0; i < b.batch; ++i) {
+    series_view<T const> const s = b[i];
+    for (index_t t = 0; t < s.length; ++t)
+      for (index_t c = 0; c < s.channels; ++c)
+        require(std::isfinite(s(t, c)), name, " contains a non-finite value (", s(t, c),
+                ") in series ", i, " at sample ", t, ", channel ", c);
+  }
+}
+
+template <class T, class U>
+void check_same_shape(batch_view<T> g, batch_view<U const> ref, std::string_view gn,
+                      std::string_view rn) {
+  require(g.data != nullptr, gn, " is null");
+  require(g.batch == ref.batch && g.max_length == ref.max_length && g.channels == ref.channels,
+          gn, " must have the shape of ", rn, " (", ref.batch, ", ", ref.max_length, ", ",
+          ref.channels, "), got (", g.batch, ", ", g.max_length, ", ", g.channels, ")");
+}
+
+}  // namespace resilin::detail
+
+namespace resilin {
+/// A validated batch view over a flat buffer (batch, max_length, channels) with optional
+/// per-series lengths; throws if the buffer or the lengths do not match the shape.
+template <class T>
+batch_view<T> make_batch(std::span<T> data, index_t batch, index_t max_length,
+                         index_t channels = 1, std::span<index_t const> lengths = {}) {
+  detail::require(batch >= 0, "batch must be >= 0, got ", batch);
+  detail::require(max_length >= 1, "max_length must be >= 1, got ", max_length);
+  detail::require(channels >= 1, "channels must be >= 1, got ", channels);
+  detail::require(static_cast<index_t>(data.size()) == batch * max_length * channels,
+                  "data has ", data.size(), " values, expected batch * max_length * channels = ",
+                  batch * max_length * channels);
+  detail::require(lengths.empty() || static_cast<index_t>(lengths.size()) == batch,
+                  "lengths has ", lengths.size(), " entries, expected batch = ", batch);
+  for (std::size_t i = 0; i < lengths.size(); ++i)
+    detail::require(lengths[i] >= 1 && lengths[i] <= max_length, "lengths[", i,
+                    "] must be in [1, max_length = ", max_length, "], got ", lengths[i]);
+  return {data.data(), batch, max_length, channels, lengths.empty() ? nullptr : lengths.data()};
+}
+}  // namespace resilin

@@ -1,0 +1,90 @@
+#pragma once
+// dtw_cost<Distance>: every move into (i, j) costs delta(x_i, y_j), a point-wise distance over
+// the channels. Squared Euclidean by default (Cuturi & Blondel; tslearn; the UCR archive),
+// also L1 and half-squared (Blondel, Mensch & Vert's divergence code).
+#include <resilin/core/concepts.hpp>
+#include <resilin/core/config.hpp>
+#include <resilin/core/math.hpp>
+#include <resilin/core/views.hpp>
+
+namespace resilin {
+
+/// delta(a, b) = sum_c (a_c - b_c)^2; d delta / d a_c = 2 (a_c - b_c).
+struct squared_euclidean {
+  static constexpr char const* name = "squared Euclidean";
+  template <class T>
+  RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
+    T s = T(0);
+    for (index_t c = 0; c < channels; ++c) {
+      T const d = a[c] - b[c];
+      s += d * d;
+    }
+    return s;
+  }
+  template <class T>  // d delta / d a_c (the partial for b is its negative)
+  RESILIN_HD static T partial(T a, T b) noexcept { return T(2) * (a - b); }
+};
+
+/// delta(a, b) = 1/2 sum_c (a_c - b_c)^2.
+struct half_squared_euclidean {
+  static constexpr char const* name = "half squared Euclidean";
+  template <class T>
+  RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
+    return T(0.5) * squared_euclidean::value(a, b, channels);
+  }
+  template <class T>
+  RESILIN_HD static T partial(T a, T b) noexcept { return a - b; }
+};
+
+/// delta(a, b) = sum_c |a_c - b_c|; its partial at a_c = b_c is taken as 0 (a subgradient).
+struct l1_distance {
+  static constexpr char const* name = "L1";
+  template <class T>
+  RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
+    T s = T(0);
+    for (index_t c = 0; c < channels; ++c) s += math::abs(a[c] - b[c]);
+    return s;
+  }
+  template <class T>
+  RESILIN_HD static T partial(T a, T b) noexcept {
+    return a > b ? T(1) : (a < b ? T(-1) : T(0));
+  }
+};
+
+template <class D>
+concept point_distance = requires(float const* a, double const* b, index_t c) {
+  { D::value(a, a, c) } -> std::same_as<float>;
+  { D::value(b, b, c) } -> std::same_as<double>;
+  { D::partial(1.0, 2.0) } -> std::same_as<double>;
+};
+
+/// The DTW cost model: the three moves into (i, j) all cost delta(x_i, y_j).
+template <point_distance Distance = squared_euclidean>
+struct dtw_cost {
+  using distance_type = Distance;
+
+  template <class T>
+  RESILIN_HD step3<T> step(series_view<T const> x, series_view<T const> y, index_t i,
+                           index_t j) const noexcept {
+    T const d = Distance::value(x.row(i), y.row(j), x.channels);
+    return {d, d, d};
+  }
+
+  template <class T>
+  RESILIN_HD void step_grad(series_view<T const> x, series_view<T const> y, index_t i, index_t j,
+                            step3<T> usage, series_view<T> gx, series_view<T> gy) const noexcept {
+    T const u = usage.diag + usage.up + usage.left;  // expected visits of cell (i, j)
+    if (u == T(0)) return;
+    T const* xi = x.row(i);
+    T const* yj = y.row(j);
+    T* gxi = gx.row(i);
+    T* gyj = gy.row(j);
+    for (index_t c = 0; c < x.channels; ++c) {
+      T const p = u * Distance::partial(xi[c], yj[c]);
+      gxi[c] += p;
+      gyj[c] -= p;
+    }
+  }
+};
+
+}  // namespace resilin

@@ -1,0 +1,17 @@
+#pragma once
+// resilin: differentiable elastic alignment of time series. Host umbrella: pure C++20,
+// compiles with g++ alone. CUDA users include <resilin/cuda.cuh> instead.
+#include <resilin/version.hpp>
+#include <resilin/core/band.hpp>
+#include <resilin/core/concepts.hpp>
+#include <resilin/core/config.hpp>
+#include <resilin/core/error.hpp>
+#include <resilin/core/math.hpp>
+#include <resilin/core/measure.hpp>
+#include <resilin/core/recursion.hpp>
+#include <resilin/core/views.hpp>
+#include <resilin/cost/dtw.hpp>
+#include <resilin/smoothing/hard_min.hpp>
+#include <resilin/smoothing/soft_min.hpp>
+#include <resilin/backend/host.hpp>
+#include <resilin/alignment.hpp>
