@@ -42,14 +42,7 @@ void check_measure(measure<Cost, Smooth> const& m) {
   static_assert(cost_model<Cost, T>, "the measure's cost model does not model cost_model<T>");
   static_assert(smoothing_rule<Smooth, T>, "the smoothing does not model smoothing_rule<T>");
 }
-template <class T>
-series_view<T const> as_const(series_view<T> v) { return {v.data, v.length, v.channels}; }
-template <class T>
-series_view<T const> as_const(series_view<T const> v) { return v; }
-template <class T>
-batch_view<T const> as_const(batch_view<T> v) { return v; }
-template <class T>
-batch_view<T const> as_const(batch_view<T const> v) { return v; }
+using resilin::as_const;
 template <class T>
 void zero(series_view<T> g) { for (index_t k = 0; k < g.size(); ++k) g.data[k] = T(0); }
 }  // namespace detail

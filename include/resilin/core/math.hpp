@@ -10,7 +10,7 @@ namespace resilin::math {
 
 template <std::floating_point T>
 RESILIN_HD constexpr T infinity() noexcept {
-  return std::numeric_limits<T>::infinity();
+  return static_cast<T>(INFINITY);  // not numeric_limits: constexpr host-only under nvcc
 }
 
 template <std::floating_point T>

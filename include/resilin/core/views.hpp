@@ -17,10 +17,6 @@ struct series_view {
   RESILIN_HD T* row(index_t i) const noexcept { return data + i * channels; }
   RESILIN_HD T& operator()(index_t i, index_t c) const noexcept { return data[i * channels + c]; }
   RESILIN_HD index_t size() const noexcept { return length * channels; }
-  RESILIN_HD operator series_view<T const>() const noexcept  // NOLINT: T -> T const
-    requires(!std::is_const_v<T>) {
-    return {data, length, channels};
-  }
 };
 
 /// A batch (batch, max_length, channels), row-major, with optional per-series lengths
@@ -40,10 +36,6 @@ struct batch_view {
   RESILIN_HD series_view<T> operator[](index_t b) const noexcept {
     return {data + b * max_length * channels, length(b), channels};
   }
-  RESILIN_HD operator batch_view<T const>() const noexcept  // NOLINT: T -> T const
-    requires(!std::is_const_v<T>) {
-    return {data, batch, max_length, channels, lengths};
-  }
 };
 
 /// A dense row-major matrix view (rows, cols), e.g. a pairwise distance matrix or E.
@@ -54,6 +46,16 @@ struct matrix_view {
   index_t cols = 0;
   RESILIN_HD T& operator()(index_t r, index_t c) const noexcept { return data[r * cols + c]; }
 };
+
+/// The read-only view of the same data.
+template <class T>
+RESILIN_HD constexpr series_view<T const> as_const(series_view<T> v) noexcept {
+  return {v.data, v.length, v.channels};
+}
+template <class T>
+RESILIN_HD constexpr batch_view<T const> as_const(batch_view<T> v) noexcept {
+  return {v.data, v.batch, v.max_length, v.channels, v.lengths};
+}
 
 template <class V>
 using value_of = std::remove_const_t<typename V::element_type>;

@@ -12,13 +12,12 @@ namespace resilin {
 /// delta(a, b) = sum_c (a_c - b_c)^2; d delta / d a_c = 2 (a_c - b_c).
 struct squared_euclidean {
   static constexpr char const* name = "squared Euclidean";
+  template <class V>  // one channel's term of delta, for a - b = diff (V: a scalar or a pack)
+  RESILIN_HD static V term(V diff) noexcept { return diff * diff; }
   template <class T>
   RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
     T s = T(0);
-    for (index_t c = 0; c < channels; ++c) {
-      T const d = a[c] - b[c];
-      s += d * d;
-    }
+    for (index_t c = 0; c < channels; ++c) s += term(a[c] - b[c]);
     return s;
   }
   template <class T>  // d delta / d a_c (the partial for b is its negative)
@@ -28,9 +27,13 @@ struct squared_euclidean {
 /// delta(a, b) = 1/2 sum_c (a_c - b_c)^2.
 struct half_squared_euclidean {
   static constexpr char const* name = "half squared Euclidean";
+  template <class V>
+  RESILIN_HD static V term(V diff) noexcept { return diff * diff * 0.5f; }
   template <class T>
   RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
-    return T(0.5) * squared_euclidean::value(a, b, channels);
+    T s = T(0);
+    for (index_t c = 0; c < channels; ++c) s += term(a[c] - b[c]);
+    return s;
   }
   template <class T>
   RESILIN_HD static T partial(T a, T b) noexcept { return a - b; }
@@ -39,15 +42,21 @@ struct half_squared_euclidean {
 /// delta(a, b) = sum_c |a_c - b_c|; its partial at a_c = b_c is taken as 0 (a subgradient).
 struct l1_distance {
   static constexpr char const* name = "L1";
+  template <class V>
+  RESILIN_HD static V term(V diff) noexcept {
+    using math::max;
+    return max(diff, -diff);
+  }
   template <class T>
   RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
     T s = T(0);
-    for (index_t c = 0; c < channels; ++c) s += math::abs(a[c] - b[c]);
+    for (index_t c = 0; c < channels; ++c) s += term(a[c] - b[c]);
     return s;
   }
   template <class T>
   RESILIN_HD static T partial(T a, T b) noexcept {
-    return a > b ? T(1) : (a < b ? T(-1) : T(0));
+    using math::select;
+    return select(b < a, T(1), select(a < b, T(-1), T(0)));
   }
 };
 

@@ -28,9 +28,11 @@ T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_vie
               workspace<T>& ws) {
   if (y.length > x.length) {
     measure<transposed_cost<Cost>, Smooth> const mt{{m.cost}, m.smooth, m.band, false};
-    return forward(make_problem(mt, y, x), ws.rowbuf, static_cast<strip_table<T>*>(nullptr));
+    lane_cost<T, transposed_cost<Cost>> lanes;
+    return forward(make_problem(mt, y, x), lanes, ws.rowbuf, static_cast<strip_table<T>*>(nullptr));
   }
-  return forward(make_problem(m, x, y), ws.rowbuf, static_cast<strip_table<T>*>(nullptr));
+  lane_cost<T, Cost> lanes;
+  return forward(make_problem(m, x, y), lanes, ws.rowbuf, static_cast<strip_table<T>*>(nullptr));
 }
 
 /// The measure's value: S(x, y), or the divergence when m.divergence.
@@ -49,9 +51,9 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
                        series_view<T const> y, series_view<T> gx, series_view<T> gy, T seed,
                        workspace<T>& ws) {
   auto const p = make_problem(m, x, y);
-  T const v = forward(p, ws.rowbuf, &ws.table);
-  backward(p, ws.table, seed, ws.g_up, ws.g_diag,
-           [&](index_t i, index_t j, T, step3<T> g) { m.cost.step_grad(x, y, i, j, g, gx, gy); });
+  lane_cost<T, Cost> lanes;
+  T const v = forward(p, lanes, ws.rowbuf, &ws.table);
+  backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);
   return v;
 }
 
@@ -74,9 +76,10 @@ T alignment_matrix(measure<Cost, Smooth> const& m, series_view<T const> x, serie
                    matrix_view<T> e, workspace<T>& ws) {
   for (index_t k = 0; k < e.rows * e.cols; ++k) e.data[k] = T(0);
   auto const p = make_problem(m, x, y);
-  T const v = forward(p, ws.rowbuf, &ws.table);
-  backward(p, ws.table, T(1), ws.g_up, ws.g_diag,
-           [&](index_t i, index_t j, T a, step3<T>) { e(i, j) = a; });
+  lane_cost<T, Cost> lanes;
+  T const v = forward(p, lanes, ws.rowbuf, &ws.table);
+  backward(p, ws.table, T(1), lanes, ws.g_up, ws.g_diag,
+           [&](index_t i, index_t j, T a) { e(i, j) = a; }, series_view<T>{}, series_view<T>{});
   return v;
 }
 
@@ -86,7 +89,8 @@ std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const
                                                    series_view<T const> x, series_view<T const> y,
                                                    T* value_out, workspace<T>& ws) {
   auto const p = make_problem(m, x, y);
-  T const v = forward(p, ws.rowbuf, &ws.table);
+  lane_cost<T, Cost> lanes;
+  T const v = forward(p, lanes, ws.rowbuf, &ws.table);
   if (value_out) *value_out = v;
   std::vector<std::array<index_t, 2>> path;
   index_t i = x.length - 1, j = y.length - 1;

@@ -184,8 +184,16 @@ RESILIN_INLINE pack<T> log(pack<T> x) noexcept {
   auto const big = T(1.4142135623730951) < f.v;            // f > sqrt(2): use f / 2
   f = select<T>(big, f * T(0.5), f);
   e = e - big;                                             // mask lanes are -1 where true
+  // exponent to floating point without an int64 -> double instruction (absent before
+  // AVX-512): add it to the bits of 1.5 * 2^mant and subtract that value again
+  constexpr T magic = T(3) * T(I(1) << (mant - 1));
+  P const magic_v(magic);
+  typename P::mask eb;
+  std::memcpy(&eb, &magic_v.v, sizeof eb);
+  eb = eb + e;
   P ef;
-  ef.v = __builtin_convertvector(e, typename P::native);
+  std::memcpy(&ef.v, &eb, sizeof eb);
+  ef = ef - magic;
   P const z = (f - T(1)) / (f + T(1));                     // |z| <= 0.1716
   P const z2 = z * z;
   P s;

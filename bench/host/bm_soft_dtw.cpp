@@ -1,0 +1,130 @@
+// Soft-DTW on the host: resilin against the straightforward loop (one pair at a time, full
+// table, std::exp / std::log per cell; tests/support/reference.hpp), in cells/s = B*n*m / s.
+// Shapes (B, n, m, d) of issue 2. "threads:1" is the one-thread comparison the goals are
+// stated for; "threads:0" uses every core.
+#include <algorithm>
+#include <random>
+#include <span>
+#include <vector>
+#include <benchmark/benchmark.h>
+#include <resilin/resilin.hpp>
+#include <support/reference.hpp>
+
+namespace {
+
+struct shape { long batch, n, m, d; };
+constexpr shape shapes[] = {{512, 64, 64, 2}, {128, 256, 256, 1}, {16, 1024, 1024, 8}, {2, 4096, 4096, 1}};
+
+template <class T>
+struct data_set {
+  std::vector<T> x, y, gx, gy, out;
+  explicit data_set(shape s) {
+    std::mt19937_64 gen(42);
+    std::normal_distribution<double> normal;
+    x.resize(static_cast<std::size_t>(s.batch * s.n * s.d));
+    y.resize(static_cast<std::size_t>(s.batch * s.m * s.d));
+    for (auto& v : x) v = static_cast<T>(normal(gen));
+    for (auto& v : y) v = static_cast<T>(normal(gen));
+    gx.resize(x.size());
+    gy.resize(y.size());
+    out.resize(static_cast<std::size_t>(s.batch));
+  }
+};
+
+void set_counters(benchmark::State& state, shape s, long pairs) {
+  state.SetItemsProcessed(state.iterations() * pairs * s.n * s.m);  // items/s = cells/s
+  state.counters["B"] = static_cast<double>(s.batch);
+  state.counters["n"] = static_cast<double>(s.n);
+  state.counters["d"] = static_cast<double>(s.d);
+}
+
+template <class T>
+void BM_soft_dtw_value_host(benchmark::State& state) {
+  shape const s = shapes[state.range(0)];
+  int const threads = static_cast<int>(state.range(1));
+  data_set<T> data(s);
+  auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d);
+  auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d);
+  auto const measure = resilin::measures::soft_dtw(T(1));
+  for (auto _ : state) {
+    resilin::values(resilin::host.with_threads(threads), measure, X, Y, std::span<T>(data.out));
+    benchmark::DoNotOptimize(data.out.data());
+  }
+  set_counters(state, s, s.batch);
+}
+
+template <class T>
+void BM_soft_dtw_value_and_grad_host(benchmark::State& state) {
+  shape const s = shapes[state.range(0)];
+  int const threads = static_cast<int>(state.range(1));
+  data_set<T> data(s);
+  auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d);
+  auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d);
+  auto const GX = resilin::make_batch(data.gx, s.batch, s.n, s.d);
+  auto const GY = resilin::make_batch(data.gy, s.batch, s.m, s.d);
+  auto const measure = resilin::measures::soft_dtw(T(1));
+  for (auto _ : state) {
+    resilin::values_and_grads(resilin::host.with_threads(threads), measure, X, Y,
+                              std::span<T>(data.out), GX, GY);
+    benchmark::DoNotOptimize(data.gx.data());
+  }
+  set_counters(state, s, s.batch);
+}
+
+// The baseline runs pairs one at a time, so its cells/s does not depend on B: it runs on enough
+// pairs for at least ~4M cells per iteration rather than on the whole batch.
+long baseline_pairs(shape s) { return std::min<long>(s.batch, std::max<long>(1, (4L << 20) / (s.n * s.m))); }
+
+template <class T>
+void BM_soft_dtw_value_baseline(benchmark::State& state) {
+  shape const s = shapes[state.range(0)];
+  data_set<T> data(s);
+  long const pairs = baseline_pairs(s);
+  for (auto _ : state) {
+    for (long b = 0; b < pairs; ++b)
+      data.out[static_cast<std::size_t>(b)] = resilin_test::reference::soft_dtw_value(
+          data.x.data() + b * s.n * s.d, data.y.data() + b * s.m * s.d, s.n, s.m, s.d, T(1));
+    benchmark::DoNotOptimize(data.out.data());
+  }
+  set_counters(state, s, pairs);
+}
+
+template <class T>
+void BM_soft_dtw_value_and_grad_baseline(benchmark::State& state) {
+  shape const s = shapes[state.range(0)];
+  data_set<T> data(s);
+  long const pairs = baseline_pairs(s);
+  for (auto _ : state) {
+    for (long b = 0; b < pairs; ++b)
+      data.out[static_cast<std::size_t>(b)] = resilin_test::reference::soft_dtw_value_and_grad(
+          data.x.data() + b * s.n * s.d, data.y.data() + b * s.m * s.d, s.n, s.m, s.d, T(1),
+          data.gx.data() + b * s.n * s.d, data.gy.data() + b * s.m * s.d);
+    benchmark::DoNotOptimize(data.gx.data());
+  }
+  set_counters(state, s, pairs);
+}
+
+void host_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
+  for (int s = 0; s < 4; ++s) {
+    b->Args({s, 1});
+    b->Args({s, 0});
+  }
+}
+void baseline_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"shape"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
+  for (int s = 0; s < 4; ++s) b->Args({s});
+}
+
+}  // namespace
+
+BENCHMARK_TEMPLATE(BM_soft_dtw_value_host, double)->Apply(host_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_value_host, float)->Apply(host_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, double)->Apply(host_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, float)->Apply(host_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_value_baseline, double)->Apply(baseline_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_value_baseline, float)->Apply(baseline_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_baseline, double)->Apply(baseline_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_baseline, float)->Apply(baseline_args);
+
+BENCHMARK_MAIN();

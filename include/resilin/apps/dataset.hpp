@@ -1,0 +1,241 @@
+#pragma once
+// A labelled set of series (batch, max_length, channels), padded with zeros, with per-series
+// lengths, and the UCR 2018 TSV reader: one series per line, `label<TAB>v1<TAB>...<TAB>vL`,
+// ragged lines allowed, values in plain or exponent form. Missing values (`NaN`, `?`, an empty
+// field) are refused with the line number: resilin's measures need finite input.
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <istream>
+#include <limits>
+#include <span>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+#include <resilin/core/config.hpp>
+#include <resilin/core/error.hpp>
+#include <resilin/core/views.hpp>
+
+namespace resilin {
+
+/// Series with labels. Values are row-major (batch, max_length, channels); series b holds
+/// lengths[b] samples, the rest of its row is 0. Labels are kept as the file wrote them.
+template <std::floating_point T = double>
+struct dataset {
+  using value_type = T;
+  std::vector<std::string> labels;  // (batch)
+  std::vector<T> values;            // (batch, max_length, channels)
+  std::vector<index_t> lengths;     // (batch)
+  index_t max_length = 0;
+  index_t channels = 1;
+
+  index_t size() const noexcept { return static_cast<index_t>(labels.size()); }
+  bool empty() const noexcept { return labels.empty(); }
+
+  /// A view for the alignment API; valid while this dataset is alive and unchanged.
+  batch_view<T const> view() const noexcept {
+    return {values.data(), size(), max_length, channels, lengths.data()};
+  }
+  batch_view<T> view() noexcept {
+    return {values.data(), size(), max_length, channels, lengths.data()};
+  }
+  /// Series b (its first lengths[b] samples).
+  series_view<T const> series(index_t b) const noexcept { return view()[b]; }
+
+  /// The same data in another value type.
+  template <std::floating_point U>
+  dataset<U> as() const {
+    dataset<U> r;
+    r.labels = labels;
+    r.values.assign(values.begin(), values.end());
+    r.lengths = lengths;
+    r.max_length = max_length;
+    r.channels = channels;
+    return r;
+  }
+
+  /// Builds a padded dataset from series stored back to back: series b is the next
+  /// lengths[b] * channels values of `flat`.
+  static dataset from_ragged(std::vector<std::string> labels, std::span<T const> flat,
+                             std::vector<index_t> lengths, index_t channels = 1) {
+    detail::require(channels >= 1, "channels must be >= 1, got ", channels);
+    detail::require(labels.size() == lengths.size(), "dataset: ", labels.size(),
+                    " labels for ", lengths.size(), " lengths");
+    dataset r;
+    r.channels = channels;
+    index_t total = 0;
+    for (std::size_t b = 0; b < lengths.size(); ++b) {
+      detail::require(lengths[b] >= 1, "dataset: lengths[", b, "] must be >= 1, got ",
+                      lengths[b]);
+      r.max_length = std::max(r.max_length, lengths[b]);
+      total += lengths[b] * channels;
+    }
+    detail::require(static_cast<index_t>(flat.size()) == total, "dataset: ", flat.size(),
+                    " values for lengths that sum to ", total, " values");
+    auto const row = static_cast<std::size_t>(r.max_length * channels);
+    r.values.assign(lengths.size() * row, T(0));
+    auto src = flat.begin();
+    for (std::size_t b = 0; b < lengths.size(); ++b) {
+      auto const n = static_cast<std::ptrdiff_t>(lengths[b] * channels);
+      std::copy(src, src + n, r.values.begin() + static_cast<std::ptrdiff_t>(b * row));
+      src += n;
+    }
+    r.labels = std::move(labels);
+    r.lengths = std::move(lengths);
+    return r;
+  }
+
+  /// Appends one series of (length, channels) values; pads the batch when it grows longer.
+  void push_back(std::string label, std::span<T const> series_values) {
+    auto const n = static_cast<index_t>(series_values.size());
+    detail::require(n >= 1 && n % channels == 0, "dataset::push_back: a series of ", n,
+                    " values does not hold whole samples of ", channels, " channels");
+    index_t const length = n / channels;
+    if (length > max_length) repad(length);
+    std::size_t const row = static_cast<std::size_t>(max_length * channels);
+    std::size_t const at = values.size();
+    values.resize(at + row, T(0));
+    std::copy(series_values.begin(), series_values.end(), values.begin() + static_cast<std::ptrdiff_t>(at));
+    labels.push_back(std::move(label));
+    lengths.push_back(length);
+  }
+
+ private:
+  void repad(index_t new_max) {
+    auto const b = static_cast<std::size_t>(size());
+    auto const old_row = static_cast<std::size_t>(max_length * channels);
+    auto const new_row = static_cast<std::size_t>(new_max * channels);
+    std::vector<T> grown(b * new_row, T(0));
+    for (std::size_t s = 0; s < b; ++s)
+      std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(s * old_row), old_row,
+                  grown.begin() + static_cast<std::ptrdiff_t>(s * new_row));
+    values = std::move(grown);
+    max_length = new_max;
+  }
+};
+
+/// Z-normalises every series in place, per channel, over its own length (population standard
+/// deviation). A constant series (deviation below ~16 ulp of its magnitude) becomes zeros.
+template <std::floating_point T>
+void z_normalise(dataset<T>& ds) {
+  auto const v = ds.view();
+  for (index_t b = 0; b < v.batch; ++b) {
+    series_view<T> const s = v[b];
+    for (index_t c = 0; c < s.channels; ++c) {
+      double sum = 0, scale = 0;
+      for (index_t i = 0; i < s.length; ++i) {
+        sum += static_cast<double>(s(i, c));
+        scale = std::max(scale, std::abs(static_cast<double>(s(i, c))));
+      }
+      double const mean = sum / static_cast<double>(s.length);
+      double ss = 0;
+      for (index_t i = 0; i < s.length; ++i) {
+        double const d = static_cast<double>(s(i, c)) - mean;
+        ss += d * d;
+      }
+      double const sd = std::sqrt(ss / static_cast<double>(s.length));
+      bool const constant = !(sd > 16 * std::numeric_limits<T>::epsilon() * scale);
+      for (index_t i = 0; i < s.length; ++i)
+        s(i, c) = constant ? T(0) : static_cast<T>((static_cast<double>(s(i, c)) - mean) / sd);
+    }
+  }
+}
+
+namespace detail {
+inline std::string_view trim(std::string_view s) noexcept {
+  auto const ws = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'; };
+  while (!s.empty() && ws(s.front())) s.remove_prefix(1);
+  while (!s.empty() && ws(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+inline std::string_view trim_spaces(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+/// One value field of a TSV line as T; throws naming the source, line and field.
+template <std::floating_point T>
+T parse_value(std::string_view field, std::string_view source, std::size_t line,
+              std::size_t column) {
+  std::string_view const f = trim_spaces(field);
+  auto const where = [&] { return message(source, ":", line, ": value ", column); };
+  require(!f.empty(), where(), " is empty (missing values are not supported)");
+  require(f != "?", where(), " is missing ('?'; missing values are not supported)");
+  std::string_view num = f;
+  if (num.front() == '+') num.remove_prefix(1);
+  T x{};
+  auto const [end, ec] = std::from_chars(num.data(), num.data() + num.size(), x);
+  if (ec == std::errc::result_out_of_range)
+    RESILIN_THROW(invalid_argument(message(where(), " is out of range for the value type: '",
+                                           f, "'")));
+  require(ec == std::errc{} && end == num.data() + num.size(), where(),
+          " is not a number: '", f, "'");
+  require(!std::isnan(x), where(), " is missing ('", f, "'; missing values are not supported)");
+  require(std::isfinite(x), where(), " is not finite: '", f, "'");
+  return x;
+}
+}  // namespace detail
+
+/// Reads UCR 2018 TSV text from a stream; `source` names it in error messages. Blank lines are
+/// skipped. Throws resilin::invalid_argument ("source:line: ...") for a field that is not a
+/// finite number, a missing value, a line with a label but no values, or no series at all.
+template <std::floating_point T = double>
+dataset<T> parse_ucr_tsv(std::istream& in, std::string_view source) {
+  std::vector<std::string> labels;
+  std::vector<T> flat;  // every series, concatenated
+  std::vector<index_t> lengths;
+  std::string text;
+  std::size_t line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    std::string_view const l = detail::trim(text);
+    if (l.empty()) continue;
+    std::size_t tab = l.find('\t');
+    std::string_view const label = detail::trim_spaces(l.substr(0, tab));
+    detail::require(!label.empty(), source, ":", line, ": the label is empty");
+    detail::require(tab != std::string_view::npos, source, ":", line,
+                    ": the line has a label ('", label, "') but no values");
+    index_t column = 0;
+    while (tab != std::string_view::npos) {
+      std::size_t const start = tab + 1;
+      tab = l.find('\t', start);
+      std::string_view const field =
+          l.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start);
+      flat.push_back(detail::parse_value<T>(field, source, line, static_cast<std::size_t>(++column)));
+    }
+    labels.emplace_back(label);
+    lengths.push_back(column);
+  }
+  if (in.bad())
+    RESILIN_THROW(runtime_error(detail::message(source, ":", line + 1, ": read error")));
+  detail::require(!labels.empty(), source, ": no series (the file is empty)");
+  return dataset<T>::from_ragged(std::move(labels), flat, std::move(lengths));
+}
+
+/// Reads a UCR 2018 TSV file. Throws resilin::runtime_error when the file cannot be opened,
+/// and resilin::invalid_argument ("path:line: ...") for bad content (see parse_ucr_tsv).
+template <std::floating_point T = double>
+dataset<T> read_ucr_tsv(std::string const& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    RESILIN_THROW(runtime_error(detail::message("cannot read '", path, "': it is a directory")));
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int const e = errno;
+    RESILIN_THROW(runtime_error(detail::message(
+        "cannot open '", path, "'", e ? ": " : "", e ? std::generic_category().message(e) : "")));
+  }
+  return parse_ucr_tsv<T>(in, path);
+}
+
+}  // namespace resilin

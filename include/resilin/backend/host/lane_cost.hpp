@@ -1,0 +1,200 @@
+#pragma once
+// Step costs and gradient accumulation for the lanes of a strip. The generic engine calls the
+// cost model once per in-band lane (any cost model works unchanged); the DTW engine computes
+// the point distances of a whole vector at once from x rows held in registers and a reversed
+// copy of y, and accumulates the gradient the same way. Both are host-only details of the
+// strip traversal: the cost model itself stays the one RESILIN_HD definition.
+#include <cstring>
+#include <vector>
+#include <resilin/backend/host/simd.hpp>
+#include <resilin/core/band.hpp>
+#include <resilin/core/concepts.hpp>
+#include <resilin/cost/dtw.hpp>
+
+namespace resilin::host_detail {
+
+/// Rows per strip: K vectors of W lanes. K independent cells per step hide the latency of the
+/// soft-min (exp, log) that a single dependency chain would expose.
+template <class T>
+inline constexpr int strip_vectors = 4;
+template <class T>
+inline constexpr int strip_rows = strip_vectors<T> * simd::lanes<T>;
+
+/// Which lanes of a strip are in the band at step t: lane o = qW + k (row i0 + o) holds column
+/// t - o, in band iff start[o] <= t <= end[o].
+template <class T>
+struct strip_geometry {
+  using V = simd::pack<T>;
+  static constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
+  V start[K], end[K];
+  index_t t0 = 0, t1 = -1;
+  index_t i0 = 0;
+  int rows = 0;  // valid rows in this strip
+
+  strip_geometry(band_geometry const& band, index_t n, index_t first_row) noexcept : i0(first_row) {
+    for (int q = 0; q < K; ++q) {
+      for (int k = 0; k < W; ++k) {
+        int const o = q * W + k;
+        index_t const i = i0 + o;
+        if (i < n) {
+          index_range const r = band.row(i);
+          start[q].set(k, static_cast<T>(r.lo + o));
+          end[q].set(k, static_cast<T>(r.hi + o));
+          if (r.hi + o > t1) t1 = r.hi + o;
+          ++rows;
+        } else {
+          start[q].set(k, T(1));
+          end[q].set(k, T(0));
+        }
+      }
+    }
+    t0 = static_cast<index_t>(start[0][0]);
+  }
+  RESILIN_INLINE typename V::mask inside(int q, V tv) const noexcept {
+    return (start[q] <= tv) & (tv <= end[q]);
+  }
+};
+
+/// Any cost model: one scalar call per in-band lane.
+template <class T, class Cost>
+struct generic_lane_cost {
+  using V = simd::pack<T>;
+  static constexpr int W = V::width, K = strip_vectors<T>;
+  Cost cost;
+  series_view<T const> x, y;
+  series_view<T> gx, gy;
+  index_t i0 = 0;
+
+  void begin_pair(Cost const& c, series_view<T const> xs, series_view<T const> ys,
+                  series_view<T> gxs = {}, series_view<T> gys = {}) {
+    cost = c;
+    x = xs;
+    y = ys;
+    gx = gxs;
+    gy = gys;
+  }
+  void begin_strip(index_t first_row) { i0 = first_row; }
+  void end_strip() {}
+  void end_pair() {}
+
+  RESILIN_INLINE step3<V> costs(int q, index_t t, typename V::mask in) const noexcept {
+    alignas(64) T cd[W], cu[W], cl[W];
+    for (int k = 0; k < W; ++k) {
+      if (in[k]) {
+        step3<T> const c = cost.step(x, y, i0 + q * W + k, t - q * W - k);
+        cd[k] = c.diag;
+        cu[k] = c.up;
+        cl[k] = c.left;
+      } else {
+        cd[k] = cu[k] = cl[k] = T(0);
+      }
+    }
+    return {V::load(cd), V::load(cu), V::load(cl)};
+  }
+
+  RESILIN_INLINE void accumulate(int q, index_t t, typename V::mask in, step3<V> const& g) {
+    for (int k = 0; k < W; ++k)
+      if (in[k])
+        cost.step_grad(x, y, i0 + q * W + k, t - q * W - k, step3<T>{g.diag[k], g.up[k], g.left[k]},
+                       gx, gy);
+  }
+};
+
+/// dtw_cost with a known point distance: whole vectors of distances per step.
+template <class T, class Distance>
+struct dtw_lane_cost {
+  using V = simd::pack<T>;
+  static constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
+  series_view<T const> x, y;
+  series_view<T> gx, gy;
+  index_t i0 = 0, pad = 0, stride = 0;
+  std::vector<T> yrev, gyrev;  // channel-major, reversed: y(j, c) at c * stride + (m-1-j) + pad
+  std::vector<V> xrows, gxrows;  // (K, channels) packs of the strip's x rows
+
+  void begin_pair(dtw_cost<Distance> const&, series_view<T const> xs, series_view<T const> ys,
+                  series_view<T> gxs = {}, series_view<T> gys = {}) {
+    x = xs;
+    y = ys;
+    gx = gxs;
+    gy = gys;
+    index_t const m = y.length, d = y.channels;
+    pad = 2 * H;
+    stride = m + 2 * pad;
+    yrev.assign(static_cast<std::size_t>(stride * d), T(0));
+    for (index_t c = 0; c < d; ++c)
+      for (index_t j = 0; j < m; ++j) yrev[static_cast<std::size_t>(c * stride + (m - 1 - j) + pad)] = y(j, c);
+    if (gy.data) gyrev.assign(yrev.size(), T(0));
+    xrows.resize(static_cast<std::size_t>(K * d));
+    if (gx.data) gxrows.resize(xrows.size());
+  }
+
+  void begin_strip(index_t first_row) {
+    i0 = first_row;
+    index_t const d = x.channels;
+    for (int q = 0; q < K; ++q)
+      for (index_t c = 0; c < d; ++c) {
+        V r(T(0));
+        for (int k = 0; k < W; ++k) {
+          index_t const i = i0 + q * W + k;
+          if (i < x.length) r.set(k, x(i, c));
+        }
+        xrows[static_cast<std::size_t>(q * d + c)] = r;
+        if (gx.data) gxrows[static_cast<std::size_t>(q * d + c)] = V(T(0));
+      }
+  }
+
+  void end_strip() {
+    if (!gx.data) return;
+    index_t const d = x.channels;
+    for (int q = 0; q < K; ++q)
+      for (int k = 0; k < W; ++k) {
+        index_t const i = i0 + q * W + k;
+        if (i >= x.length) continue;
+        for (index_t c = 0; c < d; ++c) gx(i, c) += gxrows[static_cast<std::size_t>(q * d + c)][k];
+      }
+  }
+
+  void end_pair() {
+    if (!gy.data) return;
+    index_t const m = y.length;
+    for (index_t c = 0; c < y.channels; ++c)
+      for (index_t j = 0; j < m; ++j) gy(j, c) += gyrev[static_cast<std::size_t>(c * stride + (m - 1 - j) + pad)];
+  }
+
+  // lanes k of vector q read y at columns t - qW - k: W consecutive reversed entries
+  RESILIN_INLINE index_t ypos(int q, index_t t) const noexcept { return (y.length - 1 - (t - q * W)) + pad; }
+
+  RESILIN_INLINE step3<V> costs(int q, index_t t, typename V::mask) const noexcept {
+    index_t const d = x.channels, p = ypos(q, t);
+    V s(T(0));
+    for (index_t c = 0; c < d; ++c)
+      s += Distance::term(xrows[static_cast<std::size_t>(q * d + c)] -
+                          V::load(yrev.data() + c * stride + p));
+    return {s, s, s};
+  }
+
+  RESILIN_INLINE void accumulate(int q, index_t t, typename V::mask, step3<V> const& g) {
+    V const u = g.diag + g.up + g.left;  // 0 in lanes outside the band
+    index_t const d = x.channels, p = ypos(q, t);
+    for (index_t c = 0; c < d; ++c) {
+      V const yv = V::load(yrev.data() + c * stride + p);
+      V const part = u * Distance::partial(xrows[static_cast<std::size_t>(q * d + c)], yv);
+      gxrows[static_cast<std::size_t>(q * d + c)] += part;
+      T* gyp = gyrev.data() + c * stride + p;
+      (V::load(gyp) - part).store(gyp);
+    }
+  }
+};
+
+template <class T, class Cost>
+struct lane_cost_for { using type = generic_lane_cost<T, Cost>; };
+template <class T, class Distance>
+  requires std::same_as<Distance, squared_euclidean> || std::same_as<Distance, half_squared_euclidean> ||
+           std::same_as<Distance, l1_distance>
+struct lane_cost_for<T, dtw_cost<Distance>> { using type = dtw_lane_cost<T, Distance>; };
+
+/// The lane engine of a cost model on the host.
+template <class T, class Cost>
+using lane_cost = typename lane_cost_for<T, Cost>::type;
+
+}  // namespace resilin::host_detail

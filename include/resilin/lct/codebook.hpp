@@ -1,0 +1,184 @@
+#pragma once
+// Codebooks: a length-limited canonical Huffman code over exponent keys relative to the
+// tensor's modal exponent, with one escape code for out-of-book exponents (spec §3.2-3.4, §3.9),
+// its serialisation, and the refresh policy driven by the histogram every encode accumulates.
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <resilin/lct/bytes.hpp>
+#include <resilin/lct/dtype.hpp>
+#include <resilin/lct/error.hpp>
+#include <resilin/lct/format.hpp>
+#include <resilin/lct/histogram.hpp>
+#include <resilin/lct/package_merge.hpp>
+#include <resilin/lct/tables.hpp>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace resilin::lct {
+
+/// When to rebuild a book from the statistics of the latest encodes.
+struct refresh_policy {
+  double max_overhead = 0.02;       ///< relative excess of the book's bits over a fresh book's
+  double max_escape_rate = 1e-3;    ///< fraction of symbols that escape
+};
+
+struct book_assessment {
+  double book_bits = 0;      ///< bits per symbol with the assessed book (escapes included)
+  double fresh_bits = 0;     ///< bits per symbol with a fresh book built from the histogram
+  double entropy = 0;        ///< Shannon entropy of the key histogram, bits per symbol
+  double escape_rate = 0;    ///< fraction of symbols outside the book
+  bool refresh = false;      ///< the policy asks for a rebuild
+};
+
+class codebook {
+ public:
+  static constexpr std::uint8_t file_version = 1;
+
+  codebook() = default;   ///< an empty book (empty() is true); encoders then build a fresh one
+
+  /// Builds the optimal L-limited code for the key histogram (key = exponent - key_ref mod 2^b).
+  /// Keys with count 0 are left out of the book and escape; the escape symbol gets the
+  /// pseudo-count max(1, total / 10000).
+  static codebook build(dtype t, histogram const& key_hist, std::uint32_t id = 0,
+                        unsigned max_len = max_code_length) {
+    if (!is_valid(t)) RESILIN_LCT_THROW(invalid_argument("codebook::build: invalid dtype"));
+    if (max_len < 2 || max_len > max_code_length)
+      RESILIN_LCT_THROW(invalid_argument("codebook::build: max_len " + std::to_string(max_len) +
+                                         " outside [2, " + std::to_string(max_code_length) + "]"));
+    unsigned const n_keys = alphabet_size(t);
+    std::vector<std::uint64_t> w(n_keys + 1, 0);
+    std::uint64_t sum = 0;
+    bool any = false;
+    for (unsigned k = 0; k < n_keys; ++k) { w[k] = key_hist[k]; sum += key_hist[k]; any |= key_hist[k] != 0; }
+    if (!any) w[0] = 1;
+    w[n_keys] = std::max<std::uint64_t>(1, sum / 10000);
+    auto len = package_merge(w, max_len);
+    codebook b;
+    b.type_ = t;
+    b.id_ = id;
+    b.cl_.n_keys = static_cast<std::uint16_t>(n_keys);
+    b.cl_.exp_bits = static_cast<std::uint8_t>(exponent_bits(t));
+    for (unsigned s = 0; s <= n_keys; ++s) b.cl_.len[s] = len[s];
+    return b;
+  }
+
+  /// Builds a book from raw sample data (keyed by the sample's own modal exponent).
+  static codebook from_sample(dtype t, void const* data, std::uint64_t n, std::uint32_t id = 0) {
+    histogram h{};
+    accumulate_histogram(t, data, n, h);
+    return build(t, key_histogram(h, modal_exponent(h, alphabet_size(t)), alphabet_size(t)), id);
+  }
+
+  [[nodiscard]] bool empty() const noexcept { return cl_.n_keys == 0; }
+  [[nodiscard]] dtype type() const noexcept { return type_; }
+  [[nodiscard]] std::uint32_t id() const noexcept { return id_; }
+  [[nodiscard]] code_lengths const& lengths() const noexcept { return cl_; }
+  [[nodiscard]] unsigned length(unsigned key) const noexcept { return cl_.len[key]; }
+  [[nodiscard]] unsigned escape_length() const noexcept { return cl_.len[cl_.n_keys]; }
+
+  /// Expected total bits for a key histogram, and how many symbols would escape.
+  [[nodiscard]] double expected_bits(histogram const& key_hist, std::uint64_t* escapes = nullptr) const noexcept {
+    double bits = 0;
+    std::uint64_t esc = 0;
+    for (unsigned k = 0; k < cl_.n_keys; ++k) {
+      if (cl_.len[k]) bits += static_cast<double>(key_hist[k]) * cl_.len[k];
+      else { bits += static_cast<double>(key_hist[k]) * (escape_length() + cl_.exp_bits); esc += key_hist[k]; }
+    }
+    if (escapes) *escapes = esc;
+    return bits;
+  }
+
+  /// Compares this book with a fresh one on `key_hist` and applies the policy.
+  [[nodiscard]] book_assessment assess(histogram const& key_hist, refresh_policy const& p = {}) const {
+    book_assessment a;
+    double const n = static_cast<double>(total(key_hist));
+    a.entropy = entropy_bits(key_hist);
+    if (n == 0) return a;
+    std::uint64_t esc = 0;
+    a.book_bits = expected_bits(key_hist, &esc) / n;
+    a.escape_rate = static_cast<double>(esc) / n;
+    a.fresh_bits = build(type_, key_hist).expected_bits(key_hist) / n;
+    a.refresh = a.book_bits > a.fresh_bits * (1.0 + p.max_overhead) || a.escape_rate > p.max_escape_rate;
+    return a;
+  }
+
+  /// Body shared by the book file and the container: u32 id, u8 escape length, then the key
+  /// lengths as 4-bit fields (two per byte, low nibble first).
+  void write_body(std::vector<std::uint8_t>& out) const {
+    detail::put_le<std::uint32_t>(out, id_);
+    out.push_back(static_cast<std::uint8_t>(escape_length()));
+    for (unsigned k = 0; k < cl_.n_keys; k += 2)
+      out.push_back(static_cast<std::uint8_t>(cl_.len[k] | (cl_.len[k + 1] << 4)));
+  }
+  static codebook read_body(dtype t, detail::reader& r) {
+    codebook b;
+    b.type_ = t;
+    b.cl_.n_keys = static_cast<std::uint16_t>(alphabet_size(t));
+    b.cl_.exp_bits = static_cast<std::uint8_t>(exponent_bits(t));
+    b.id_ = r.get<std::uint32_t>("codebook id");
+    b.cl_.len[b.cl_.n_keys] = r.get<std::uint8_t>("codebook escape length");
+    auto nib = r.bytes(b.cl_.n_keys / 2, "codebook lengths");
+    for (unsigned k = 0; k < b.cl_.n_keys; k += 2) {
+      b.cl_.len[k] = nib[k / 2] & 0xF;
+      b.cl_.len[k + 1] = nib[k / 2] >> 4;
+    }
+    b.validate();
+    return b;
+  }
+
+  /// Book file: "RLCB", u8 version, u8 dtype, body, u32 XXH32 of everything before it.
+  [[nodiscard]] std::vector<std::uint8_t> serialize() const {
+    if (empty()) RESILIN_LCT_THROW(invalid_argument("codebook::serialize: empty book"));
+    std::vector<std::uint8_t> out{'R', 'L', 'C', 'B', file_version, static_cast<std::uint8_t>(type_)};
+    write_body(out);
+    detail::put_le<std::uint32_t>(out, XXH32(out.data(), out.size(), 0));
+    return out;
+  }
+  static codebook deserialize(std::span<std::uint8_t const> in) {
+    detail::reader r(in);
+    auto magic = r.bytes(4, "codebook magic");
+    if (magic[0] != 'R' || magic[1] != 'L' || magic[2] != 'C' || magic[3] != 'B')
+      RESILIN_LCT_THROW(format_error(errc::bad_magic, "codebook: magic is not RLCB"));
+    auto const version = r.get<std::uint8_t>("codebook version");
+    if (version != file_version)
+      RESILIN_LCT_THROW(format_error(errc::unsupported_version, "codebook: version " + std::to_string(version)));
+    auto const t = static_cast<dtype>(r.get<std::uint8_t>("codebook dtype"));
+    if (!is_valid(t))
+      RESILIN_LCT_THROW(format_error(errc::corrupt, "codebook: dtype " + std::to_string(static_cast<int>(t))));
+    codebook b = read_body(t, r);
+    std::size_t const body_end = r.position();
+    auto const sum = r.get<std::uint32_t>("codebook checksum");
+    if (r.remaining() != 0)
+      RESILIN_LCT_THROW(format_error(errc::corrupt, "codebook: " + std::to_string(r.remaining()) + " trailing bytes"));
+    if (sum != XXH32(in.data(), body_end, 0))
+      RESILIN_LCT_THROW(format_error(errc::checksum_mismatch, "codebook: XXH32 does not match"));
+    return b;
+  }
+
+ private:
+  /// A book must be a complete prefix code (Kraft sum exactly 1) of lengths <= L with an escape.
+  void validate() const {
+    std::uint64_t kraft = 0;
+    for (unsigned s = 0; s <= cl_.n_keys; ++s) {
+      if (cl_.len[s] > max_code_length)
+        RESILIN_LCT_THROW(format_error(errc::bad_codebook, "length " + std::to_string(cl_.len[s]) + " of symbol " +
+                                                               std::to_string(s) + " exceeds " +
+                                                               std::to_string(max_code_length)));
+      if (cl_.len[s]) kraft += std::uint64_t{1} << (max_code_length - cl_.len[s]);
+    }
+    if (escape_length() == 0) RESILIN_LCT_THROW(format_error(errc::bad_codebook, "no escape code"));
+    if (kraft != (std::uint64_t{1} << max_code_length))
+      RESILIN_LCT_THROW(format_error(errc::bad_codebook, "code lengths do not form a complete prefix code"));
+  }
+
+  dtype type_ = dtype::bf16;
+  std::uint32_t id_ = 0;
+  code_lengths cl_{};
+};
+
+}  // namespace resilin::lct

@@ -1,0 +1,34 @@
+#pragma once
+// Host/device portability macros of the lct header set (independent of the alignment headers).
+
+#if defined(__CUDACC__) || (defined(__clang__) && defined(__CUDA__))
+#  define RESILIN_LCT_CUDA_COMPILATION 1
+#  define RESILIN_LCT_HD __host__ __device__
+#else
+#  define RESILIN_LCT_CUDA_COMPILATION 0
+#  define RESILIN_LCT_HD
+#endif
+
+// Throws on the host; aborts with the message when exceptions are disabled. Overridable.
+#ifndef RESILIN_LCT_THROW
+#  if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#    define RESILIN_LCT_THROW(...) throw __VA_ARGS__
+#  else
+#    include <cstdio>
+#    include <cstdlib>
+#    define RESILIN_LCT_THROW(...)                                   \
+       do {                                                          \
+         std::fputs((__VA_ARGS__).what(), stderr);                   \
+         std::abort();                                               \
+       } while (0)
+#  endif
+#endif
+
+// Inlining hints for the host hot loops.
+#if defined(__GNUC__) || defined(__clang__)
+#  define RESILIN_LCT_INLINE inline __attribute__((always_inline))
+#  define RESILIN_LCT_NOINLINE __attribute__((noinline))
+#else
+#  define RESILIN_LCT_INLINE inline
+#  define RESILIN_LCT_NOINLINE
+#endif

@@ -1,0 +1,161 @@
+#pragma once
+// The safe container for files and transfers. Little-endian layout:
+//
+//   magic "RSLNLCT\0" | u16 version | u8 dtype | u8 chunk_log2 | u8 key_ref | u8 rank | u16 0
+//   u64 count | u64 dims[rank] | codebook body | u64 stream_words
+//   u32 offsets[C + 1] | u32 bits[C] | raw planes | code stream | u64 XXH64(all previous bytes)
+//
+// parse() checks every field and offset (and the checksum) before anything is decoded, and
+// refuses the input with a format_error naming the field; it allocates O(C) only after the
+// total size implied by the header has been matched against the input size.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <resilin/lct/bytes.hpp>
+#include <resilin/lct/codebook.hpp>
+#include <resilin/lct/decode.hpp>
+#include <resilin/lct/dtype.hpp>
+#include <resilin/lct/encoded.hpp>
+#include <resilin/lct/error.hpp>
+#include <resilin/lct/format.hpp>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace resilin::lct {
+
+inline constexpr std::uint8_t container_magic[8] = {'R', 'S', 'L', 'N', 'L', 'C', 'T', 0};
+inline constexpr std::uint16_t container_version = 1;
+inline constexpr unsigned max_rank = 8;
+
+/// Exact size of to_container(t) in bytes.
+inline std::uint64_t container_size(encoded_tensor const& t) noexcept {
+  std::uint64_t const rank = t.shape.empty() ? 1 : t.shape.size();
+  return 24 + 8 * rank + (5 + alphabet_size(t.type) / 2) + 8 + t.payload_bytes() + 8;
+}
+
+/// Serialises an encoded tensor (shape defaults to {count}).
+inline std::vector<std::uint8_t> to_container(encoded_tensor const& t) {
+  std::vector<std::uint64_t> shape = t.shape.empty() ? std::vector<std::uint64_t>{t.count} : t.shape;
+  if (shape.size() > max_rank) RESILIN_LCT_THROW(invalid_argument("to_container: rank " + std::to_string(shape.size()) + " > 8"));
+  std::uint64_t prod = 1;
+  for (auto d : shape) prod *= d;
+  if (prod != t.count) RESILIN_LCT_THROW(invalid_argument("to_container: shape does not multiply to the element count"));
+  std::vector<std::uint8_t> out;
+  out.reserve(64 + t.payload_bytes() + 8 * shape.size() + 200);
+  for (std::uint8_t m : container_magic) out.push_back(m);
+  detail::put_le<std::uint16_t>(out, container_version);
+  out.push_back(static_cast<std::uint8_t>(t.type));
+  out.push_back(static_cast<std::uint8_t>(t.chunk_log2));
+  out.push_back(static_cast<std::uint8_t>(t.key_ref));
+  out.push_back(static_cast<std::uint8_t>(shape.size()));
+  detail::put_le<std::uint16_t>(out, 0);
+  detail::put_le<std::uint64_t>(out, t.count);
+  for (auto d : shape) detail::put_le<std::uint64_t>(out, d);
+  t.book.write_body(out);
+  detail::put_le<std::uint64_t>(out, t.offsets.empty() ? 0 : t.offsets.back());
+  for (auto o : t.offsets) detail::put_le<std::uint32_t>(out, o);
+  for (auto b : t.bits) detail::put_le<std::uint32_t>(out, b);
+  out.insert(out.end(), t.raw.begin(), t.raw.end());
+  out.insert(out.end(), t.stream.begin(), t.stream.end());
+  detail::put_le<std::uint64_t>(out, XXH64(out.data(), out.size(), 0));
+  return out;
+}
+
+/// A parsed, validated container; raw planes and stream point into the input buffer.
+struct container {
+  dtype type = dtype::bf16;
+  std::uint64_t count = 0;
+  std::vector<std::uint64_t> shape;
+  unsigned chunk_log2 = default_chunk_log2;
+  unsigned key_ref = 0;
+  codebook book;
+  std::vector<std::uint32_t> offsets, bits;
+  std::span<std::uint8_t const> raw, stream;
+
+  [[nodiscard]] stream_view view() const noexcept {
+    return {type, count, chunk_log2, key_ref, &book, raw, offsets, bits, stream};
+  }
+};
+
+struct parse_options {
+  bool verify_checksum = true;   ///< off only for tests/fuzzing of the structural checks
+};
+
+inline container parse_container(std::span<std::uint8_t const> in, parse_options const& opt = {}) {
+  auto fail = [](errc e, std::string const& m) { RESILIN_LCT_THROW(format_error(e, "container: " + m)); };
+  detail::reader r(in);
+  auto magic = r.bytes(8, "magic");
+  for (int i = 0; i < 8; ++i) if (magic[i] != container_magic[i]) fail(errc::bad_magic, "magic is not RSLNLCT");
+  auto const version = r.get<std::uint16_t>("version");
+  if (version != container_version) fail(errc::unsupported_version, "version " + std::to_string(version) + ", expected 1");
+  container c;
+  auto const t = r.get<std::uint8_t>("dtype");
+  c.type = static_cast<dtype>(t);
+  if (!is_valid(c.type)) fail(errc::corrupt, "dtype " + std::to_string(t));
+  c.chunk_log2 = r.get<std::uint8_t>("chunk_log2");
+  if (c.chunk_log2 < min_chunk_log2 || c.chunk_log2 > max_chunk_log2) fail(errc::corrupt, "chunk_log2 " + std::to_string(c.chunk_log2));
+  c.key_ref = r.get<std::uint8_t>("key_ref");
+  if (c.key_ref >= alphabet_size(c.type)) fail(errc::corrupt, "key_ref " + std::to_string(c.key_ref));
+  unsigned const rank = r.get<std::uint8_t>("rank");
+  if (rank > max_rank) fail(errc::corrupt, "rank " + std::to_string(rank));
+  if (r.get<std::uint16_t>("reserved") != 0) fail(errc::corrupt, "reserved field is not zero");
+  c.count = r.get<std::uint64_t>("count");
+  // every element costs at least one raw byte: a count beyond the input size is corrupt
+  if (c.count > in.size()) fail(errc::corrupt, "count " + std::to_string(c.count) + " exceeds the input size");
+  std::uint64_t prod = 1;
+  bool overflow = false;
+  for (unsigned i = 0; i < rank; ++i) {
+    std::uint64_t const d = r.get<std::uint64_t>("dims");
+    c.shape.push_back(d);
+    if (d != 0 && prod > UINT64_MAX / d) overflow = true;
+    prod *= d;
+  }
+  if (rank == 0) prod = 1;
+  if (overflow || prod != c.count) fail(errc::corrupt, "shape does not multiply to count " + std::to_string(c.count));
+  c.book = codebook::read_body(c.type, r);
+  std::uint64_t const words = r.get<std::uint64_t>("stream_words");
+  std::uint64_t const C = chunk_count(c.count, c.chunk_log2);
+  std::uint64_t const raw_bytes = raw_plane_bytes(c.type, c.count);
+  // all remaining sizes are bounded by the input size, so this sum cannot overflow
+  if (words > in.size()) fail(errc::corrupt, "stream_words " + std::to_string(words) + " exceeds the input size");
+  std::uint64_t const need = 4 * (C + 1) + 4 * C + raw_bytes + 4 * words + 8;
+  if (need != r.remaining())
+    fail(need > r.remaining() ? errc::truncated : errc::corrupt,
+         "sections need " + std::to_string(need) + " bytes after the header, " + std::to_string(r.remaining()) + " present");
+  if (opt.verify_checksum) {
+    std::uint64_t const stored = detail::get_le<std::uint64_t>(in.data() + in.size() - 8);
+    if (stored != XXH64(in.data(), in.size() - 8, 0)) fail(errc::checksum_mismatch, "XXH64 does not match");
+  }
+  c.offsets.resize(C + 1);
+  c.bits.resize(C);
+  for (auto& o : c.offsets) o = r.get<std::uint32_t>("offsets");
+  for (auto& b : c.bits) b = r.get<std::uint32_t>("bits");
+  c.raw = r.bytes(raw_bytes, "raw planes");
+  c.stream = r.bytes(4 * words, "code stream");
+  if (c.offsets[0] != 0 || c.offsets[C] != words) fail(errc::corrupt, "chunk offsets do not span the code stream");
+  detail::check_view(c.view());
+  // gap fields drive the GPU decoder: every one must be below the longest symbol
+  unsigned const maxsym = max_symbol_bits(exponent_bits(c.type));
+  for (std::uint64_t k = 0; k < C; ++k) {
+    if (c.bits[k] & raw_chunk_flag) continue;
+    std::uint64_t const base = std::uint64_t{c.offsets[k]} * 32 + div_up(c.bits[k], 32) * 32;
+    for (std::uint32_t j = 0; j < window_count(c.bits[k]); ++j) {
+      unsigned const g = detail::peek32(c.stream.data(), c.stream.size(), base + std::uint64_t{j} * gap_field_bits) >> 27;
+      if (g >= maxsym || (j == 0 && g != 0))
+        fail(errc::corrupt, "chunk " + std::to_string(k) + ": gap " + std::to_string(j) + " = " + std::to_string(g));
+    }
+  }
+  return c;
+}
+
+/// Parses and decodes into `out` (count * element_bytes bytes).
+inline void decode_container(std::span<std::uint8_t const> in, void* out, std::uint64_t out_bytes,
+                             decode_options const& opt = {}, parse_options const& popt = {}) {
+  container const c = parse_container(in, popt);
+  decode(c.view(), out, out_bytes, opt);
+}
+
+}  // namespace resilin::lct

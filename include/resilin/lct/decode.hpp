@@ -1,0 +1,241 @@
+#pragma once
+// Host decoder: a 4096-entry LUT, four chunks decoded in lock-step per worker (huff0-style
+// interleaved streams, 4 symbols per 64-bit refill), then a merge pass with the raw planes.
+// Every chunk must end exactly at its recorded bit count, or decoding is refused.
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <resilin/lct/bytes.hpp>
+#include <resilin/lct/codebook.hpp>
+#include <resilin/lct/dtype.hpp>
+#include <resilin/lct/encoded.hpp>
+#include <resilin/lct/error.hpp>
+#include <resilin/lct/format.hpp>
+#include <resilin/lct/parallel.hpp>
+#include <resilin/lct/tables.hpp>
+
+namespace resilin::lct {
+
+struct decode_options {
+  unsigned max_threads = 0;   ///< 0: std::thread::hardware_concurrency()
+};
+
+namespace detail {
+
+struct decode_tables {
+  std::uint16_t lut[lut_size];
+};
+
+/// 32 bits of the stream starting at bit `pos`; bytes past the end read as zero.
+inline std::uint32_t peek32(std::uint8_t const* s, std::uint64_t size, std::uint64_t pos) noexcept {
+  std::uint64_t const byte = pos >> 3;
+  std::uint64_t w;
+  if (byte + 8 <= size) {
+    w = load_be64(s + byte);
+  } else {
+    w = 0;
+    for (unsigned k = 0; k < 8; ++k) w = (w << 8) | (byte + k < size ? s[byte + k] : 0u);
+  }
+  return static_cast<std::uint32_t>((w << (pos & 7)) >> 32);
+}
+
+/// One chunk being decoded: bit position in the stream, its end, symbols left, output cursor.
+struct cursor {
+  std::uint64_t pos;
+  std::uint64_t end;
+  std::uint32_t left;
+  std::uint8_t* out;
+};
+
+/// Bounds- and escape-aware decode of one symbol.
+inline void decode_one(cursor& c, std::uint8_t const* s, std::uint64_t size, std::uint16_t const* lut,
+                       unsigned exp_bits) noexcept {
+  std::uint32_t const w = peek32(s, size, c.pos);
+  std::uint16_t const e = lut[w >> (32 - lut_bits)];
+  unsigned l = lut_length(e);
+  std::uint8_t sym;
+  if (e & lut_escape) {
+    sym = static_cast<std::uint8_t>((w >> (32 - l - exp_bits)) & ((1u << exp_bits) - 1u));
+    l += exp_bits;
+  } else {
+    sym = static_cast<std::uint8_t>(lut_symbol(e));
+  }
+  *c.out++ = sym;
+  c.pos += l;
+  --c.left;
+}
+
+/// Slow path of decode_four (escapes are rare).
+RESILIN_LCT_NOINLINE inline void decode_four_careful(cursor& c, std::uint8_t const* s, std::uint64_t size,
+                                                     std::uint16_t const* lut, unsigned exp_bits) noexcept {
+  for (int k = 0; k < 4; ++k) decode_one(c, s, size, lut, exp_bits);
+}
+
+/// Fast path: 4 symbols from one 64-bit load; falls back to decode_one on any escape.
+RESILIN_LCT_INLINE void decode_four(cursor& c, std::uint8_t const* s, std::uint64_t size, std::uint16_t const* lut,
+                        unsigned exp_bits) noexcept {
+  std::uint64_t w = load_be64(s + (c.pos >> 3)) << (c.pos & 7);
+  std::uint16_t const e0 = lut[w >> 52]; w <<= (e0 & 63u);
+  std::uint16_t const e1 = lut[w >> 52]; w <<= (e1 & 63u);
+  std::uint16_t const e2 = lut[w >> 52]; w <<= (e2 & 63u);
+  std::uint16_t const e3 = lut[w >> 52];
+  if (((e0 | e1 | e2 | e3) & lut_escape) == 0) {
+    std::uint32_t const four = (e0 >> 8) | (std::uint32_t(e1 >> 8) << 8) | (std::uint32_t(e2 >> 8) << 16) |
+                               (std::uint32_t(e3 >> 8) << 24);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(c.out, &four, 4);   // out[0] = e0's symbol
+    } else {
+      for (int k = 0; k < 4; ++k) c.out[k] = static_cast<std::uint8_t>(four >> (8 * k));
+    }
+    c.out += 4;
+    c.left -= 4;
+    c.pos += (e0 & 63u) + (e1 & 63u) + (e2 & 63u) + (e3 & 63u);
+  } else {
+    decode_four_careful(c, s, size, lut, exp_bits);
+  }
+}
+
+RESILIN_LCT_INLINE bool fast_ok(cursor const& c, std::uint64_t size) noexcept {
+  return c.left >= 4 && (c.pos >> 3) + 8 <= size;
+}
+
+/// Decodes the exponents of `nc` (1..4) chunks into out[k] (lock-step for 4 coded chunks).
+inline void decode_exponents(stream_view const& v, std::uint16_t const* lut, std::uint64_t c0, unsigned nc,
+                             std::uint8_t* const* out) {
+  std::uint8_t const* s = v.stream.data();
+  std::uint64_t const size = v.stream.size();
+  unsigned const b = exponent_bits(v.type);
+  cursor cur[4];
+  bool coded[4] = {};
+  for (unsigned k = 0; k < nc; ++k) {
+    std::uint64_t const c = c0 + k;
+    std::uint32_t const bits = v.bits[c] & ~raw_chunk_flag;
+    cur[k] = {std::uint64_t{v.offsets[c]} * 32, std::uint64_t{v.offsets[c]} * 32 + bits,
+              chunk_elements(v.count, v.chunk_log2, c), out[k]};
+    coded[k] = (v.bits[c] & raw_chunk_flag) == 0;
+    if (!coded[k]) {   // fixed-width exponents
+      for (std::uint32_t i = 0; i < cur[k].left; ++i)
+        out[k][i] = static_cast<std::uint8_t>(peek32(s, size, cur[k].pos + std::uint64_t{i} * b) >> (32 - b));
+      cur[k].pos += std::uint64_t{cur[k].left} * b;
+      cur[k].left = 0;
+    }
+  }
+  if (nc == 4 && coded[0] && coded[1] && coded[2] && coded[3]) {
+    while (fast_ok(cur[0], size) && fast_ok(cur[1], size) && fast_ok(cur[2], size) && fast_ok(cur[3], size)) {
+      decode_four(cur[0], s, size, lut, b);
+      decode_four(cur[1], s, size, lut, b);
+      decode_four(cur[2], s, size, lut, b);
+      decode_four(cur[3], s, size, lut, b);
+    }
+  }
+  for (unsigned k = 0; k < nc; ++k) {
+    if (!coded[k]) continue;
+    while (fast_ok(cur[k], size)) decode_four(cur[k], s, size, lut, b);
+    while (cur[k].left) decode_one(cur[k], s, size, lut, b);
+  }
+  for (unsigned k = 0; k < nc; ++k)
+    if (cur[k].pos != cur[k].end)
+      RESILIN_LCT_THROW(format_error(errc::corrupt, "chunk " + std::to_string(c0 + k) + ": decoding ended at bit " +
+                                                        std::to_string(cur[k].pos - std::uint64_t{v.offsets[c0 + k]} * 32) +
+                                                        ", the chunk table says " +
+                                                        std::to_string(cur[k].end - std::uint64_t{v.offsets[c0 + k]} * 32)));
+}
+
+/// out[begin + i] = merge(e[i], raw fields) for one chunk.
+inline void merge_chunk(stream_view const& v, std::uint64_t begin, std::uint32_t count, std::uint8_t const* e,
+                        void* out) noexcept {
+  raw_planes const p = planes_of(v.type, const_cast<std::uint8_t*>(v.raw.data()), v.count);
+  switch (v.type) {
+    case dtype::bf16: {
+      std::uint16_t* o = static_cast<std::uint16_t*>(out) + begin;
+      std::uint8_t const* r = p.p8 + begin;
+      for (std::uint32_t i = 0; i < count; ++i) o[i] = merge_bf16(e[i], r[i]);
+      break;
+    }
+    case dtype::fp16: {
+      std::uint16_t* o = static_cast<std::uint16_t*>(out) + begin;
+      std::uint8_t const* r = p.p8 + begin;
+      std::uint8_t const* q = p.p3 + begin / 8 * 3;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        std::uint8_t const* g = q + (i / 8) * 3;
+        std::uint32_t const f = (g[0] | (std::uint32_t{g[1]} << 8) | (std::uint32_t{g[2]} << 16)) >> (3 * (i % 8));
+        o[i] = merge_fp16(e[i], r[i], f & 7u);
+      }
+      break;
+    }
+    case dtype::fp32: {
+      std::uint32_t* o = static_cast<std::uint32_t*>(out) + begin;
+      std::uint8_t const* lo = p.p16 + 2 * begin;
+      std::uint8_t const* hi = p.p8 + begin;
+      for (std::uint32_t i = 0; i < count; ++i)
+        o[i] = merge_fp32(e[i], static_cast<std::uint16_t>(lo[2 * i] | (lo[2 * i + 1] << 8)), hi[i]);
+      break;
+    }
+  }
+}
+
+/// Structural checks of a view (sizes of every section); the container parser does more.
+inline void check_view(stream_view const& v) {
+  if (!is_valid(v.type)) RESILIN_LCT_THROW(invalid_argument("decode: invalid dtype"));
+  if (v.book == nullptr || v.book->empty() || v.book->type() != v.type)
+    RESILIN_LCT_THROW(invalid_argument("decode: missing codebook or codebook of another dtype"));
+  if (v.chunk_log2 < min_chunk_log2 || v.chunk_log2 > max_chunk_log2)
+    RESILIN_LCT_THROW(invalid_argument("decode: chunk_log2 " + std::to_string(v.chunk_log2)));
+  std::uint64_t const C = chunk_count(v.count, v.chunk_log2);
+  if (v.raw.size() != raw_plane_bytes(v.type, v.count) || v.offsets.size() != C + 1 || v.bits.size() != C ||
+      v.stream.size() != 4ull * v.offsets[C] || v.offsets[0] != 0)
+    RESILIN_LCT_THROW(invalid_argument("decode: section sizes do not match the element count"));
+  for (std::uint64_t c = 0; c < C; ++c) {
+    std::uint32_t const cnt = chunk_elements(v.count, v.chunk_log2, c);
+    std::uint32_t const bits = v.bits[c] & ~raw_chunk_flag;
+    bool const raw = (v.bits[c] & raw_chunk_flag) != 0;
+    unsigned const b = exponent_bits(v.type);
+    if (v.offsets[c + 1] < v.offsets[c])
+      RESILIN_LCT_THROW(format_error(errc::corrupt, "chunk " + std::to_string(c) + ": offsets decrease"));
+    std::uint32_t const words = v.offsets[c + 1] - v.offsets[c];
+    bool ok = raw ? (bits == cnt * b && words == raw_region_words(cnt, b))
+                  : (bits >= cnt && bits <= cnt * max_symbol_bits(b) && words == coded_region_words(bits));
+    if (!ok)
+      RESILIN_LCT_THROW(format_error(errc::corrupt, "chunk " + std::to_string(c) + ": bit count " +
+                                                        std::to_string(bits) + " / region of " + std::to_string(words) +
+                                                        " words inconsistent with " + std::to_string(cnt) + " elements"));
+  }
+}
+
+}  // namespace detail
+
+/// Decodes into `out`, which must hold count * element_bytes(type) bytes.
+inline void decode(stream_view const& v, void* out, std::uint64_t out_bytes, decode_options const& opt = {}) {
+  detail::check_view(v);
+  if (out_bytes < v.count * element_bytes(v.type))
+    RESILIN_LCT_THROW(invalid_argument("decode: output buffer of " + std::to_string(out_bytes) + " bytes, need " +
+                                       std::to_string(v.count * element_bytes(v.type))));
+  if (v.count == 0) return;
+  if (out == nullptr) RESILIN_LCT_THROW(invalid_argument("decode: null output"));
+  auto tables = std::make_unique<detail::decode_tables>();
+  std::uint32_t codes[257] = {};
+  canonical_codes(v.book->lengths(), codes);
+  build_decode_lut(v.book->lengths(), v.key_ref, codes, tables->lut);
+  std::uint64_t const C = chunk_count(v.count, v.chunk_log2);
+  std::uint64_t const groups = div_up(C, 4);
+  std::uint64_t const K = std::uint64_t{1} << v.chunk_log2;
+  unsigned const workers = detail::worker_count(groups, opt.max_threads, 2);
+  detail::parallel_for(groups, workers, [&](unsigned, std::uint64_t g0, std::uint64_t g1) {
+    std::vector<std::uint8_t> exps(4 * K);
+    for (std::uint64_t g = g0; g < g1; ++g) {
+      std::uint64_t const c0 = 4 * g;
+      unsigned const nc = static_cast<unsigned>(std::min<std::uint64_t>(4, C - c0));
+      std::uint8_t* e[4] = {exps.data(), exps.data() + K, exps.data() + 2 * K, exps.data() + 3 * K};
+      detail::decode_exponents(v, tables->lut, c0, nc, e);
+      for (unsigned k = 0; k < nc; ++k)
+        detail::merge_chunk(v, (c0 + k) * K, chunk_elements(v.count, v.chunk_log2, c0 + k), e[k], out);
+    }
+  });
+}
+
+}  // namespace resilin::lct

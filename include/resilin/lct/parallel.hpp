@@ -1,0 +1,41 @@
+#pragma once
+// A fork-join loop over contiguous task ranges with std::thread (no global pool, no state).
+#include <cstdint>
+#include <exception>
+#include <thread>
+#include <vector>
+
+namespace resilin::lct::detail {
+
+/// Number of workers for `tasks` tasks: min(cap or hardware threads, tasks / min_tasks), >= 1.
+inline unsigned worker_count(std::uint64_t tasks, unsigned cap, std::uint64_t min_tasks_per_worker = 1) {
+  unsigned hw = std::thread::hardware_concurrency();
+  if (hw == 0) hw = 1;
+  std::uint64_t w = cap ? cap : hw;
+  std::uint64_t const by_work = min_tasks_per_worker ? tasks / min_tasks_per_worker : tasks;
+  if (w > by_work) w = by_work;
+  return w ? static_cast<unsigned>(w) : 1u;
+}
+
+/// Calls f(worker, begin, end) for `workers` contiguous slices of [0, tasks); worker 0 runs on
+/// the calling thread. The exception of the lowest-numbered failing worker is rethrown.
+template <class F>
+void parallel_for(std::uint64_t tasks, unsigned workers, F&& f) {
+  if (workers <= 1 || tasks <= 1) {
+    f(0u, std::uint64_t{0}, tasks);
+    return;
+  }
+  std::vector<std::exception_ptr> errors(workers);
+  auto slice = [&](unsigned w) {
+    std::uint64_t const b = tasks * w / workers, e = tasks * (w + 1) / workers;
+    try { f(w, b, e); } catch (...) { errors[w] = std::current_exception(); }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(workers - 1);
+  for (unsigned w = 1; w < workers; ++w) threads.emplace_back(slice, w);
+  slice(0);
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) if (e) std::rethrow_exception(e);
+}
+
+}  // namespace resilin::lct::detail
