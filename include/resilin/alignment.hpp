@@ -100,6 +100,25 @@ value_of<X> alignment_matrix(measure<Cost, Smooth> const& m, X x, Y y,
   return host_detail::alignment_matrix(m, xc, yc, e, ws);
 }
 
+/// S(x, y) and the expected number of uses of each move into (i, j): diag (the match / move
+/// occupancy), up (advance in x only) and left (advance in y only), each (n, m) or a null view
+/// to skip. Their sum is alignment_matrix(). For MSM costs, diag is the soft alignment matrix.
+template <class Cost, class Smooth, series_like X, series_like Y>
+  requires std::same_as<value_of<X>, value_of<Y>>
+value_of<X> move_occupancy(measure<Cost, Smooth> const& m, X x, Y y, matrix_view<value_of<X>> diag,
+                           matrix_view<value_of<X>> up = {}, matrix_view<value_of<X>> left = {}) {
+  using T = value_of<X>;
+  detail::check_measure<Cost, Smooth, T>(m);
+  detail::require(!m.divergence, "move_occupancy: a divergence has no single alignment");
+  auto const xc = detail::as_const(x), yc = detail::as_const(y);
+  detail::check_pair(xc, yc);
+  for (auto [o, name] : {std::pair{diag, "diag"}, std::pair{up, "up"}, std::pair{left, "left"}})
+    detail::require(!o.data || (o.rows == xc.length && o.cols == yc.length), name, " must be (",
+                    xc.length, ", ", yc.length, "), got (", o.rows, ", ", o.cols, ")");
+  host_detail::workspace<T> ws;
+  return host_detail::move_occupancy(m, xc, yc, diag, up, left, ws);
+}
+
 /// The hard alignment path [(0, 0), ..., (n-1, m-1)] of a hard_min measure.
 template <class Cost, series_like X, series_like Y>
   requires std::same_as<value_of<X>, value_of<Y>>

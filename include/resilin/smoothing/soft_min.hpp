@@ -42,21 +42,25 @@ struct soft_min {
 
   template <class V>
   RESILIN_HD step3<V> weights(step3<V> v) const noexcept {
-    using math::min;
     using math::exp;
-    using math::log;
+    using math::max;
+    using math::min;
     using math::select;
+    // exp((lo - v)/gamma) depends only on the value of v, so ranking the three candidates and
+    // giving each the exponential of its rank (1 for the minimum) is exact, ties included, and
+    // costs two exponentials instead of three.
     V const lo = min(v.diag, min(v.up, v.left));
+    V const hi = max(v.diag, max(v.up, v.left));
+    V const mid = max(min(v.diag, v.up), min(max(v.diag, v.up), v.left));
     V const inf(math::infinity<T>());
     auto const unreachable = lo == inf;
     V const base = select(unreachable, V(T(0)), lo);
     T const inv = T(1) / gamma;
-    V const ed = exp((base - v.diag) * inv);
-    V const eu = exp((base - v.up) * inv);
-    V const el = exp((base - v.left) * inv);
-    V const s = ed + eu + el;  // >= 1 when reachable, 0 otherwise
-    V const r = select(unreachable, V(T(0)), V(T(1)) / select(unreachable, V(T(1)), s));
-    return {ed * r, eu * r, el * r};
+    V const e_mid = exp((base - mid) * inv);
+    V const e_hi = exp((base - hi) * inv);
+    V const r = select(unreachable, V(T(0)), V(T(1)) / (V(T(1)) + (e_mid + e_hi)));
+    auto const rank = [&](V x) { return select(x == lo, r, select(x == mid, e_mid * r, e_hi * r)); };
+    return {rank(v.diag), rank(v.up), rank(v.left)};
   }
 };
 

@@ -79,7 +79,29 @@ T alignment_matrix(measure<Cost, Smooth> const& m, series_view<T const> x, serie
   lane_cost<T, Cost> lanes;
   T const v = forward(p, lanes, ws.rowbuf, &ws.table);
   backward(p, ws.table, T(1), lanes, ws.g_up, ws.g_diag,
-           [&](index_t i, index_t j, T a) { e(i, j) = a; }, series_view<T>{}, series_view<T>{});
+           [&](index_t i, index_t j, T a, step3<T>) { e(i, j) = a; }, series_view<T>{},
+           series_view<T>{});
+  return v;
+}
+
+/// S(x, y) and the expected use of each move into every cell: diag(i, j), up(i, j) and
+/// left(i, j) (each (n, m), overwritten; a null view is skipped). For MSM-type costs, diag is
+/// the soft alignment (move occupancy) matrix and up / left the split-merge occupancies.
+template <class T, class Cost, class Smooth>
+T move_occupancy(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                 matrix_view<T> diag, matrix_view<T> up, matrix_view<T> left, workspace<T>& ws) {
+  for (matrix_view<T> o : {diag, up, left})
+    if (o.data) for (index_t k = 0; k < o.rows * o.cols; ++k) o.data[k] = T(0);
+  auto const p = make_problem(m, x, y);
+  lane_cost<T, Cost> lanes;
+  T const v = forward(p, lanes, ws.rowbuf, &ws.table);
+  backward(p, ws.table, T(1), lanes, ws.g_up, ws.g_diag,
+           [&](index_t i, index_t j, T, step3<T> g) {
+             if (diag.data) diag(i, j) = g.diag;
+             if (up.data) up(i, j) = g.up;
+             if (left.data) left(i, j) = g.left;
+           },
+           series_view<T>{}, series_view<T>{});
   return v;
 }
 

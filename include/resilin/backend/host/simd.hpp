@@ -85,29 +85,37 @@ RESILIN_INLINE pack<T> min(pack<T> a, pack<T> b) noexcept { return pack<T>::wrap
 template <class T>
 RESILIN_INLINE pack<T> max(pack<T> a, pack<T> b) noexcept { return pack<T>::wrap(a.v < b.v ? b.v : a.v); }
 
-/// r[0] = s, r[k] = a[k-1]: moves every lane one row down the strip.
+/// r[0] = above[W-1], r[k] = a[k-1]: moves every lane one row down the strip, the first lane
+/// taking the last lane of the vector above.
 template <class T>
-RESILIN_INLINE pack<T> shift_in_front(pack<T> a, T s) noexcept {
+RESILIN_INLINE pack<T> shift_in_front(pack<T> a, pack<T> above) noexcept {
   pack<T> r;
-  typename pack<T>::native const b = pack<T>::broadcast(s).v;
-  if constexpr (pack<T>::width == 2) r.v = __builtin_shufflevector(a.v, b, 2, 0);
-  else if constexpr (pack<T>::width == 4) r.v = __builtin_shufflevector(a.v, b, 4, 0, 1, 2);
-  else if constexpr (pack<T>::width == 8) r.v = __builtin_shufflevector(a.v, b, 8, 0, 1, 2, 3, 4, 5, 6);
-  else r.v = __builtin_shufflevector(a.v, b, 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
+  if constexpr (pack<T>::width == 2) r.v = __builtin_shufflevector(a.v, above.v, 3, 0);
+  else if constexpr (pack<T>::width == 4) r.v = __builtin_shufflevector(a.v, above.v, 7, 0, 1, 2);
+  else if constexpr (pack<T>::width == 8)
+    r.v = __builtin_shufflevector(a.v, above.v, 15, 0, 1, 2, 3, 4, 5, 6);
+  else
+    r.v = __builtin_shufflevector(a.v, above.v, 31, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14);
   return r;
 }
+template <class T>
+RESILIN_INLINE pack<T> shift_in_front(pack<T> a, T s) noexcept { return shift_in_front(a, pack<T>(s)); }
 
-/// r[W-1] = s, r[k] = a[k+1]: moves every lane one row up the strip.
+/// r[W-1] = below[0], r[k] = a[k+1]: moves every lane one row up the strip, the last lane
+/// taking the first lane of the vector below.
 template <class T>
-RESILIN_INLINE pack<T> shift_in_back(pack<T> a, T s) noexcept {
+RESILIN_INLINE pack<T> shift_in_back(pack<T> a, pack<T> below) noexcept {
   pack<T> r;
-  typename pack<T>::native const b = pack<T>::broadcast(s).v;
-  if constexpr (pack<T>::width == 2) r.v = __builtin_shufflevector(a.v, b, 1, 2);
-  else if constexpr (pack<T>::width == 4) r.v = __builtin_shufflevector(a.v, b, 1, 2, 3, 4);
-  else if constexpr (pack<T>::width == 8) r.v = __builtin_shufflevector(a.v, b, 1, 2, 3, 4, 5, 6, 7, 8);
-  else r.v = __builtin_shufflevector(a.v, b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+  if constexpr (pack<T>::width == 2) r.v = __builtin_shufflevector(a.v, below.v, 1, 2);
+  else if constexpr (pack<T>::width == 4) r.v = __builtin_shufflevector(a.v, below.v, 1, 2, 3, 4);
+  else if constexpr (pack<T>::width == 8)
+    r.v = __builtin_shufflevector(a.v, below.v, 1, 2, 3, 4, 5, 6, 7, 8);
+  else
+    r.v = __builtin_shufflevector(a.v, below.v, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
   return r;
 }
+template <class T>
+RESILIN_INLINE pack<T> shift_in_back(pack<T> a, T s) noexcept { return shift_in_back(a, pack<T>(s)); }
 
 /// exp(x), a few ulp; results below the smallest normal flush to +0 (exp(-inf) = 0).
 template <class T>

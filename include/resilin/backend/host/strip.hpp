@@ -90,8 +90,8 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
       V const tv(static_cast<T>(t));
       V next[K];
       for (int q = 0; q < K; ++q) {
-        T const above1 = q == 0 ? rowbuf[static_cast<std::size_t>(t + 1)] : cur[q - 1][W - 1];
-        T const above2 = q == 0 ? rowbuf[static_cast<std::size_t>(t)] : prev[q - 1][W - 1];
+        V const above1 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t + 1)]) : cur[q - 1];
+        V const above2 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t)]) : prev[q - 1];
         V const up = simd::shift_in_front(cur[q], above1);
         V const diag = simd::shift_in_front(prev[q], above2);
         auto const in = geo.inside(q, tv);
@@ -117,7 +117,7 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
 
 /// Backward sweep over a stored table. With A = seed * dR(n-1,m-1)/dR(i,j) and G = A * weights
 /// (the expected use of each move into (i, j)), calls lanes.accumulate(q, t, in, G) for the
-/// gradient and visit(i, j, A) for every in-band cell when Visit is not nullptr_t.
+/// gradient and visit(i, j, A, G) for every in-band cell when Visit is not nullptr_t.
 template <class T, class P, class Lanes, class Visit>
 void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std::vector<T>& g_up,
               std::vector<T>& g_diag, Visit&& visit, series_view<T> gx, series_view<T> gy) {
@@ -145,17 +145,16 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
       V const tv(static_cast<T>(t));
       V const* r1 = table.step(s, t - 1);
       V const* r2 = table.step(s, t - 2);
-      T const above1 = table.at(i0 - 1, t), above2 = table.at(i0 - 1, t - 1);
+      V const above1(table.at(i0 - 1, t)), above2(table.at(i0 - 1, t - 1));
       step3<V> g[K];
       for (int q = 0; q < K; ++q) {
-        T const below_up = q + 1 < K ? gu1[q + 1][0] : g_up[col(t - H + 1)];
-        T const below_diag = q + 1 < K ? gd2[q + 1][0] : g_diag[col(t - H + 2)];
+        V const below_up = q + 1 < K ? gu1[q + 1] : V(g_up[col(t - H + 1)]);
+        V const below_diag = q + 1 < K ? gd2[q + 1] : V(g_diag[col(t - H + 2)]);
         V a = simd::shift_in_back(gu1[q], below_up) + gl1[q] + simd::shift_in_back(gd2[q], below_diag);
         if (t == seed_t && seed_o / W == q) a.set(seed_o % W, a[seed_o % W] + seed);
         V const left = r1 ? r1[q] : inf_v;
-        V const up = simd::shift_in_front(left, q == 0 ? above1 : (r1 ? r1[q - 1][W - 1] : inf));
-        V const diag = simd::shift_in_front(r2 ? r2[q] : inf_v,
-                                            q == 0 ? above2 : (r2 ? r2[q - 1][W - 1] : inf));
+        V const up = simd::shift_in_front(left, q == 0 ? above1 : (r1 ? r1[q - 1] : inf_v));
+        V const diag = simd::shift_in_front(r2 ? r2[q] : inf_v, q == 0 ? above2 : (r2 ? r2[q - 1] : inf_v));
         auto const in = geo.inside(q, tv);
         step3<V> const c = lanes.costs(q, t, in);
         step3<V> const w = cell_weights(p.smooth, c, diag, up, left);
@@ -164,7 +163,9 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
         if (gx.data) lanes.accumulate(q, t, in, g[q]);
         if constexpr (visits) {
           for (int k = 0; k < W; ++k)
-            if (in[k]) visit(i0 + q * W + k, t - q * W - k, a[k]);
+            if (in[k])
+              visit(i0 + q * W + k, t - q * W - k, a[k],
+                    step3<T>{g[q].diag[k], g[q].up[k], g[q].left[k]});
         }
       }
       g_up[col(t)] = g[0].up[0];
