@@ -27,3 +27,15 @@ function(resilin_add_test name)
     set_tests_properties(${name} PROPERTIES LABELS "${labels}")
   endif()
 endfunction()
+
+# Our own programs (the tool, benchmarks) are built for the machine they run on: the host
+# recursion uses every SIMD lane the target enables. Consumers of the headers choose for
+# themselves. Off: -DRESILIN_NATIVE_ARCH=OFF (portable binaries).
+option(RESILIN_NATIVE_ARCH "Build resilin's tool and benchmarks with -march=native" ON)
+include(CheckCXXCompilerFlag)
+check_cxx_compiler_flag(-march=native RESILIN_HAS_MARCH_NATIVE)
+function(resilin_native_arch target)
+  if(RESILIN_NATIVE_ARCH AND RESILIN_HAS_MARCH_NATIVE)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native>)
+  endif()
+endfunction()

@@ -8,7 +8,7 @@ source scripts/env.sh
 build="${RESILIN_BUILD_DIR:-build-demo}"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRESILIN_BUILD_TESTS=OFF \
       -DRESILIN_BUILD_BENCH=OFF -DRESILIN_ENABLE_CUDA=OFF >/dev/null
-cmake --build "$build" -j "$RESILIN_JOBS" --target resilin >/dev/null
+cmake --build "$build" -j "$RESILIN_JOBS" --target resilin_cli >/dev/null
 tool="$build/examples/cli/resilin"
 echo "== 1-NN DTW on synthetic Cylinder-Bell-Funnel"
 "$tool" classify --method 1nn --metric dtw --synthetic-cbf

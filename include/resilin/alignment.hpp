@@ -94,6 +94,8 @@ value_of<X> alignment_matrix(measure<Cost, Smooth> const& m, X x, Y y,
   detail::require(!m.divergence, "alignment_matrix: a divergence has no single alignment matrix");
   auto const xc = detail::as_const(x), yc = detail::as_const(y);
   detail::check_pair(xc, yc);
+  detail::require(!m.independent_channels || xc.channels == 1, "alignment_matrix: independent "
+                  "channels have one alignment each; pass one channel, got ", xc.channels);
   detail::require(e.data && e.rows == xc.length && e.cols == yc.length, "e must be (",
                   xc.length, ", ", yc.length, "), got (", e.rows, ", ", e.cols, ")");
   host_detail::workspace<T> ws;
@@ -112,6 +114,8 @@ value_of<X> move_occupancy(measure<Cost, Smooth> const& m, X x, Y y, matrix_view
   detail::require(!m.divergence, "move_occupancy: a divergence has no single alignment");
   auto const xc = detail::as_const(x), yc = detail::as_const(y);
   detail::check_pair(xc, yc);
+  detail::require(!m.independent_channels || xc.channels == 1, "move_occupancy: independent "
+                  "channels have one alignment each; pass one channel, got ", xc.channels);
   for (auto [o, name] : {std::pair{diag, "diag"}, std::pair{up, "up"}, std::pair{left, "left"}})
     detail::require(!o.data || (o.rows == xc.length && o.cols == yc.length), name, " must be (",
                     xc.length, ", ", yc.length, "), got (", o.rows, ", ", o.cols, ")");
@@ -129,6 +133,8 @@ std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const
   detail::require(!m.divergence, "alignment_path: a divergence has no single path");
   auto const xc = detail::as_const(x), yc = detail::as_const(y);
   detail::check_pair(xc, yc);
+  detail::require(!m.independent_channels || xc.channels == 1, "alignment_path: independent "
+                  "channels have one alignment each; pass one channel, got ", xc.channels);
   host_detail::workspace<T> ws;
   return host_detail::alignment_path(m, xc, yc, value_out, ws);
 }
@@ -213,7 +219,8 @@ void pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
   detail::check_batch(Y, "Y");
   detail::require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ",
                   Y.channels);
-  detail::require(out.data && out.rows == X.batch && out.cols == Y.batch, "out must be (",
+  detail::require((out.data || X.batch * Y.batch == 0) && out.rows == X.batch && out.cols == Y.batch,
+                  "out must be a non-null (",
                   X.batch, ", ", Y.batch, "), got (", out.rows, ", ", out.cols, ")");
   int const threads = resolve_threads(exec.threads, X.batch * Y.batch);
   std::vector<host_detail::workspace<T>> ws(static_cast<std::size_t>(threads));

@@ -1,7 +1,11 @@
 #pragma once
-// CUDA umbrella (nvcc only): the host library plus the CUDA-side headers. The CUDA backend's
-// kernels (wavefront traversals) are the next milestone; today this header provides the error
-// type and guarantees that the policies and the cell function compile as device code.
+// CUDA umbrella (nvcc only): the host library plus the CUDA backend: resilin::device.on(stream),
+// the batch API on device memory (values, values_and_grads, pairwise, alignment_matrices), its
+// allocation-free expert layer (resilin::expert::*, CUB-style workspace query) and the error type.
+// The kernels run the block programs of backend/device/wavefront.hpp with the one cell function.
 #include <resilin/backend/cuda/require_cuda.hpp>
 #include <resilin/resilin.hpp>
 #include <resilin/backend/cuda/error.cuh>
+#include <resilin/backend/cuda/backend.cuh>
+#include <resilin/backend/cuda/kernels.cuh>
+#include <resilin/backend/cuda/alignment.cuh>

@@ -11,6 +11,8 @@
 #include <resilin/core/recursion.hpp>
 #include <resilin/core/views.hpp>
 #include <resilin/cost/dtw.hpp>
+#include <resilin/cost/msm.hpp>
+#include <resilin/cost/soft_msm.hpp>
 #include <resilin/smoothing/hard_min.hpp>
 #include <resilin/smoothing/soft_min.hpp>
 #include <resilin/backend/host.hpp>

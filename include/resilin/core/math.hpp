@@ -40,6 +40,15 @@ RESILIN_HD inline T sqrt(T x) noexcept {
 #endif
 }
 
+/// 1/t capped at the largest finite value: for a subnormal temperature t, a zero gap times the
+/// inverse stays 0 (instead of 0 * inf = NaN) and any negative gap still underflows exp to 0.
+template <std::floating_point T>
+RESILIN_HD constexpr T inverse_temperature(T t) noexcept {
+  T const inv = T(1) / t;
+  T const cap = static_cast<T>(sizeof(T) == 4 ? 3.4028234663852886e38 : 1.7976931348623157e308);
+  return inv < cap ? inv : cap;
+}
+
 template <std::floating_point T>
 RESILIN_HD constexpr T abs(T x) noexcept { return x < T(0) ? -x : x; }
 template <std::floating_point T>

@@ -1,11 +1,16 @@
 #pragma once
 // A measure bundles the policies of one alignment problem: cost model, smoothing rule, band,
-// and whether the result is the divergence S(x,y) - S(x,x)/2 - S(y,y)/2.
+// whether the result is the divergence S(x,y) - S(x,x)/2 - S(y,y)/2, and whether several
+// channels are aligned independently (the sum of one recursion per channel).
 #include <concepts>
 #include <type_traits>
 #include <resilin/core/band.hpp>
 #include <resilin/core/concepts.hpp>
+#include <resilin/core/error.hpp>
+#include <resilin/core/math.hpp>
 #include <resilin/cost/dtw.hpp>
+#include <resilin/cost/msm.hpp>
+#include <resilin/cost/soft_msm.hpp>
 #include <resilin/smoothing/hard_min.hpp>
 #include <resilin/smoothing/soft_min.hpp>
 
@@ -19,6 +24,10 @@ struct measure {
   Smooth smooth{};
   band_spec band{};
   bool divergence = false;
+  /// Several channels: false aligns the series once with the cost model's multichannel costs;
+  /// true gives the sum over channels of separate univariate recursions (each channel its own
+  /// alignment), as the published multivariate MSM and Soft-MSM ("independent"). Any cost model.
+  bool independent_channels = false;
 
   /// The same measure with another band.
   measure with_band(band_spec b) const { measure r = *this; r.band = b; return r; }
@@ -46,6 +55,44 @@ measure<dtw_cost<Distance>, soft_min<T>> soft_dtw_divergence(T gamma, band_spec 
 template <class Distance = squared_euclidean>
 measure<dtw_cost<Distance>, hard_min> dtw(band_spec band = {}) {
   return {{}, {}, band, false};
+}
+/// MSM (Stefan, Athitsos & Das 2013; aeon msm_distance): absolute move costs and split/merge
+/// penalty c >= 0. Several channels: independent (the sum of per-channel MSM), as published.
+inline measure<msm_cost<double>, hard_min> msm(double c = 1.0, band_spec band = {}) {
+  detail::require(c >= 0 && c < math::infinity<double>(), "c must be >= 0 and finite, got ", c);
+  measure<msm_cost<double>, hard_min> m{{c}, {}, band, false};
+  m.independent_channels = true;
+  return m;
+}
+/// Soft-MSM (Holder & Bagnall; aeon PR #3508, spec/softmsm.md §3): the gated squared surrogate
+/// with split/merge penalty c >= 0, one gamma for the path soft-min and the transition's
+/// inner soft-min, gate eps 1e-9 (set m.cost.eps to change it). Signed. Several channels:
+/// independent (the sum of per-channel Soft-MSM), as published.
+template <std::floating_point T>
+measure<soft_msm_cost<T>, soft_min<T>> soft_msm(T gamma, std::type_identity_t<T> c = T(1),
+                                                band_spec band = {}) {
+  measure<soft_msm_cost<T>, soft_min<T>> m{{c, gamma, T(1e-9)}, {gamma}, band, false};
+  m.smooth.validate();
+  detail::require(c >= T(0) && c < math::infinity<T>(), "c must be >= 0 and finite, got ", c);
+  m.independent_channels = true;
+  return m;
+}
+/// The Soft-MSM divergence S(x,y) - S(x,x)/2 - S(y,y)/2 (aeon branch soft-msm, spec §3.7).
+template <std::floating_point T>
+measure<soft_msm_cost<T>, soft_min<T>> soft_msm_divergence(T gamma, std::type_identity_t<T> c = T(1),
+                                                           band_spec band = {}) {
+  auto m = soft_msm<T>(gamma, c, band);
+  m.divergence = true;
+  return m;
+}
+/// Soft-MSM's gamma -> 0 limit (spec §3.8): hard min on the path and inside the transition,
+/// squared costs, the same eps gate. Not MSM (that is measures::msm, absolute costs).
+template <std::floating_point T>
+measure<soft_msm_cost<T>, hard_min> hard_soft_msm(T c = T(1), band_spec band = {}) {
+  detail::require(c >= T(0) && c < math::infinity<T>(), "c must be >= 0 and finite, got ", c);
+  measure<soft_msm_cost<T>, hard_min> m{{c, T(0), T(1e-9)}, {}, band, false};
+  m.independent_channels = true;
+  return m;
 }
 }  // namespace measures
 

@@ -16,9 +16,10 @@ using histogram = std::array<std::uint64_t, 256>;   // only the first 2^exponent
 inline void accumulate_histogram(dtype t, void const* data, std::uint64_t n, histogram& hist) {
   std::uint32_t part[4][256] = {};
   std::uint64_t i = 0;
+  std::uint64_t const n4 = n & ~std::uint64_t{3};
   if (t == dtype::fp32) {
     std::uint32_t const* p = static_cast<std::uint32_t const*>(data);
-    for (; i + 4 <= n; i += 4) {
+    for (; i < n4; i += 4) {
       ++part[0][(p[i] >> 23) & 0xFF]; ++part[1][(p[i + 1] >> 23) & 0xFF];
       ++part[2][(p[i + 2] >> 23) & 0xFF]; ++part[3][(p[i + 3] >> 23) & 0xFF];
       if (((i + 4) & 0x3FFFFFFFull) == 0) {
@@ -30,7 +31,7 @@ inline void accumulate_histogram(dtype t, void const* data, std::uint64_t n, his
     unsigned const shift = exponent_shift(t);
     unsigned const mask = alphabet_size(t) - 1u;
     std::uint16_t const* p = static_cast<std::uint16_t const*>(data);
-    for (; i + 4 <= n; i += 4) {
+    for (; i < n4; i += 4) {
       ++part[0][(p[i] >> shift) & mask]; ++part[1][(p[i + 1] >> shift) & mask];
       ++part[2][(p[i + 2] >> shift) & mask]; ++part[3][(p[i + 3] >> shift) & mask];
       if (((i + 4) & 0x3FFFFFFFull) == 0) {

@@ -6,6 +6,7 @@
 // = 0, and three unreachable candidates give +inf. The weights are the softmax of -v/gamma,
 // normalised per cell (the "P-form"), so they lie in [0, 1] and sum to 1 by construction.
 #include <concepts>
+#include <limits>
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/config.hpp>
 #include <resilin/core/error.hpp>
@@ -35,7 +36,7 @@ struct soft_min {
     V const inf(math::infinity<T>());
     auto const unreachable = lo == inf;
     V const base = select(unreachable, V(T(0)), lo);  // keeps inf - inf out of the exponents
-    T const inv = T(1) / gamma;
+    T const inv = math::inverse_temperature(gamma);  // finite even for subnormal gamma
     V const s = V(T(1)) + (exp((base - mid) * inv) + exp((base - hi) * inv));
     return select(unreachable, inf, base - log(s) * gamma);
   }
@@ -55,7 +56,7 @@ struct soft_min {
     V const inf(math::infinity<T>());
     auto const unreachable = lo == inf;
     V const base = select(unreachable, V(T(0)), lo);
-    T const inv = T(1) / gamma;
+    T const inv = math::inverse_temperature(gamma);  // finite even for subnormal gamma
     V const e_mid = exp((base - mid) * inv);
     V const e_hi = exp((base - hi) * inv);
     V const r = select(unreachable, V(T(0)), V(T(1)) / (V(T(1)) + (e_mid + e_hi)));

@@ -1,8 +1,10 @@
 #pragma once
 // One pair on the host: value, value and gradient, alignment matrix, hard path. Inputs are
 // already validated; every buffer comes from the caller's workspace, reused between pairs.
+#include <algorithm>
 #include <array>
 #include <vector>
+#include <resilin/backend/host/lane_cost_soft_msm.hpp>
 #include <resilin/backend/host/strip.hpp>
 #include <resilin/core/measure.hpp>
 #include <resilin/core/recursion.hpp>
@@ -12,8 +14,16 @@ namespace resilin::host_detail {
 template <class T>
 struct workspace {
   std::vector<T> rowbuf, g_up, g_diag;
+  std::vector<T> channel;  // independent channels: one channel of x, y, gx, gy, contiguous
   strip_table<T> table;
 };
+
+/// Copies channel c of s to out (s.length values) and views it as a one-channel series.
+template <class T>
+series_view<T const> copy_channel(series_view<T const> s, index_t c, T* out) {
+  for (index_t i = 0; i < s.length; ++i) out[i] = s(i, c);
+  return {out, s.length, 1};
+}
 
 template <class T, class Cost, class Smooth>
 pair_problem<T, Cost, Smooth> make_problem(measure<Cost, Smooth> const& m, series_view<T const> x,
@@ -39,6 +49,16 @@ T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_vie
 template <class T, class Cost, class Smooth>
 T value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
         workspace<T>& ws) {
+  if (m.independent_channels && x.channels > 1) {  // the sum of per-channel measures
+    auto one = m;
+    one.independent_channels = false;
+    ws.channel.resize(static_cast<std::size_t>(x.length + y.length));
+    T sum = T(0);
+    for (index_t c = 0; c < x.channels; ++c)
+      sum += value(one, copy_channel(x, c, ws.channel.data()),
+                   copy_channel(y, c, ws.channel.data() + x.length), ws);
+    return sum;
+  }
   T const sxy = plain_value(m, x, y, ws);
   if (!m.divergence) return sxy;
   return sxy - T(0.5) * plain_value(m, x, x, ws) - T(0.5) * plain_value(m, y, y, ws);
@@ -61,6 +81,23 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
 template <class T, class Cost, class Smooth>
 T value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                  series_view<T> gx, series_view<T> gy, T seed, workspace<T>& ws) {
+  if (m.independent_channels && x.channels > 1) {  // the sum of per-channel measures
+    auto one = m;
+    one.independent_channels = false;
+    index_t const n = x.length, k = y.length;
+    ws.channel.resize(static_cast<std::size_t>(2 * (n + k)));
+    T* const base = ws.channel.data();
+    series_view<T> const gxc{base + n + k, n, 1}, gyc{base + 2 * n + k, k, 1};
+    T sum = T(0);
+    for (index_t c = 0; c < x.channels; ++c) {
+      std::fill(gxc.data, gxc.data + n + k, T(0));  // gxc and gyc are adjacent
+      sum += value_and_grad(one, copy_channel(x, c, base), copy_channel(y, c, base + n), gxc, gyc,
+                            seed, ws);
+      for (index_t i = 0; i < n; ++i) gx(i, c) += gxc.data[i];
+      for (index_t j = 0; j < k; ++j) gy(j, c) += gyc.data[j];
+    }
+    return sum;
+  }
   T const sxy = plain_value_and_grad(m, x, y, gx, gy, seed, ws);
   if (!m.divergence) return sxy;
   // D = S(x,y) - S(x,x)/2 - S(y,y)/2; S(x,x) depends on x through both of its arguments.

@@ -29,6 +29,8 @@ template <> struct int_of<float> { using type = std::int32_t; };
 template <> struct int_of<double> { using type = std::int64_t; };
 }  // namespace detail
 
+#if !defined(__CUDA_ARCH__)
+
 /// W lanes of T (W = lanes<T>), value semantics.
 template <std::floating_point T>
 struct pack {
@@ -116,6 +118,17 @@ RESILIN_INLINE pack<T> shift_in_back(pack<T> a, pack<T> below) noexcept {
 }
 template <class T>
 RESILIN_INLINE pack<T> shift_in_back(pack<T> a, T s) noexcept { return shift_in_back(a, pack<T>(s)); }
+
+/// Lane-wise sqrt (compiles to vsqrtpd / vsqrtps).
+template <class T>
+RESILIN_INLINE pack<T> sqrt(pack<T> x) noexcept {
+  pack<T> r;
+  for (int k = 0; k < pack<T>::width; ++k) {
+    if constexpr (std::same_as<T, float>) r.v[k] = __builtin_sqrtf(x.v[k]);
+    else r.v[k] = __builtin_sqrt(x.v[k]);
+  }
+  return r;
+}
 
 /// exp(x), a few ulp; results below the smallest normal flush to +0 (exp(-inf) = 0).
 template <class T>
@@ -228,5 +241,54 @@ RESILIN_INLINE pack<T> log(pack<T> x) noexcept {
   P const r = ef * T(0.6931471805599453) + logf;
   return select(x == P::broadcast(T(0)), P::broadcast(-std::numeric_limits<T>::infinity()), r);
 }
+
+#else  // nvcc's device pass
+
+// nvcc compiles every RESILIN_HD template that host code instantiates for the device as well,
+// and the host traversal instantiates the cell function with packs. The device pass cannot
+// represent GCC vectors, so there the pack is an inert placeholder with the same interface:
+// those instantiations exist but are never executed (the host pass sees the real pack above).
+template <std::floating_point T>
+struct pack {
+  static constexpr int width = lanes<T>;
+  using int_type = typename detail::int_of<T>::type;
+  struct mask {
+    RESILIN_HD int_type operator[](int) const noexcept { return 0; }
+    friend RESILIN_HD mask operator&(mask a, mask) noexcept { return a; }
+  };
+  T v[width];
+
+  pack() noexcept = default;
+  RESILIN_HD pack(T) noexcept : v{} {}  // NOLINT
+  static pack broadcast(T x) noexcept { return pack(x); }
+  static pack load(T const*) noexcept { return pack(T(0)); }
+  void store(T*) const noexcept {}
+  T operator[](int) const noexcept { return T(0); }
+  void set(int, T) noexcept {}
+  friend RESILIN_HD pack operator+(pack a, pack) noexcept { return a; }
+  friend RESILIN_HD pack operator-(pack a, pack) noexcept { return a; }
+  friend RESILIN_HD pack operator*(pack a, pack) noexcept { return a; }
+  friend RESILIN_HD pack operator/(pack a, pack) noexcept { return a; }
+  friend RESILIN_HD pack operator-(pack a) noexcept { return a; }
+  friend RESILIN_HD pack operator+(pack a, T) noexcept { return a; }
+  friend RESILIN_HD pack operator-(pack a, T) noexcept { return a; }
+  friend RESILIN_HD pack operator*(pack a, T) noexcept { return a; }
+  friend RESILIN_HD pack operator*(T, pack b) noexcept { return b; }
+  friend RESILIN_HD pack operator/(pack a, T) noexcept { return a; }
+  RESILIN_HD pack& operator+=(pack) noexcept { return *this; }
+};
+template <class T> RESILIN_HD typename pack<T>::mask operator==(pack<T>, pack<T>) noexcept { return {}; }
+template <class T> RESILIN_HD typename pack<T>::mask operator<(pack<T>, pack<T>) noexcept { return {}; }
+template <class T> RESILIN_HD typename pack<T>::mask operator<=(pack<T>, pack<T>) noexcept { return {}; }
+template <class T> RESILIN_HD pack<T> select(typename pack<T>::mask, pack<T> a, pack<T>) noexcept { return a; }
+template <class T> RESILIN_HD pack<T> min(pack<T> a, pack<T>) noexcept { return a; }
+template <class T> RESILIN_HD pack<T> max(pack<T> a, pack<T>) noexcept { return a; }
+template <class T> RESILIN_HD pack<T> exp(pack<T> a) noexcept { return a; }
+template <class T> RESILIN_HD pack<T> log(pack<T> a) noexcept { return a; }
+template <class T> RESILIN_HD pack<T> sqrt(pack<T> a) noexcept { return a; }
+template <class T, class U> pack<T> shift_in_front(pack<T> a, U) noexcept { return a; }
+template <class T, class U> pack<T> shift_in_back(pack<T> a, U) noexcept { return a; }
+
+#endif
 
 }  // namespace resilin::simd

@@ -1,0 +1,205 @@
+// Google Benchmark suite of the CUDA backend: the configurations M1-M3, B1, F1, L1, S1 and H1
+// of spec/softdtw.md section 5. Time is measured with CUDA events around the enqueued work
+// (UseManualTime), the workspace comes from the expert layer and is allocated once outside the
+// timed region. Reported per run: G cells/s (cells = sum over pairs of n * m, B*N*M here) and
+// peak device memory = inputs + outputs (+ gradients) + workspace, in MB.
+//
+//   bm_soft_dtw_cuda [google benchmark flags] [--summary=FILE]
+// writes a markdown table (and the headline line of the issue) to FILE and stdout at the end.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+#include <benchmark/benchmark.h>
+#include <resilin/cuda.cuh>
+
+namespace r = resilin;
+
+namespace {
+
+enum class mode { value, train };
+
+struct config {
+  std::string id;
+  r::index_t batch, n, m, d;
+  double gamma;  // 0: hard DTW
+  mode what;
+};
+
+struct row {
+  std::string name;
+  double ms = 0, gcells = 0, peak_mb = 0;
+};
+std::vector<row> g_rows;  // the benchmark executable's summary (not library state)
+
+template <class T>
+struct dev {
+  T* p = nullptr;
+  std::size_t bytes = 0;
+  explicit dev(std::size_t count) : bytes(count * sizeof(T)) {
+    if (count) RESILIN_CUDA_TRY(cudaMalloc(&p, bytes));
+  }
+  ~dev() { if (p) (void)cudaFree(p); }
+  dev(dev const&) = delete;
+  dev& operator=(dev const&) = delete;
+};
+
+void fill(float* p, std::size_t count, unsigned seed) {
+  std::vector<float> h(count);
+  unsigned s = seed * 2654435761u + 1;
+  for (auto& v : h) {
+    s = s * 1664525u + 1013904223u;
+    v = static_cast<float>(s >> 8) / static_cast<float>(1u << 24) * 2.f - 1.f;
+  }
+  RESILIN_CUDA_TRY(cudaMemcpy(p, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+template <class M>
+void run(benchmark::State& state, config const& c, M const& meas) {
+  using T = float;
+  cudaStream_t s = nullptr;
+  RESILIN_CUDA_TRY(cudaStreamCreate(&s));
+  auto const exec = r::device.on(s);
+  std::size_t const xs = std::size_t(c.batch * c.n * c.d), ys = std::size_t(c.batch * c.m * c.d);
+  dev<T> x(xs), y(ys), out(std::size_t(c.batch));
+  fill(x.p, xs, 1);
+  fill(y.p, ys, 2);
+  r::batch_view<T const> const X{x.p, c.batch, c.n, c.d, nullptr}, Y{y.p, c.batch, c.m, c.d, nullptr};
+  std::size_t peak = x.bytes + y.bytes + out.bytes;
+  std::size_t bytes = 0;
+  std::unique_ptr<dev<T>> gx, gy;
+  if (c.what == mode::value) {
+    RESILIN_CUDA_TRY(r::expert::values(nullptr, bytes, exec, meas, X, Y, out.p));
+  } else {
+    gx = std::make_unique<dev<T>>(xs);
+    gy = std::make_unique<dev<T>>(ys);
+    peak += gx->bytes + gy->bytes;
+    RESILIN_CUDA_TRY(r::expert::values_and_grads(nullptr, bytes, exec, meas, X, Y, out.p,
+                                                 r::batch_view<T>{gx->p, c.batch, c.n, c.d, nullptr},
+                                                 r::batch_view<T>{gy->p, c.batch, c.m, c.d, nullptr}));
+  }
+  dev<unsigned char> ws(bytes);
+  peak += bytes;
+  auto launch = [&] {
+    if (c.what == mode::value)
+      return r::expert::values(ws.p, bytes, exec, meas, X, Y, out.p);
+    return r::expert::values_and_grads(ws.p, bytes, exec, meas, X, Y, out.p,
+                                       r::batch_view<T>{gx->p, c.batch, c.n, c.d, nullptr},
+                                       r::batch_view<T>{gy->p, c.batch, c.m, c.d, nullptr});
+  };
+  RESILIN_CUDA_TRY(launch());  // warm-up
+  RESILIN_CUDA_TRY(cudaStreamSynchronize(s));
+  cudaEvent_t start, stop;
+  RESILIN_CUDA_TRY(cudaEventCreate(&start));
+  RESILIN_CUDA_TRY(cudaEventCreate(&stop));
+  double total_ms = 0;
+  for (auto _ : state) {
+    RESILIN_CUDA_TRY(cudaEventRecord(start, s));
+    RESILIN_CUDA_TRY(launch());
+    RESILIN_CUDA_TRY(cudaEventRecord(stop, s));
+    RESILIN_CUDA_TRY(cudaEventSynchronize(stop));
+    float ms = 0;
+    RESILIN_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
+    total_ms += ms;
+    state.SetIterationTime(ms / 1e3);
+  }
+  double const cells = double(c.batch) * double(c.n) * double(c.m);
+  state.SetItemsProcessed(static_cast<int64_t>(cells * double(state.iterations())));
+  double const ms = total_ms / double(state.iterations());
+  state.counters["Gcells_per_s"] = cells / (ms * 1e-3) / 1e9;
+  state.counters["peak_MB"] = double(peak) / 1e6;
+  row rw{c.id, ms, cells / (ms * 1e-3) / 1e9, double(peak) / 1e6};
+  bool replaced = false;
+  for (auto& e : g_rows)
+    if (e.name == rw.name) { e = rw; replaced = true; }
+  if (!replaced) g_rows.push_back(rw);
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  (void)cudaStreamDestroy(s);
+}
+
+void run_config(benchmark::State& state, config c) {
+  if (c.gamma > 0) run(state, c, r::measures::soft_dtw<float>(static_cast<float>(c.gamma)));
+  else run(state, c, r::measures::dtw());
+}
+
+std::vector<config> configs() {
+  std::vector<config> v;
+  auto both = [&](std::string id, r::index_t b, r::index_t n, r::index_t m, r::index_t d, double g) {
+    v.push_back({id + "/fwd", b, n, m, d, g, mode::value});
+    v.push_back({id + "/fwd+bwd", b, n, m, d, g, mode::train});
+  };
+  // headline first: soft-DTW fwd+bwd B=32 n=m=1024 d=64 float
+  v.push_back({"headline/fwd+bwd", 32, 1024, 1024, 64, 1.0, mode::train});
+  both("M1", 128, 17, 15, 2, 1.0);
+  both("M2", 512, 64, 64, 2, 1.0);
+  both("M3", 512, 256, 256, 2, 1.0);
+  for (r::index_t b : {16, 32})
+    for (r::index_t n : {128, 512, 1024, 2048})
+      for (r::index_t d : {1, 64})
+        v.push_back({"B1/" + std::to_string(b) + "x" + std::to_string(n) + "x" + std::to_string(d) +
+                         "/fwd+bwd", b, n, n, d, 1.0, mode::train});
+  for (r::index_t n : {256, 512, 1024, 2048, 4096})
+    both("F1/16x" + std::to_string(n) + "x64", 16, n, n, 64, 1.0);
+  for (r::index_t d : {1, 16, 128}) both("F1/16x512x" + std::to_string(d), 16, 512, 512, d, 1.0);
+  both("L1", 1, 5000, 5000, 2, 1.0);
+  both("S1", 2, 128, 128, 3, 0.01);
+  // H1 (cuDTW-Ada: N = 65536 pairs of 395 x 4437, hard DTW, 1-D, forward); 8192 pairs here to
+  // keep the whole check under 8 minutes; cells/s is the comparable number.
+  v.push_back({"H1/8192x395x4437/dtw_fwd", 8192, 395, 4437, 1, 0.0, mode::value});
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string summary;
+  std::vector<char*> args;
+  for (int k = 0; k < argc; ++k) {
+    if (std::strncmp(argv[k], "--summary=", 10) == 0) summary = argv[k] + 10;
+    else args.push_back(argv[k]);
+  }
+  int n = static_cast<int>(args.size());
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::puts("no CUDA device: benchmarks skipped");
+    return 77;
+  }
+  for (auto const& c : configs())
+    benchmark::RegisterBenchmark(c.id.c_str(), run_config, c)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.05);
+  benchmark::Initialize(&n, args.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  cudaDeviceProp prop{};
+  (void)cudaGetDeviceProperties(&prop, 0);
+  std::string text;
+  char line[512];
+  for (auto const& rw : g_rows)
+    if (rw.name.rfind("headline/", 0) == 0) {
+      std::snprintf(line, sizeof line,
+                    "headline: soft-dtw fwd+bwd B=32 n=m=1024 d=64 float: %.2f G cells/s, peak "
+                    "memory %.0f MB\n",
+                    rw.gcells, rw.peak_mb);
+      text += line;
+    }
+  std::snprintf(line, sizeof line, "\nGPU: %s; float, gamma 1 unless noted, no band, manual time (CUDA events)\n\n", prop.name);
+  text += line;
+  text += "| config | ms | G cells/s | peak MB |\n|---|---:|---:|---:|\n";
+  for (auto const& rw : g_rows) {
+    std::snprintf(line, sizeof line, "| %s | %.3f | %.2f | %.1f |\n", rw.name.c_str(), rw.ms,
+                  rw.gcells, rw.peak_mb);
+    text += line;
+  }
+  std::fputs(text.c_str(), stdout);
+  if (!summary.empty()) {
+    if (std::FILE* f = std::fopen(summary.c_str(), "w")) {
+      std::fputs(text.c_str(), f);
+      std::fclose(f);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,139 @@
+#pragma once
+// resilin classify --method 1nn [options] TRAIN TEST (or --synthetic-cbf): 1-nearest-neighbour
+// classification. stdout: a header and a summary row, then "error_rate<TAB>x" and
+// "accuracy<TAB>x" as the last two lines. Ties go to the first training series.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+#include <CLI/CLI.hpp>
+#include <resilin/alignment.hpp>
+#include <resilin/apps/synthetic.hpp>
+#include "io.hpp"
+#include "options.hpp"
+#include "progress.hpp"
+
+namespace resilin_cli {
+
+struct classify_inputs {
+  std::string method = "1nn";
+  std::string train;
+  std::string test;
+  bool synthetic_cbf = false;
+  std::uint64_t seed = r::cbf_options{}.seed;
+};
+
+/// The built-in split, shaped like the UCR CBF: 30 train (10 per class), 900 test.
+template <class T>
+void synthetic_cbf_split(std::uint64_t seed, r::dataset<T>& train, r::dataset<T>& test) {
+  train = r::make_cbf<T>({.per_class = 10, .length = 128, .seed = seed});
+  test = r::make_cbf<T>({.per_class = 300, .length = 128, .seed = seed + 1});
+}
+
+/// Index of the nearest training series per test row (first on ties).
+template <class T, class Measure>
+std::vector<index_t> nearest(run_settings const& s, Measure const& m, r::dataset<T> const& train,
+                             r::dataset<T> const& test) {
+  std::vector<T> d(static_cast<std::size_t>(test.size() * train.size()));
+  std::vector<index_t> best(static_cast<std::size_t>(test.size()));
+  progress p("classify", "test series", test.size());
+  for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
+    r::matrix_view<T> const out{d.data() + begin * train.size(), end - begin, train.size()};
+    r::pairwise(s.exec, m, rows(test.view(), begin, end), train.view(), out);
+    for (index_t i = begin; i < end; ++i) {
+      index_t arg = 0;
+      for (index_t j = 1; j < train.size(); ++j)
+        if (out(i - begin, j) < out(i - begin, arg)) arg = j;
+      best[static_cast<std::size_t>(i)] = arg;
+    }
+  });
+  return best;
+}
+
+template <class T, class Measure>
+void run_classify(run_settings const& s, Measure const& m, classify_inputs const& in,
+                  std::string const& metric_name) {
+  r::dataset<T> train, test;
+  if (in.synthetic_cbf) {
+    synthetic_cbf_split<T>(in.seed, train, test);
+    if (s.znorm) {
+      r::z_normalise(train);
+      r::z_normalise(test);
+    }
+  } else {
+    train = load<T>(in.train, s.znorm);
+    test = load<T>(in.test, s.znorm);
+  }
+  std::string const train_name = in.synthetic_cbf ? "cbf-train" : in.train;
+  std::string const test_name = in.synthetic_cbf ? "cbf-test" : in.test;
+  check_inputs(s.measure, train, train_name, test, test_name);
+  r::detail::require(train.channels == test.channels, "channel mismatch: ", train_name, " has ",
+                     train.channels, ", ", test_name, " has ", test.channels);
+
+  auto const start = std::chrono::steady_clock::now();
+  auto const best = nearest<T>(s, m, train, test);
+  double const seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  index_t errors = 0;
+  for (index_t i = 0; i < test.size(); ++i)
+    if (train.labels[static_cast<std::size_t>(best[static_cast<std::size_t>(i)])] !=
+        test.labels[static_cast<std::size_t>(i)])
+      ++errors;
+  double const error_rate = static_cast<double>(errors) / static_cast<double>(test.size());
+
+  char row[512];
+  std::snprintf(row, sizeof row, "%s\t%s\t%s\t%s\t%s\t%d\t%lld\t%lld\t%lld\t%.3f",
+                in.method.c_str(), metric_name.c_str(), s.band_text.c_str(),
+                is_soft(s.measure.metric) ? short_number(s.measure.gamma).c_str() : "-",
+                std::is_same_v<T, float> ? "float" : "double",
+                r::resolve_threads(s.exec.threads, test.size() * train.size()),
+                static_cast<long long>(train.size()), static_cast<long long>(test.size()),
+                static_cast<long long>(errors), seconds);
+  table_writer w;
+  w.line("method\tmetric\tband\tgamma\tprecision\tthreads\tn_train\tn_test\terrors\tseconds");
+  w.line(row);
+  char tail[96];
+  std::snprintf(tail, sizeof tail, "error_rate\t%.6g", error_rate);
+  w.line(tail);
+  std::snprintf(tail, sizeof tail, "accuracy\t%.6g", 1.0 - error_rate);
+  w.line(tail);
+  table_writer::finish();
+}
+
+inline void add_classify_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "classify",
+      "1-NN classification of TEST by TRAIN (or --synthetic-cbf): last two stdout lines "
+      "error_rate, accuracy");
+  auto opts = std::make_shared<alignment_options>();
+  auto in = std::make_shared<classify_inputs>();
+  cmd->add_option("--method", in->method, "1nn (centroid: a later release)")
+      ->capture_default_str();
+  add_alignment_options(*cmd, *opts);
+  auto* cbf = cmd->add_flag("--synthetic-cbf", in->synthetic_cbf,
+                            "classify a built-in synthetic CBF split (30 train, 900 test, "
+                            "length 128, Saito's formulas) instead of TRAIN and TEST");
+  cmd->add_option("--seed", in->seed, "seed of --synthetic-cbf (test uses seed + 1)")
+      ->capture_default_str()
+      ->needs(cbf);
+  auto* train = cmd->add_option("TRAIN", in->train, "UCR TSV training file");
+  auto* test = cmd->add_option("TEST", in->test, "UCR TSV test file");
+  cmd->callback([opts, in, train, test] {
+    if (in->method == "centroid")
+      RESILIN_THROW(r::invalid_argument("--method centroid is not available yet"));
+    r::detail::require(in->method == "1nn", "--method must be 1nn or centroid, got '",
+                       in->method, "'");
+    run_settings const s = resolve(*opts);
+    if (in->synthetic_cbf)
+      r::detail::require(train->count() == 0 && test->count() == 0,
+                         "--synthetic-cbf takes no TRAIN or TEST file");
+    else
+      r::detail::require(train->count() > 0 && test->count() > 0,
+                         "classify needs TRAIN and TEST files (or --synthetic-cbf)");
+    visit(s, [&]<class T>(T, auto const& m) { run_classify<T>(s, m, *in, opts->metric); });
+  });
+}
+
+}  // namespace resilin_cli

@@ -1,0 +1,43 @@
+#pragma once
+// Reading datasets and writing tab-separated numbers: doubles with %.17g, floats with %.9g
+// (both round-trip exactly).
+#include <concepts>
+#include <cstdio>
+#include <string>
+#include <resilin/apps/dataset.hpp>
+#include <resilin/core/error.hpp>
+
+namespace resilin_cli {
+namespace r = resilin;
+
+template <std::floating_point T>
+r::dataset<T> load(std::string const& path, bool znorm) {
+  auto ds = r::read_ucr_tsv<T>(path);
+  if (znorm) r::z_normalise(ds);
+  return ds;
+}
+
+/// Buffered tab-separated output on stdout.
+class table_writer {
+ public:
+  template <std::floating_point T>
+  void value(T v, bool first) {
+    char buf[40];
+    int const n = std::snprintf(buf, sizeof buf, std::is_same_v<T, float> ? "%.9g" : "%.17g",
+                                static_cast<double>(v));
+    if (!first) std::fputc('\t', stdout);
+    std::fwrite(buf, 1, static_cast<std::size_t>(n), stdout);
+  }
+  void end_line() { std::fputc('\n', stdout); }
+  void line(std::string const& text) {
+    std::fputs(text.c_str(), stdout);
+    std::fputc('\n', stdout);
+  }
+  /// Flushes; a failed write (full disk, closed pipe) becomes an error.
+  static void finish() {
+    if (std::fflush(stdout) != 0 || std::ferror(stdout))
+      RESILIN_THROW(r::runtime_error("cannot write the results to stdout"));
+  }
+};
+
+}  // namespace resilin_cli

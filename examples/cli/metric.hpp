@@ -1,0 +1,99 @@
+#pragma once
+// The one place where a metric name becomes a measure type. Every subcommand goes through
+// visit_measure(), which calls a generic callable with the concrete resilin::measure.
+#include <array>
+#include <concepts>
+#include <string>
+#include <string_view>
+#include <resilin/alignment.hpp>
+#include <resilin/apps/dataset.hpp>
+#include <resilin/core/band.hpp>
+#include <resilin/core/error.hpp>
+#include <resilin/core/measure.hpp>
+
+namespace resilin_cli {
+namespace r = resilin;
+using r::index_t;
+
+enum class metric_kind { euclidean, dtw, soft_dtw, soft_dtw_div, msm, soft_msm, soft_msm_div };
+
+inline constexpr std::array<std::string_view, 7> metric_names{
+    "euclidean", "dtw", "soft-dtw", "soft-dtw-div", "msm", "soft-msm", "soft-msm-div"};
+// Named by DESIGN.md §6, built by later issues: refused by name, never silently.
+inline constexpr std::array<std::string_view, 3> later_metric_names{"cdtw", "soft-cdtw",
+                                                                    "fast-cdtw"};
+
+inline metric_kind parse_metric(std::string_view name) {
+  for (std::size_t k = 0; k < metric_names.size(); ++k)
+    if (name == metric_names[k]) return static_cast<metric_kind>(k);
+  for (auto later : later_metric_names)
+    r::detail::require(name != later, "metric '", name, "' is not available yet");
+  std::string known;
+  for (auto n : metric_names) known += (known.empty() ? "" : ", ") + std::string(n);
+  RESILIN_THROW(r::invalid_argument(r::detail::message("unknown metric '", name,
+                                                       "' (expected one of: ", known, ")")));
+}
+
+inline bool is_soft(metric_kind m) noexcept {
+  return m == metric_kind::soft_dtw || m == metric_kind::soft_dtw_div ||
+         m == metric_kind::soft_msm || m == metric_kind::soft_msm_div;
+}
+
+inline bool is_msm(metric_kind m) noexcept {
+  return m == metric_kind::msm || m == metric_kind::soft_msm || m == metric_kind::soft_msm_div;
+}
+
+/// A resolved metric: kind, temperature (soft metrics) and band.
+struct measure_choice {
+  metric_kind metric = metric_kind::dtw;
+  double gamma = 1.0;
+  double c = 1.0;  // MSM split/merge cost
+  r::band_spec band{};
+};
+
+/// Calls f(measure) with the resilin measure for `c` in precision T.
+///   euclidean     sum_t (x_t - y_t)^2: DTW confined to the diagonal (band radius 0), equal
+///                 lengths only. Squared, like the UCR DTW cost, so that `euclidean` and
+///                 `dtw --band 0` print the same numbers; 1-NN only needs the ordering.
+///   dtw           exact DTW, squared point cost, sum along the best path (UCR convention)
+///   soft-dtw      soft-DTW with temperature gamma (Cuturi & Blondel 2017)
+///   soft-dtw-div  S(x,y) - S(x,x)/2 - S(y,y)/2 (Blondel, Mensch & Vert 2021)
+///   msm           Move-Split-Merge (Stefan, Athitsos & Das 2013), absolute costs, cost c
+///   soft-msm      Soft-MSM (Holder & Bagnall): gated squared surrogate, temperature gamma
+///   soft-msm-div  its divergence; several channels are aligned independently and summed
+template <std::floating_point T, class F>
+void visit_measure(measure_choice const& c, F&& f) {
+  switch (c.metric) {
+    case metric_kind::euclidean: f(r::measures::dtw(r::band_spec::radius(0))); return;
+    case metric_kind::dtw: f(r::measures::dtw(c.band)); return;
+    case metric_kind::soft_dtw: f(r::measures::soft_dtw<T>(static_cast<T>(c.gamma), c.band)); return;
+    case metric_kind::soft_dtw_div:
+      f(r::measures::soft_dtw_divergence<T>(static_cast<T>(c.gamma), c.band));
+      return;
+    case metric_kind::msm: f(r::measures::msm(c.c, c.band)); return;
+    case metric_kind::soft_msm:
+      f(r::measures::soft_msm<T>(static_cast<T>(c.gamma), static_cast<T>(c.c), c.band));
+      return;
+    case metric_kind::soft_msm_div:
+      f(r::measures::soft_msm_divergence<T>(static_cast<T>(c.gamma), static_cast<T>(c.c), c.band));
+      return;
+  }
+}
+
+/// Input checks a metric needs beyond the library's own: euclidean compares equal lengths.
+template <class T>
+void check_inputs(measure_choice const& c, r::dataset<T> const& a, std::string_view a_name,
+                  r::dataset<T> const& b, std::string_view b_name) {
+  if (c.metric != metric_kind::euclidean) return;
+  index_t const n = a.lengths.at(0);
+  auto const check = [&](r::dataset<T> const& d, std::string_view name) {
+    for (std::size_t s = 0; s < d.lengths.size(); ++s)
+      r::detail::require(d.lengths[s] == n, "metric 'euclidean' needs series of equal length: ",
+                         a_name, " series 1 has ", n, " values, ", name, " series ", s + 1,
+                         " has ", d.lengths[s], " (use dtw for unequal lengths)");
+  };
+  check(a, a_name);
+  check(b, b_name);
+}
+
+}  // namespace resilin_cli

@@ -1,0 +1,117 @@
+#pragma once
+// The options shared by distance, grad and classify, their validation, and the dispatch
+// from (precision, metric) to a typed measure: visit(settings, f) calls f(T{}, measure).
+#include <cmath>
+#include <cstdio>
+#include <concepts>
+#include <string>
+#include <type_traits>
+#include <CLI/CLI.hpp>
+#include <resilin/backend/host.hpp>
+#include <resilin/core/error.hpp>
+#include "metric.hpp"
+
+namespace resilin_cli {
+
+/// What CLI11 fills in; resolve() turns it into run_settings or throws one clear message.
+struct alignment_options {
+  std::string metric;
+  double gamma = 1.0;
+  long long band = 0;
+  double window = 0;
+  double c = 1.0;
+  std::string backend = "host";
+  std::string precision = "double";
+  int threads = 0;
+  bool znorm = false;
+  CLI::Option* gamma_opt = nullptr;
+  CLI::Option* band_opt = nullptr;
+  CLI::Option* window_opt = nullptr;
+  CLI::Option* c_opt = nullptr;
+};
+
+enum class precision_kind { single, double_ };
+
+struct run_settings {
+  measure_choice measure;
+  precision_kind precision = precision_kind::double_;
+  r::host_backend exec = r::host;
+  bool znorm = false;
+  std::string band_text = "full";  // for summaries: full, R=5, w=0.1
+};
+
+/// A number for summaries: %g (6 significant digits).
+inline std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+inline void add_alignment_options(CLI::App& cmd, alignment_options& o) {
+  cmd.add_option("--metric,-m", o.metric,
+                 "euclidean | dtw | soft-dtw | soft-dtw-div | msm | soft-msm | soft-msm-div. "
+                 "euclidean and dtw sum squared differences (the UCR convention; no square root)")
+      ->required();
+  o.gamma_opt = cmd.add_option("--gamma,-g", o.gamma, "soft-min temperature, > 0 (soft metrics)")
+                    ->capture_default_str();
+  o.band_opt = cmd.add_option("--band", o.band, "Sakoe-Chiba radius R in cells (|i - j| <= R)");
+  o.window_opt = cmd.add_option("--window", o.window,
+                                "Sakoe-Chiba window F: R = ceil(F * max(n, m)); 0 = diagonal");
+  o.band_opt->excludes(o.window_opt);
+  o.window_opt->excludes(o.band_opt);
+  o.c_opt = cmd.add_option("--c", o.c, "MSM split/merge cost, >= 0 (msm metrics)")
+                ->capture_default_str();
+  cmd.add_option("--backend", o.backend, "host | cuda")->capture_default_str();
+  cmd.add_option("--precision", o.precision, "double | float")->capture_default_str();
+  cmd.add_option("--threads,-j", o.threads, "threads, 0 = all cores")->capture_default_str();
+  cmd.add_flag("--znorm", o.znorm, "z-normalise every series after reading");
+}
+
+inline run_settings resolve(alignment_options const& o) {
+  using r::detail::require;
+  run_settings s;
+  s.measure.metric = parse_metric(o.metric);
+  require(o.c_opt == nullptr || o.c_opt->count() == 0 || is_msm(s.measure.metric),
+          "--c applies to the msm metrics only, not to '", o.metric, "'");
+  require(o.c >= 0 && std::isfinite(o.c), "--c must be >= 0 and finite, got ", o.c);
+  s.measure.c = o.c;
+  require(o.gamma > 0 && std::isfinite(o.gamma), "--gamma must be > 0 and finite, got ", o.gamma);
+  s.measure.gamma = o.gamma;
+  bool const banded = o.band_opt->count() > 0 || o.window_opt->count() > 0;
+  require(!(banded && s.measure.metric == metric_kind::euclidean),
+          "--band and --window do not apply to metric 'euclidean' (use dtw --band R)");
+  if (o.band_opt->count() > 0) {
+    require(o.band >= 0, "--band must be >= 0, got ", o.band);
+    s.measure.band = r::band_spec::radius(static_cast<r::index_t>(o.band));
+    s.band_text = "R=" + std::to_string(o.band);
+  } else if (o.window_opt->count() > 0) {
+    require(o.window >= 0 && std::isfinite(o.window),
+            "--window must be a finite value >= 0, got ", o.window);
+    s.measure.band = r::band_spec::window(o.window);
+    s.band_text = "w=" + short_number(o.window);
+  } else if (s.measure.metric == metric_kind::euclidean) {
+    s.band_text = "diagonal";
+  }
+  if (o.backend == "cuda")
+    RESILIN_THROW(r::invalid_argument("--backend cuda: this build has no CUDA backend"));
+  require(o.backend == "host", "--backend must be host or cuda, got '", o.backend, "'");
+  require(o.precision == "double" || o.precision == "float",
+          "--precision must be double or float, got '", o.precision, "'");
+  s.precision = o.precision == "float" ? precision_kind::single : precision_kind::double_;
+  require(o.threads >= 0, "--threads must be >= 0 (0 = all cores), got ", o.threads);
+  s.exec = r::host.with_threads(o.threads);
+  s.znorm = o.znorm;
+  return s;
+}
+
+/// Calls f(T{}, measure) with T = float or double and the measure of s.measure.
+template <class F>
+void visit(run_settings const& s, F&& f) {
+  auto const with = [&]<std::floating_point T>(T tag) {
+    visit_measure<T>(s.measure, [&](auto const& m) { f(tag, m); });
+  };
+  if (s.precision == precision_kind::single) with(0.0f);
+  else with(0.0);
+}
+
+}  // namespace resilin_cli

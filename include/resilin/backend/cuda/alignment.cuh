@@ -1,0 +1,462 @@
+#pragma once
+// The CUDA front end of the alignment recursion, in two layers (CUB / Thrust style):
+//
+//   resilin::expert::values(workspace, workspace_bytes, exec, measure, X, Y, out)   etc.
+//     allocates nothing and throws nothing: with workspace == nullptr it only writes the
+//     workspace size in bytes; otherwise it validates, enqueues the kernels on exec.stream and
+//     returns a cudaError_t (cudaErrorInvalidValue for bad input).
+//   resilin::values(resilin::device.on(stream), measure, X, Y, out)                  etc.
+//     the same names and semantics as the host batch API (alignment.hpp); allocates its
+//     workspace stream-ordered (cudaMallocAsync, or the backend's allocator) and throws
+//     resilin::invalid_argument (bad input) or resilin::cuda_error (CUDA failures).
+//
+// Every pointer (X, Y, their per-series lengths, out, gradients, upstream, E) must be device
+// accessible (device, managed, or mapped pinned memory); this is checked on the host. What the
+// host cannot check without a copy is documented instead: the values must be finite, and the
+// per-series lengths must lie in [1, max_length] (a pair with a length outside that range gets
+// a NaN result and zero gradients). All calls are asynchronous on the stream.
+//
+// Memory (beyond inputs and outputs): value-only calls use 3 rolling anti-diagonals of
+// min(n, m) values per pair (shared memory up to 48 KB per block, else workspace);
+// training calls store R only, one value per cell of each pair's grid (anti-diagonal-major),
+// plus 7 rolling diagonals per pair; the divergence adds its two self problems and four
+// input-sized gradient buffers. No distance matrix, no E unless asked for.
+// Determinism: no atomics; results are bitwise identical run to run on the same GPU and build.
+#include <resilin/backend/cuda/require_cuda.hpp>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+#include <cuda_runtime_api.h>
+#include <resilin/alignment.hpp>
+#include <resilin/backend/cuda/backend.cuh>
+#include <resilin/backend/cuda/error.cuh>
+#include <resilin/backend/cuda/kernels.cuh>
+#include <resilin/backend/device/wavefront.hpp>
+#include <resilin/core/error.hpp>
+#include <resilin/core/measure.hpp>
+
+namespace resilin {
+
+namespace cuda_detail {
+
+/// Whether a kernel can dereference p (device, managed or mapped host memory).
+inline bool device_accessible(void const* p) noexcept {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attr.devicePointer != nullptr;
+}
+
+/// "" when the batch is usable on the device, else the reason.
+template <class T>
+std::string check_device_batch(batch_view<T const> b, char const* name) {
+  if (b.batch < 0) return detail::message(name, ": batch must be >= 0, got ", b.batch);
+  if (b.channels < 1) return detail::message(name, ": channels must be >= 1, got ", b.channels);
+  if (b.batch == 0) return {};
+  if (b.max_length < 1) return detail::message(name, ": max_length must be >= 1, got ", b.max_length);
+  if (!b.data) return detail::message(name, ": data is null");
+  if (!device_accessible(b.data))
+    return detail::message(name, ": data is not device memory (host pointer?)");
+  if (b.lengths && !device_accessible(b.lengths))
+    return detail::message(name, ": lengths must point to device memory");
+  return {};
+}
+
+template <class Smooth>
+std::string check_smoothing(Smooth const& s) {
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+  try {
+    s.validate();
+  } catch (std::exception const& e) {
+    return e.what();
+  }
+#else
+  s.validate();
+#endif
+  return {};
+}
+
+template <class T, class Cost, class Smooth>
+std::string check_common(measure<Cost, Smooth> const& m, batch_view<T const> X,
+                         batch_view<T const> Y) {
+  static_assert(cost_model<Cost, T>, "the measure's cost model does not model cost_model<T>");
+  static_assert(smoothing_rule<Smooth, T>, "the smoothing does not model smoothing_rule<T>");
+  std::string e = check_smoothing(m.smooth);
+  if (e.empty() && m.independent_channels && X.channels > 1)
+    e = detail::message("independent channels are not on the device yet (", X.channels,
+                        " channels); use the host backend or align each channel separately");
+  if (e.empty()) e = check_device_batch(X, "X");
+  if (e.empty()) e = check_device_batch(Y, "Y");
+  if (e.empty() && X.channels != Y.channels)
+    e = detail::message("channel mismatch: X has ", X.channels, ", Y has ", Y.channels);
+  return e;
+}
+
+template <class T>
+std::string check_output(T const* p, char const* name) {
+  if (!p) return detail::message(name, " is null");
+  if (!device_accessible(p)) return detail::message(name, " is not device memory");
+  return {};
+}
+
+/// The band table, copied into the workspace (pageable source: the copy is staged before
+/// cudaMemcpyAsync returns, so the host vector may go).
+inline cudaError_t upload_band(band_spec const& b, index_t longest, void* dst, cudaStream_t s,
+                               device_detail::device_band& out) noexcept {
+  index_t const entries = device_detail::band_table_entries(b, longest);
+  if (entries == 0) {
+    out = device_detail::make_device_band(b, nullptr);
+    return cudaSuccess;
+  }
+  std::vector<index_t> table(static_cast<std::size_t>(entries));
+  device_detail::fill_band_table(b, longest, table.data());
+  cudaError_t const st = cudaMemcpyAsync(dst, table.data(), table.size() * sizeof(index_t),
+                                         cudaMemcpyHostToDevice, s);
+  out = device_detail::make_device_band(b, static_cast<index_t const*>(dst));
+  return st;
+}
+
+inline char* at(void* base, std::size_t offset) noexcept {
+  return static_cast<char*>(base) + offset;
+}
+
+template <class T, class Cost, class Smooth>
+cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
+                          measure<Cost, Smooth> const& m, batch_view<T const> X,
+                          batch_view<T const> Y, device_detail::job_layout layout, T* out) {
+  using namespace device_detail;
+  index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
+  value_plan const plan = value_plan::make(layout, X.batch, Y.batch, X.max_length, Y.max_length,
+                                           m.divergence, sizeof(T),
+                                           band_table_entries(m.band, longest));
+  if (!ws) {
+    bytes = plan.bytes;
+    return cudaSuccess;
+  }
+  if (bytes < plan.bytes) return cudaErrorInvalidValue;
+  if (plan.jobs == 0) return cudaSuccess;
+  device_band band{};
+  if (cudaError_t e = upload_band(m.band, longest, at(ws, plan.table_offset), exec.stream, band))
+    return e;
+  T* const results = m.divergence ? reinterpret_cast<T*>(at(ws, plan.results_offset)) : out;
+  T* const rings = plan.shared_ring ? nullptr : reinterpret_cast<T*>(at(ws, plan.rings_offset));
+  value_args<T, Cost, Smooth> const a{m.cost, m.smooth, band, X, Y, layout, results, plan.stride};
+  value_kernel<T, Cost, Smooth>
+      <<<static_cast<unsigned>(plan.jobs), static_cast<unsigned>(plan.threads),
+         plan.shared_ring ? plan.ring_bytes : 0, exec.stream>>>(a, rings);
+  if (cudaError_t e = cudaGetLastError()) return e;
+  if (!m.divergence) return cudaSuccess;
+  if (layout == job_layout::paired) {
+    divergence_paired_kernel<T><<<elementwise_blocks(X.batch), 256, 0, exec.stream>>>(
+        results, X.batch, out);
+  } else {
+    divergence_pairwise_kernel<T><<<elementwise_blocks(X.batch * Y.batch), 256, 0, exec.stream>>>(
+        results, X.batch, Y.batch, out);
+  }
+  return cudaGetLastError();
+}
+
+/// The training launch behind values_and_grads (gx, gy non-null) and alignment_matrices (e).
+template <class T, class Cost, class Smooth>
+cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
+                         measure<Cost, Smooth> const& m, batch_view<T const> X,
+                         batch_view<T const> Y, T* out, T* gx, T* gy, T const* upstream, T* e) {
+  using namespace device_detail;
+  index_t const B = X.batch, d = X.channels;
+  index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
+  train_plan const plan = train_plan::make(B, X.max_length, Y.max_length, d, m.divergence, false,
+                                           sizeof(T), band_table_entries(m.band, longest));
+  if (!ws) {
+    bytes = plan.bytes;
+    return cudaSuccess;
+  }
+  if (bytes < plan.bytes) return cudaErrorInvalidValue;
+  if (B == 0) return cudaSuccess;
+  cudaStream_t const s = exec.stream;
+  std::size_t const xs = static_cast<std::size_t>(B * X.max_length * d),
+                    ys = static_cast<std::size_t>(B * Y.max_length * d);
+  train_args<T, Cost, Smooth> a{};
+  if (cudaError_t err = upload_band(m.band, longest, at(ws, plan.table_offset), s, a.band)) return err;
+  a.cost = m.cost;
+  a.smooth = m.smooth;
+  a.X = X;
+  a.Y = Y;
+  a.results = m.divergence ? reinterpret_cast<T*>(at(ws, plan.results_offset)) : out;
+  a.upstream = upstream;
+  a.store = reinterpret_cast<T*>(at(ws, plan.store_offset));
+  for (int p = 0; p < 3; ++p) {
+    a.slot_offset[p] = plan.slot_offset[p];
+    a.slot_size[p] = plan.slot_size[p];
+  }
+  a.stride = plan.stride;
+  if (gx) {
+    if (cudaError_t err = cudaMemsetAsync(gx, 0, xs * sizeof(T), s)) return err;
+    if (cudaError_t err = cudaMemsetAsync(gy, 0, ys * sizeof(T), s)) return err;
+    a.gx0 = gx;
+    a.gy0 = gy;
+    if (m.divergence) {
+      T* const self = reinterpret_cast<T*>(at(ws, plan.selfgrad_offset));
+      if (cudaError_t err = cudaMemsetAsync(self, 0, 2 * (xs + ys) * sizeof(T), s)) return err;
+      a.gx1 = self;
+      a.gx2 = self + xs;
+      a.gy1 = self + 2 * xs;
+      a.gy2 = self + 2 * xs + ys;
+    }
+  }
+  if (e) {
+    std::size_t const es = static_cast<std::size_t>(B * X.max_length * Y.max_length);
+    if (cudaError_t err = cudaMemsetAsync(e, 0, es * sizeof(T), s)) return err;
+    a.e = e;
+  }
+  T* const rings = plan.shared_ring ? nullptr : reinterpret_cast<T*>(at(ws, plan.rings_offset));
+  train_kernel<T, Cost, Smooth>
+      <<<static_cast<unsigned>(plan.jobs), static_cast<unsigned>(plan.threads),
+         plan.shared_ring ? plan.ring_bytes : 0, s>>>(a, rings);
+  if (cudaError_t err = cudaGetLastError()) return err;
+  if (!m.divergence) return cudaSuccess;
+  divergence_paired_kernel<T><<<elementwise_blocks(B), 256, 0, s>>>(a.results, B, out);
+  if (cudaError_t err = cudaGetLastError()) return err;
+  if (gx) {
+    add_two_kernel<T><<<elementwise_blocks(static_cast<index_t>(xs)), 256, 0, s>>>(
+        gx, a.gx1, a.gx2, static_cast<index_t>(xs));
+    add_two_kernel<T><<<elementwise_blocks(static_cast<index_t>(ys)), 256, 0, s>>>(
+        gy, a.gy1, a.gy2, static_cast<index_t>(ys));
+  }
+  return cudaGetLastError();
+}
+
+/// The workspace of one convenience call: allocated on the stream, freed on the stream.
+class workspace {
+ public:
+  workspace(device_backend const& exec, std::size_t bytes) : exec_(exec), bytes_(bytes) {
+    if (bytes == 0) return;
+    if (exec.allocator.allocate) {
+      ptr_ = exec.allocator.allocate(bytes, exec.stream, exec.allocator.context);
+      if (!ptr_) RESILIN_CUDA_TRY(cudaErrorMemoryAllocation);
+    } else {
+      RESILIN_CUDA_TRY(cudaMallocAsync(&ptr_, bytes, exec.stream));
+    }
+  }
+  workspace(workspace const&) = delete;
+  workspace& operator=(workspace const&) = delete;
+  ~workspace() {
+    if (!ptr_) return;
+    if (exec_.allocator.deallocate)
+      exec_.allocator.deallocate(ptr_, bytes_, exec_.stream, exec_.allocator.context);
+    else
+      (void)cudaFreeAsync(ptr_, exec_.stream);  // stream-ordered after the kernels
+  }
+  void* get() const noexcept { return ptr_; }
+  std::size_t& bytes() noexcept { return bytes_; }
+
+ private:
+  device_backend exec_;
+  std::size_t bytes_;
+  void* ptr_ = nullptr;
+};
+
+inline void require_ok(std::string const& e) {
+  if (!e.empty()) RESILIN_THROW(::resilin::invalid_argument(e));
+}
+
+}  // namespace cuda_detail
+
+// --- expert layer: caller's workspace, no allocation, no exceptions ------------------------------
+
+namespace expert {
+
+/// out[b] = M(X[b], Y[b]) on exec.stream; out: (batch) device values.
+/// With workspace == nullptr, only sets workspace_bytes.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+cudaError_t values(void* workspace, std::size_t& workspace_bytes, device_backend exec,
+                   measure<Cost, Smooth> const& m, XB xs, YB ys, value_of<XB>* out) noexcept {
+  using T = value_of<XB>;
+  auto const X = as_const(xs);
+  auto const Y = as_const(ys);
+  if (workspace) {
+    std::string e = cuda_detail::check_common<T>(m, X, Y);
+    if (e.empty() && X.batch != Y.batch) e = "X and Y must hold as many series";
+    if (e.empty() && X.batch > 0) e = cuda_detail::check_output(out, "out");
+    if (!e.empty()) return cudaErrorInvalidValue;
+  }
+  return cuda_detail::launch_values<T>(workspace, workspace_bytes, exec, m, X, Y,
+                                       device_detail::job_layout::paired, out);
+}
+
+/// out(a, b) = M(X[a], Y[b]); out: (|X|, |Y|) row-major device values.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+cudaError_t pairwise(void* workspace, std::size_t& workspace_bytes, device_backend exec,
+                     measure<Cost, Smooth> const& m, XB xs, YB ys, value_of<XB>* out) noexcept {
+  using T = value_of<XB>;
+  auto const X = as_const(xs);
+  auto const Y = as_const(ys);
+  if (workspace) {
+    std::string e = cuda_detail::check_common<T>(m, X, Y);
+    if (e.empty() && X.batch * Y.batch > 0) e = cuda_detail::check_output(out, "out");
+    if (!e.empty()) return cudaErrorInvalidValue;
+  }
+  return cuda_detail::launch_values<T>(workspace, workspace_bytes, exec, m, X, Y,
+                                       device_detail::job_layout::pairwise, out);
+}
+
+/// values() plus GX[b] = upstream[b] dM/dX[b], GY likewise (shapes of X and Y, padding set to
+/// 0); upstream: (batch) device values or nullptr for ones.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+cudaError_t values_and_grads(void* workspace, std::size_t& workspace_bytes, device_backend exec,
+                             measure<Cost, Smooth> const& m, XB xs, YB ys, value_of<XB>* out,
+                             batch_view<value_of<XB>> gx, batch_view<value_of<XB>> gy,
+                             value_of<XB> const* upstream = nullptr) noexcept {
+  using T = value_of<XB>;
+  static_assert(differentiable_cost_model<Cost, T>, "the cost model has no step_grad");
+  auto const X = as_const(xs);
+  auto const Y = as_const(ys);
+  if (workspace) {
+    std::string e = cuda_detail::check_common<T>(m, X, Y);
+    if (e.empty() && X.batch != Y.batch) e = "X and Y must hold as many series";
+    if (e.empty() && X.batch > 0) e = cuda_detail::check_output(out, "out");
+    if (e.empty() && X.batch > 0) e = cuda_detail::check_output(gx.data, "GX");
+    if (e.empty() && X.batch > 0) e = cuda_detail::check_output(gy.data, "GY");
+    if (e.empty() && X.batch > 0 && upstream) e = cuda_detail::check_output(upstream, "upstream");
+    if (e.empty() && (gx.batch != X.batch || gx.max_length != X.max_length ||
+                      gx.channels != X.channels || gy.batch != Y.batch ||
+                      gy.max_length != Y.max_length || gy.channels != Y.channels))
+      e = "GX and GY must have the shapes of X and Y";
+    if (!e.empty()) return cudaErrorInvalidValue;
+  }
+  return cuda_detail::launch_train<T>(workspace, workspace_bytes, exec, m, X, Y, out, gx.data,
+                                      gy.data, upstream, static_cast<T*>(nullptr));
+}
+
+/// values() plus the soft alignment matrices E[b](i, j) = dS(X[b], Y[b]) / dR(i, j), written to
+/// e: (batch, X.max_length, Y.max_length) device values, zero outside each pair's grid.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+cudaError_t alignment_matrices(void* workspace, std::size_t& workspace_bytes, device_backend exec,
+                               measure<Cost, Smooth> const& m, XB xs, YB ys, value_of<XB>* out,
+                               value_of<XB>* e) noexcept {
+  using T = value_of<XB>;
+  auto const X = as_const(xs);
+  auto const Y = as_const(ys);
+  if (m.divergence) return cudaErrorInvalidValue;
+  if (workspace) {
+    std::string err = cuda_detail::check_common<T>(m, X, Y);
+    if (err.empty() && X.batch != Y.batch) err = "X and Y must hold as many series";
+    if (err.empty() && X.batch > 0) err = cuda_detail::check_output(out, "out");
+    if (err.empty() && X.batch > 0) err = cuda_detail::check_output(e, "E");
+    if (!err.empty()) return cudaErrorInvalidValue;
+  }
+  return cuda_detail::launch_train<T>(workspace, workspace_bytes, exec, m, X, Y, out,
+                                      static_cast<T*>(nullptr), static_cast<T*>(nullptr),
+                                      static_cast<T const*>(nullptr), e);
+}
+
+}  // namespace expert
+
+// --- convenience layer: the host batch API's names, on the device ------------------------------
+
+/// out[b] = M(X[b], Y[b]) for every pair of a paired batch (ragged lengths allowed); X, Y, their
+/// lengths and out in device memory. Asynchronous on exec.stream.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+void values(device_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
+            std::span<value_of<XB>> out) {
+  using T = value_of<XB>;
+  auto const X = as_const(xs);
+  auto const Y = as_const(ys);
+  cuda_detail::require_ok(cuda_detail::check_common<T>(m, X, Y));
+  detail::require(X.batch == Y.batch, "X and Y must hold as many series, got ", X.batch, " and ",
+                  Y.batch);
+  detail::require(static_cast<index_t>(out.size()) == X.batch, "out has ", out.size(),
+                  " entries, expected batch = ", X.batch);
+  if (X.batch == 0) return;
+  cuda_detail::require_ok(cuda_detail::check_output(out.data(), "out"));
+  std::size_t bytes = 0;
+  RESILIN_CUDA_TRY(expert::values(nullptr, bytes, exec, m, X, Y, out.data()));
+  cuda_detail::workspace ws(exec, bytes);
+  RESILIN_CUDA_TRY(expert::values(ws.get(), ws.bytes(), exec, m, X, Y, out.data()));
+}
+
+/// The pairwise (cdist) form: out(a, b) = M(X[a], Y[b]); out is (|X|, |Y|) in device memory.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+void pairwise(device_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
+              matrix_view<value_of<XB>> out) {
+  using T = value_of<XB>;
+  auto const X = as_const(xs);
+  auto const Y = as_const(ys);
+  cuda_detail::require_ok(cuda_detail::check_common<T>(m, X, Y));
+  detail::require(out.rows == X.batch && out.cols == Y.batch, "out must be (", X.batch, ", ",
+                  Y.batch, "), got (", out.rows, ", ", out.cols, ")");
+  if (X.batch * Y.batch == 0) return;
+  cuda_detail::require_ok(cuda_detail::check_output(out.data, "out"));
+  std::size_t bytes = 0;
+  RESILIN_CUDA_TRY(expert::pairwise(nullptr, bytes, exec, m, X, Y, out.data));
+  cuda_detail::workspace ws(exec, bytes);
+  RESILIN_CUDA_TRY(expert::pairwise(ws.get(), ws.bytes(), exec, m, X, Y, out.data));
+}
+
+/// values() plus the gradients: GX[b] = upstream[b] dM(X[b], Y[b]) / dX[b] (GY likewise);
+/// padding samples get exactly 0; upstream (device, batch values) defaults to ones.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+void values_and_grads(device_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
+                      std::span<value_of<XB>> out, batch_view<value_of<XB>> gxs,
+                      batch_view<value_of<XB>> gys,
+                      std::span<value_of<XB> const> upstream = {}) {
+  using T = value_of<XB>;
+  static_assert(differentiable_cost_model<Cost, T>, "the cost model has no step_grad");
+  auto const X = as_const(xs);
+  auto const Y = as_const(ys);
+  cuda_detail::require_ok(cuda_detail::check_common<T>(m, X, Y));
+  detail::require(X.batch == Y.batch, "X and Y must hold as many series, got ", X.batch, " and ",
+                  Y.batch);
+  detail::require(static_cast<index_t>(out.size()) == X.batch, "out has ", out.size(),
+                  " entries, expected batch = ", X.batch);
+  detail::require(upstream.empty() || static_cast<index_t>(upstream.size()) == X.batch,
+                  "upstream has ", upstream.size(), " entries, expected batch = ", X.batch);
+  detail::check_same_shape(gxs, X, "GX", "X");
+  detail::check_same_shape(gys, Y, "GY", "Y");
+  if (X.batch == 0) return;
+  cuda_detail::require_ok(cuda_detail::check_output(out.data(), "out"));
+  cuda_detail::require_ok(cuda_detail::check_output(gxs.data, "GX"));
+  cuda_detail::require_ok(cuda_detail::check_output(gys.data, "GY"));
+  if (!upstream.empty()) cuda_detail::require_ok(cuda_detail::check_output(upstream.data(), "upstream"));
+  T const* const up = upstream.empty() ? nullptr : upstream.data();
+  std::size_t bytes = 0;
+  RESILIN_CUDA_TRY(expert::values_and_grads(nullptr, bytes, exec, m, X, Y, out.data(), gxs, gys, up));
+  cuda_detail::workspace ws(exec, bytes);
+  RESILIN_CUDA_TRY(
+      expert::values_and_grads(ws.get(), ws.bytes(), exec, m, X, Y, out.data(), gxs, gys, up));
+}
+
+/// values() plus the soft alignment matrix of every pair: e is (batch, X.max_length,
+/// Y.max_length) in device memory, E[b](i, j) = dS/dR(i, j), zero outside the pair's grid.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+void alignment_matrices(device_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
+                        std::span<value_of<XB>> out, value_of<XB>* e) {
+  using T = value_of<XB>;
+  auto const X = as_const(xs);
+  auto const Y = as_const(ys);
+  detail::require(!m.divergence, "alignment_matrices: a divergence has no single alignment matrix");
+  cuda_detail::require_ok(cuda_detail::check_common<T>(m, X, Y));
+  detail::require(X.batch == Y.batch, "X and Y must hold as many series, got ", X.batch, " and ",
+                  Y.batch);
+  detail::require(static_cast<index_t>(out.size()) == X.batch, "out has ", out.size(),
+                  " entries, expected batch = ", X.batch);
+  if (X.batch == 0) return;
+  cuda_detail::require_ok(cuda_detail::check_output(out.data(), "out"));
+  cuda_detail::require_ok(cuda_detail::check_output(e, "E"));
+  std::size_t bytes = 0;
+  RESILIN_CUDA_TRY(expert::alignment_matrices(nullptr, bytes, exec, m, X, Y, out.data(), e));
+  cuda_detail::workspace ws(exec, bytes);
+  RESILIN_CUDA_TRY(expert::alignment_matrices(ws.get(), ws.bytes(), exec, m, X, Y, out.data(), e));
+}
+
+}  // namespace resilin

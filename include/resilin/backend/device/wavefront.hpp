@@ -1,0 +1,633 @@
+#pragma once
+// The CUDA backend's per-block programs, written once in pure C++20 so that g++ compiles them
+// too: the kernels in backend/cuda/kernels.cuh are thin shells that run these programs with a
+// CTA executor (threadIdx.x, __syncthreads), and tests/host/test_device_schedule.cpp runs the
+// very same programs with an emulated CTA (every thread index in turn, in lock-step per step).
+//
+// Traversal: one block per alignment problem; step t is the anti-diagonal i + j = t; the
+// threads stride the in-band cells of that diagonal, indexed by their row i. Within a step a
+// thread reads only the two previous diagonals (forward) or the two next ones (backward), and
+// writes only its own cells, so the steps need one barrier each and the result does not depend
+// on the order in which the threads of a step run.
+//
+// Memory: the forward keeps 3 rolling diagonals (indexed by row, `stride` >= rows); the value
+// path puts the shorter series on the rows (transposed_cost), so this is O(min(n, m)). The
+// training path stores R, one value per grid cell, anti-diagonal-major (coalesced), and the
+// backward recomputes the cell weights from R and the costs (nothing else of size n * m), with
+// 7 rolling diagonals of G = A * weights. Gradients go through the cost model's step_grad;
+// all cells of one diagonal touch distinct rows and columns (in stencil phases, see
+// grad_stencil), so there are no atomics and every sum has a fixed order: run-to-run bitwise
+// deterministic.
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <resilin/core/band.hpp>
+#include <resilin/core/concepts.hpp>
+#include <resilin/core/config.hpp>
+#include <resilin/core/math.hpp>
+#include <resilin/core/recursion.hpp>
+#include <resilin/core/views.hpp>
+#include <resilin/cost/dtw.hpp>
+
+namespace resilin {
+
+/// How many rows (and columns) back from (i, j) a cost model's step_grad for cell (i, j)
+/// writes: 1 when it touches only x_i and y_j (DTW). The device backward runs the gradient of
+/// a diagonal in `value` phases (cells with i mod value = phase) so that no two cells of a
+/// phase write the same row or column. A cost model declares `static constexpr int
+/// grad_stencil = k;` to set it; the default, 2, covers costs that read x_{i-1} and y_{j-1}.
+template <class Cost>
+struct grad_stencil {
+ private:
+  static constexpr int pick() {
+    if constexpr (requires { Cost::grad_stencil; }) return static_cast<int>(Cost::grad_stencil);
+    else return 2;
+  }
+
+ public:
+  static constexpr int value = pick();
+};
+template <class D>
+struct grad_stencil<dtw_cost<D>> {
+  static constexpr int value = 1;
+};
+template <class C>
+struct grad_stencil<transposed_cost<C>> {
+  static constexpr int value = grad_stencil<C>::value;
+};
+
+namespace device_detail {
+
+// --- geometry --------------------------------------------------------------------------------
+
+/// The rows [lo, hi] of the in-grid, in-band cells of one anti-diagonal (empty when lo > hi).
+struct diag_span {
+  index_t lo = 0;
+  index_t hi = -1;
+  RESILIN_HD constexpr bool contains(index_t i) const noexcept { return lo <= i && i <= hi; }
+};
+
+/// The grid part of anti-diagonal t of an (n, m) grid: rows max(0, t - m + 1) .. min(n - 1, t).
+RESILIN_HD constexpr index_t grid_lo(index_t m, index_t t) noexcept {
+  return t - (m - 1) > 0 ? t - (m - 1) : 0;
+}
+
+/// The in-band cells of anti-diagonal t. With j = t - i, the band condition
+/// |i (m-1) - j (n-1)| <= W becomes |i (n+m-2) - t (n-1)| <= W: one interval of rows.
+RESILIN_HD constexpr diag_span diagonal(band_geometry const& g, index_t t) noexcept {
+  index_t const n = g.n, m = g.m;
+  if (t < 0 || t > n + m - 2) return {0, -1};
+  index_t lo = grid_lo(m, t);
+  index_t hi = t < n - 1 ? t : n - 1;
+  if (g.banded()) {  // banded implies n, m >= 2
+    index_t const s = n + m - 2, c = t * (n - 1);
+    index_t const blo = detail::ceil_div(c - g.half_width, s);
+    index_t const bhi = detail::floor_div(c + g.half_width, s);
+    lo = blo > lo ? blo : lo;
+    hi = bhi < hi ? bhi : hi;
+  }
+  return {lo, hi};
+}
+
+RESILIN_HD constexpr index_t triangle(index_t k) noexcept { return k > 0 ? k * (k + 1) / 2 : 0; }
+
+/// Cells of an (n, m) grid on the anti-diagonals before t: the offset of diagonal t in the
+/// anti-diagonal-major layout of R (inclusion-exclusion over the triangle i + j < t).
+RESILIN_HD constexpr index_t diag_offset(index_t n, index_t m, index_t t) noexcept {
+  return triangle(t) - triangle(t - n) - triangle(t - m) + triangle(t - n - m);
+}
+
+/// Index of cell (i, j) in the anti-diagonal-major layout of an (n, m) grid.
+RESILIN_HD constexpr index_t diag_index(index_t n, index_t m, index_t i, index_t j) noexcept {
+  return diag_offset(n, m, i + j) + (i - grid_lo(m, i + j));
+}
+
+/// The band, resolvable on the device for every pair of lengths: band_spec::radius_for(n, m)
+/// depends on max(n, m) only; the host tabulates it when it is not a plain radius.
+struct device_band {
+  index_t radius = -1;              // used when table is null: -1 none, else min(radius, longest)
+  index_t const* table = nullptr;   // (max length + 1): table[L] = radius_for(L, L)
+
+  RESILIN_HD constexpr index_t radius_for(index_t n, index_t m) const noexcept {
+    index_t const longest = n > m ? n : m;
+    if (table) return table[longest];
+    if (radius < 0) return -1;
+    return radius < longest ? radius : longest;
+  }
+};
+
+/// Host side: the device form of a band_spec. A window band needs a table of
+/// radius_for(L, L) for L in [0, longest] (band_table_entries values, filled by
+/// fill_band_table); a radius or no band needs none.
+inline index_t band_table_entries(band_spec const& b, index_t longest) noexcept {
+  return b.type() == band_spec::kind::window ? longest + 1 : 0;
+}
+inline void fill_band_table(band_spec const& b, index_t longest, index_t* table) noexcept {
+  for (index_t L = 0; L <= longest; ++L) table[L] = L == 0 ? 0 : b.radius_for(L, L);
+}
+inline device_band make_device_band(band_spec const& b, index_t const* table) noexcept {
+  if (b.type() == band_spec::kind::none) return {-1, nullptr};
+  if (b.type() == band_spec::kind::window) return {-1, table};
+  index_t const big = index_t(1) << 60;  // radius_for(big, big) is the radius itself
+  return {b.radius_for(big, big), nullptr};
+}
+
+// --- jobs: which two series a block aligns -----------------------------------------------------
+
+/// Paired batches: job k = p * batch + b, p = 0: (X[b], Y[b]), p = 1: (X[b], X[b]),
+/// p = 2: (Y[b], Y[b]) (the divergence's self terms). Pairwise (a, b) over |X| x |Y|:
+/// k < |X||Y|: (X[k / |Y|], Y[k % |Y|]); then (X[a], X[a]) for each a; then (Y[b], Y[b]).
+enum class job_layout : unsigned char { paired, pairwise };
+
+struct job {
+  bool x_from_y;   // the rows series comes from Y
+  bool y_from_x;   // the columns series comes from X
+  index_t xs, ys;  // series indices
+  int problem;     // 0: (x, y), 1: self of X, 2: self of Y
+};
+
+RESILIN_HD constexpr job job_of(job_layout layout, index_t k, index_t nx, index_t ny) noexcept {
+  if (layout == job_layout::paired) {
+    index_t const b = k % nx;
+    int const p = static_cast<int>(k / nx);
+    if (p == 0) return {false, false, b, b, 0};
+    if (p == 1) return {false, true, b, b, 1};
+    return {true, false, b, b, 2};
+  }
+  if (k < nx * ny) return {false, false, k / ny, k % ny, 0};
+  k -= nx * ny;
+  if (k < nx) return {false, true, k, k, 1};
+  k -= nx;
+  return {true, false, k, k, 2};
+}
+
+RESILIN_HD constexpr index_t job_count(job_layout layout, index_t nx, index_t ny,
+                                       bool divergence) noexcept {
+  if (layout == job_layout::paired) return nx * (divergence ? 3 : 1);
+  return nx * ny + (divergence ? nx + ny : 0);
+}
+
+/// One alignment problem on an (x.length, y.length) grid.
+template <class T, class Cost, class Smooth>
+struct grid_problem {
+  Cost cost;
+  Smooth smooth;
+  series_view<T const> x;  // rows
+  series_view<T const> y;  // columns
+  band_geometry band;
+};
+
+// --- executors -------------------------------------------------------------------------------
+// An executor runs `f(thread, threads)` on every thread of the block (for_each), separates the
+// steps (sync) and picks one thread for single writes (leader). The CTA executor lives in
+// backend/cuda/kernels.cuh; this one emulates a CTA on the host, one thread index after the
+// other, in increasing or decreasing order (a correct step gives the same bits either way).
+
+struct emulated_cta {
+  int threads = 32;
+  bool reverse = false;
+  template <class F>
+  void for_each(F const& f) const {
+    for (int k = 0; k < threads; ++k) f(reverse ? threads - 1 - k : k, threads);
+  }
+  void sync() const noexcept {}
+  bool leader() const noexcept { return true; }
+};
+
+// --- forward ---------------------------------------------------------------------------------
+
+/// One forward step: the cells of diagonal t from diagonals t-1 and t-2 of the ring
+/// (3 diagonals of `stride` values, indexed by row). With `store`, also writes R there
+/// (anti-diagonal-major).
+template <class T, class Cost, class Smooth>
+struct forward_step {
+  grid_problem<T, Cost, Smooth> const* p;
+  index_t t;
+  T* ring;
+  index_t stride;
+  T* store;
+
+  RESILIN_HD void operator()(int thread, int threads) const noexcept {
+    index_t const n = p->x.length, m = p->y.length;
+    T const inf = math::infinity<T>();
+    diag_span const cur = diagonal(p->band, t), p1 = diagonal(p->band, t - 1),
+                    p2 = diagonal(p->band, t - 2);
+    T* const c = ring + (t % 3) * stride;
+    T const* const r1 = ring + ((t + 2) % 3) * stride;
+    T const* const r2 = ring + ((t + 1) % 3) * stride;
+    T* const out = store ? store + diag_offset(n, m, t) - grid_lo(m, t) : nullptr;
+    for (index_t i = cur.lo + thread; i <= cur.hi; i += threads) {
+      index_t const j = t - i;
+      T const left = p1.contains(i) ? r1[i] : inf;
+      T const up = p1.contains(i - 1) ? r1[i - 1] : inf;
+      T const diag = p2.contains(i - 1) ? r2[i - 1] : (i == 0 && j == 0 ? T(0) : inf);
+      step3<T> const cost = p->cost.step(p->x, p->y, i, j);
+      T const r = cell_value(p->smooth, cost, diag, up, left);
+      c[i] = r;
+      if (out) out[i] = r;
+    }
+  }
+};
+
+/// The forward sweep of one problem by one block. Returns R(n-1, m-1) on every thread.
+/// ring: 3 * stride values (stride >= x.length); store: nullptr or n * m values.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD T forward_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p, T* ring,
+                             index_t stride, T* store) {
+  index_t const last = p.x.length + p.y.length - 2;
+  for (index_t t = 0; t <= last; ++t) {
+    ex.for_each(forward_step<T, Cost, Smooth>{&p, t, ring, stride, store});
+    ex.sync();
+  }
+  return ring[(last % 3) * stride + (p.x.length - 1)];
+}
+
+// --- backward --------------------------------------------------------------------------------
+
+/// Optional outputs of the backward sweep, each (n, m) row-major or null.
+template <class T>
+struct backward_outputs {
+  series_view<T> gx{};       // adds seed * dS/dx (null data: no gradient)
+  series_view<T> gy{};
+  matrix_view<T> e{};        // A(i, j) = seed * dS/dR(i, j) (the soft alignment matrix)
+  matrix_view<T> diag{}, up{}, left{};  // G = A * weights (expected move use)
+};
+
+/// The ring of the backward: G.up and G.left of 2 diagonals, G.diag of 3 (7 * stride values).
+template <class T>
+struct g_ring {
+  T* base;
+  index_t stride;
+  RESILIN_HD T* up(index_t t) const noexcept { return base + (t & 1) * stride; }
+  RESILIN_HD T* left(index_t t) const noexcept { return base + (2 + (t & 1)) * stride; }
+  RESILIN_HD T* diag(index_t t) const noexcept { return base + (4 + t % 3) * stride; }
+};
+
+/// The cell (i, j) of R in the store, +inf outside the band, 0 for the virtual origin.
+template <class T>
+RESILIN_HD RESILIN_INLINE T stored(T const* store, band_geometry const& g, diag_span const& s,
+                                   index_t t, index_t i) noexcept {
+  if (s.contains(i)) return store[diag_offset(g.n, g.m, t) + (i - grid_lo(g.m, t))];
+  return (t == -2 && i == -1) ? T(0) : math::infinity<T>();
+}
+
+/// One backward step: A and G of the cells of diagonal t from G of diagonals t+1 and t+2;
+/// with stencil 1 it also adds the cell's gradient.
+template <class T, class Cost, class Smooth>
+struct backward_step {
+  grid_problem<T, Cost, Smooth> const* p;
+  index_t t;
+  T const* store;
+  g_ring<T> g;
+  T seed;
+  backward_outputs<T> const* o;
+
+  RESILIN_HD void operator()(int thread, int threads) const noexcept {
+    index_t const n = p->x.length, m = p->y.length;
+    band_geometry const& bg = p->band;
+    diag_span const cur = diagonal(bg, t), n1 = diagonal(bg, t + 1), n2 = diagonal(bg, t + 2),
+                    p1 = diagonal(bg, t - 1), p2 = diagonal(bg, t - 2);
+    T const* const up1 = g.up(t + 1);
+    T const* const left1 = g.left(t + 1);
+    T const* const diag2 = g.diag(t + 2);
+    T* const up0 = g.up(t);
+    T* const left0 = g.left(t);
+    T* const diag0 = g.diag(t);
+    bool const grad = grad_stencil<Cost>::value == 1 && o->gx.data != nullptr;
+    for (index_t i = cur.lo + thread; i <= cur.hi; i += threads) {
+      index_t const j = t - i;
+      T a = T(0);
+      if (n1.contains(i + 1)) a += up1[i + 1];     // (i+1, j) came up from (i, j)
+      if (n1.contains(i)) a += left1[i];           // (i, j+1) came left from (i, j)
+      if (n2.contains(i + 1)) a += diag2[i + 1];   // (i+1, j+1) came diagonally
+      if (i == n - 1 && j == m - 1) a += seed;
+      T const left = stored(store, bg, p1, t - 1, i);
+      T const up = stored(store, bg, p1, t - 1, i - 1);
+      T const diag = stored(store, bg, p2, t - 2, i - 1);
+      step3<T> const cost = p->cost.step(p->x, p->y, i, j);
+      step3<T> const w = cell_weights(p->smooth, cost, diag, up, left);
+      step3<T> const use{a * w.diag, a * w.up, a * w.left};
+      up0[i] = use.up;
+      left0[i] = use.left;
+      diag0[i] = use.diag;
+      if (o->e.data) o->e(i, j) = a;
+      if (o->diag.data) o->diag(i, j) = use.diag;
+      if (o->up.data) o->up(i, j) = use.up;
+      if (o->left.data) o->left(i, j) = use.left;
+      if (grad) p->cost.step_grad(p->x, p->y, i, j, use, o->gx, o->gy);
+    }
+  }
+};
+
+/// The gradient of the cells i = phase (mod grad_stencil) of diagonal t (stencil > 1).
+template <class T, class Cost, class Smooth>
+struct gradient_phase {
+  grid_problem<T, Cost, Smooth> const* p;
+  index_t t;
+  g_ring<T> g;
+  int phase;
+  backward_outputs<T> const* o;
+
+  RESILIN_HD void operator()(int thread, int threads) const noexcept {
+    constexpr index_t s = grad_stencil<Cost>::value;
+    diag_span const cur = diagonal(p->band, t);
+    for (index_t i = cur.lo + thread; i <= cur.hi; i += threads) {
+      if (i % s != phase) continue;
+      step3<T> const use{g.diag(t)[i], g.up(t)[i], g.left(t)[i]};
+      p->cost.step_grad(p->x, p->y, i, t - i, use, o->gx, o->gy);
+    }
+  }
+};
+
+/// The backward sweep of one problem by one block over the stored R. ring: 7 * stride values.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD void backward_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p,
+                                 T const* store, T* ring, index_t stride, T seed,
+                                 backward_outputs<T> const& o) {
+  constexpr int s = grad_stencil<Cost>::value;
+  g_ring<T> const g{ring, stride};
+  for (index_t t = p.x.length + p.y.length - 2; t >= 0; --t) {
+    ex.for_each(backward_step<T, Cost, Smooth>{&p, t, store, g, seed, &o});
+    ex.sync();
+    if constexpr (s > 1) {
+      if (o.gx.data) {
+        for (int phase = 0; phase < s; ++phase) {
+          ex.for_each(gradient_phase<T, Cost, Smooth>{&p, t, g, phase, &o});
+          ex.sync();
+        }
+      }
+    }
+  }
+}
+
+// --- block programs (one block = one job) ------------------------------------------------------
+
+/// Everything a value block needs; trivially copyable, passed to the kernel by value.
+template <class T, class Cost, class Smooth>
+struct value_args {
+  Cost cost;
+  Smooth smooth;
+  device_band band;
+  batch_view<T const> X;
+  batch_view<T const> Y;
+  job_layout layout;
+  T* results;       // (job_count): the value of each job
+  index_t stride;   // ring stride >= min(n, m) of every job
+};
+
+template <class T>
+RESILIN_HD T quiet_nan() noexcept {
+  return math::infinity<T>() - math::infinity<T>();
+}
+
+/// The series of a job, or a zero-length view when a per-series length is out of range.
+template <class T>
+RESILIN_HD series_view<T const> job_series(batch_view<T const> const& b, index_t s) noexcept {
+  index_t const len = b.length(s);
+  if (len < 1 || len > b.max_length) return {b.data, 0, b.channels};
+  return {b.data + s * b.max_length * b.channels, len, b.channels};
+}
+
+/// Value of job k, in O(min(n, m)) memory: the shorter series is put on the rows.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD void value_block(Exec const& ex, value_args<T, Cost, Smooth> const& a, index_t k,
+                            T* ring) {
+  job const jb = job_of(a.layout, k, a.X.batch, a.Y.batch);
+  series_view<T const> const x = job_series(jb.x_from_y ? a.Y : a.X, jb.xs);
+  series_view<T const> const y = job_series(jb.y_from_x ? a.X : a.Y, jb.ys);
+  T v;
+  if (x.length == 0 || y.length == 0) {
+    v = quiet_nan<T>();  // a per-series length outside [1, max_length]
+  } else {
+    index_t const r = a.band.radius_for(x.length, y.length);
+    if (y.length < x.length) {
+      grid_problem<T, transposed_cost<Cost>, Smooth> const p{
+          {a.cost}, a.smooth, y, x, band_geometry::make(y.length, x.length, r)};
+      v = forward_program(ex, p, ring, a.stride, static_cast<T*>(nullptr));
+    } else {
+      grid_problem<T, Cost, Smooth> const p{a.cost, a.smooth, x, y,
+                                            band_geometry::make(x.length, y.length, r)};
+      v = forward_program(ex, p, ring, a.stride, static_cast<T*>(nullptr));
+    }
+  }
+  if (ex.leader()) a.results[k] = v;
+}
+
+/// Everything a training block (forward storing R, then backward) needs.
+template <class T, class Cost, class Smooth>
+struct train_args {
+  Cost cost;
+  Smooth smooth;
+  device_band band;
+  batch_view<T const> X;
+  batch_view<T const> Y;
+  T* results;             // (3 * batch) or (batch): value of each job
+  T const* upstream;      // (batch) or null: ones
+  T* store;               // R slots: job p, pair b at store + slot_offset[p] + b * slot_size[p]
+  index_t slot_offset[3];
+  index_t slot_size[3];
+  index_t stride;         // ring stride >= rows of every job
+  // gradients: job 0 -> (gx0, gy0); job 1 -> (gx1, gx2); job 2 -> (gy1, gy2); each (batch,
+  // max_length, channels); null data: no gradient.
+  T* gx0;
+  T* gy0;
+  T* gx1;
+  T* gx2;
+  T* gy1;
+  T* gy2;
+  T* e;                   // (batch, X.max_length, Y.max_length) or null; job 0 only
+};
+
+/// Forward (storing R) then backward of job k = p * batch + b. The ring holds
+/// max(3, 7) * stride values and is reused by the backward.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD void train_block(Exec const& ex, train_args<T, Cost, Smooth> const& a, index_t k,
+                            T* ring) {
+  job const jb = job_of(job_layout::paired, k, a.X.batch, a.Y.batch);
+  index_t const b = jb.xs;
+  series_view<T const> const x = job_series(jb.x_from_y ? a.Y : a.X, jb.xs);
+  series_view<T const> const y = job_series(jb.y_from_x ? a.X : a.Y, jb.ys);
+  if (x.length == 0 || y.length == 0) {
+    if (ex.leader()) a.results[k] = quiet_nan<T>();
+    return;
+  }
+  grid_problem<T, Cost, Smooth> const p{
+      a.cost, a.smooth, x, y,
+      band_geometry::make(x.length, y.length, a.band.radius_for(x.length, y.length))};
+  T* const store = a.store + a.slot_offset[jb.problem] + b * a.slot_size[jb.problem];
+  T const v = forward_program(ex, p, ring, a.stride, store);
+  if (ex.leader()) a.results[k] = v;
+  ex.sync();  // every thread has read v before the ring is reused
+  T const u = a.upstream ? a.upstream[b] : T(1);
+  T const seed = jb.problem == 0 ? u : -u / T(2);
+  index_t const xrow = a.X.max_length * a.X.channels, yrow = a.Y.max_length * a.Y.channels;
+  backward_outputs<T> o{};
+  T* gx = nullptr;
+  T* gy = nullptr;
+  if (jb.problem == 0) {
+    gx = a.gx0 ? a.gx0 + b * xrow : nullptr;
+    gy = a.gy0 ? a.gy0 + b * yrow : nullptr;
+    if (a.e) o.e = {a.e + b * a.X.max_length * a.Y.max_length, a.X.max_length, a.Y.max_length};
+  } else if (jb.problem == 1) {
+    gx = a.gx1 ? a.gx1 + b * xrow : nullptr;
+    gy = a.gx2 ? a.gx2 + b * xrow : nullptr;
+  } else {
+    gx = a.gy1 ? a.gy1 + b * yrow : nullptr;
+    gy = a.gy2 ? a.gy2 + b * yrow : nullptr;
+  }
+  if (gx && gy) {
+    o.gx = {gx, x.length, x.channels};
+    o.gy = {gy, y.length, y.channels};
+  }
+  if (!o.gx.data && !o.e.data) return;
+  backward_program(ex, p, static_cast<T const*>(store), ring, a.stride, seed, o);
+}
+
+// --- element-wise epilogues (one thread per element; deterministic) -----------------------------
+
+/// out[b] = S(x,y) - S(x,x)/2 - S(y,y)/2 over a paired batch (jobs as in job_of).
+template <class T>
+RESILIN_HD void divergence_paired(T const* jobs, index_t batch, T* out, index_t b) noexcept {
+  out[b] = jobs[b] - T(0.5) * jobs[batch + b] - T(0.5) * jobs[2 * batch + b];
+}
+
+/// out[k] = S(X[a],Y[b]) - S(X[a],X[a])/2 - S(Y[b],Y[b])/2 for k = a * ny + b.
+template <class T>
+RESILIN_HD void divergence_pairwise(T const* jobs, index_t nx, index_t ny, T* out,
+                                    index_t k) noexcept {
+  index_t const a = k / ny, b = k % ny;
+  out[k] = jobs[k] - T(0.5) * jobs[nx * ny + a] - T(0.5) * jobs[nx * ny + nx + b];
+}
+
+/// g[k] += p[k] + q[k] (the self terms of the divergence gradient).
+template <class T>
+RESILIN_HD void add_two(T* g, T const* p, T const* q, index_t k) noexcept {
+  g[k] += p[k] + q[k];
+}
+
+// --- workspace plans (host side) ---------------------------------------------------------------
+
+inline constexpr std::size_t workspace_alignment = 256;
+inline constexpr std::size_t shared_ring_limit = 48 * 1024;  // default dynamic shared memory
+
+RESILIN_HD constexpr std::size_t align_up(std::size_t v) noexcept {
+  return (v + workspace_alignment - 1) / workspace_alignment * workspace_alignment;
+}
+
+/// Threads per block for diagonals of at most `longest_diagonal` cells.
+constexpr int block_threads(index_t longest_diagonal) noexcept {
+  index_t t = (longest_diagonal + 31) / 32 * 32;
+  if (t < 32) t = 32;
+  if (t > 256) t = 256;
+  return static_cast<int>(t);
+}
+
+/// The value path: jobs, ring placement and workspace bytes.
+struct value_plan {
+  index_t jobs = 0;
+  index_t stride = 0;           // ring stride (values)
+  int threads = 32;
+  std::size_t ring_bytes = 0;   // per block
+  bool shared_ring = true;      // ring in dynamic shared memory, else in the workspace
+  std::size_t results_offset = 0, results_bytes = 0;  // job values (divergence only)
+  std::size_t rings_offset = 0, rings_bytes = 0;      // global rings (when not shared)
+  std::size_t table_offset = 0, table_bytes = 0;      // band table (window bands)
+  std::size_t bytes = 0;        // total workspace
+
+  static value_plan make(job_layout layout, index_t nx, index_t ny, index_t nmax, index_t mmax,
+                         bool divergence, std::size_t value_size, index_t table_entries = 0) {
+    value_plan q;
+    q.jobs = job_count(layout, nx, ny, divergence);
+    // the rows of a job are its shorter series; the self terms are (n, n) and (m, m)
+    index_t shortest = nmax < mmax ? nmax : mmax;
+    if (divergence) shortest = nmax > mmax ? nmax : mmax;
+    q.stride = shortest < 1 ? 1 : shortest;
+    q.threads = block_threads(q.stride);
+    q.ring_bytes = static_cast<std::size_t>(3 * q.stride) * value_size;
+    q.shared_ring = q.ring_bytes <= shared_ring_limit;
+    std::size_t off = 0;
+    // pairwise results are written in place into out only when there is no divergence
+    if (divergence) {
+      q.results_offset = off;
+      q.results_bytes = align_up(static_cast<std::size_t>(q.jobs) * value_size);
+      off += q.results_bytes;
+    }
+    if (!q.shared_ring) {
+      q.rings_offset = off;
+      q.rings_bytes = align_up(static_cast<std::size_t>(q.jobs) * q.ring_bytes);
+      off += q.rings_bytes;
+    }
+    q.table_offset = off;
+    q.table_bytes = align_up(static_cast<std::size_t>(table_entries) * sizeof(index_t));
+    off += q.table_bytes;
+    q.bytes = off > 0 ? off : 1;  // never 0: a null workspace means "size query" (CUB)
+    return q;
+  }
+};
+
+/// The training path (paired batches): R store, job values, rings, divergence gradients.
+struct train_plan {
+  index_t jobs = 0;
+  index_t stride = 0;
+  int threads = 32;
+  std::size_t ring_bytes = 0;
+  bool shared_ring = true;
+  index_t slot_offset[3] = {0, 0, 0};   // in values, from the store
+  index_t slot_size[3] = {0, 0, 0};
+  std::size_t store_offset = 0, store_bytes = 0;
+  std::size_t results_offset = 0, results_bytes = 0;
+  std::size_t rings_offset = 0, rings_bytes = 0;
+  std::size_t selfgrad_offset = 0, selfgrad_bytes = 0;  // gx1, gx2, gy1, gy2 (divergence)
+  std::size_t table_offset = 0, table_bytes = 0;
+  std::size_t bytes = 0;
+
+  static train_plan make(index_t batch, index_t nmax, index_t mmax, index_t channels,
+                         bool divergence, bool results_in_workspace, std::size_t value_size,
+                         index_t table_entries = 0) {
+    train_plan q;
+    q.jobs = job_count(job_layout::paired, batch, batch, divergence);
+    q.stride = nmax > mmax ? nmax : mmax;
+    if (!divergence) q.stride = nmax;
+    if (q.stride < 1) q.stride = 1;
+    index_t const shortest = nmax < mmax ? nmax : mmax;
+    q.threads = block_threads(divergence ? q.stride : shortest);
+    q.ring_bytes = static_cast<std::size_t>(7 * q.stride) * value_size;
+    q.shared_ring = q.ring_bytes <= shared_ring_limit;
+    q.slot_size[0] = nmax * mmax;
+    q.slot_size[1] = divergence ? nmax * nmax : 0;
+    q.slot_size[2] = divergence ? mmax * mmax : 0;
+    q.slot_offset[0] = 0;
+    q.slot_offset[1] = batch * q.slot_size[0];
+    q.slot_offset[2] = q.slot_offset[1] + batch * q.slot_size[1];
+    std::size_t off = 0;
+    q.store_offset = off;
+    q.store_bytes = align_up(static_cast<std::size_t>(q.slot_offset[2] + batch * q.slot_size[2]) *
+                             value_size);
+    off += q.store_bytes;
+    if (divergence || results_in_workspace) {
+      q.results_offset = off;
+      q.results_bytes = align_up(static_cast<std::size_t>(q.jobs) * value_size);
+      off += q.results_bytes;
+    }
+    if (!q.shared_ring) {
+      q.rings_offset = off;
+      q.rings_bytes = align_up(static_cast<std::size_t>(q.jobs) * q.ring_bytes);
+      off += q.rings_bytes;
+    }
+    if (divergence) {
+      q.selfgrad_offset = off;
+      q.selfgrad_bytes =
+          align_up(static_cast<std::size_t>(2 * batch * (nmax + mmax) * channels) * value_size);
+      off += q.selfgrad_bytes;
+    }
+    q.table_offset = off;
+    q.table_bytes = align_up(static_cast<std::size_t>(table_entries) * sizeof(index_t));
+    off += q.table_bytes;
+    q.bytes = off > 0 ? off : 1;  // never 0: a null workspace means "size query" (CUB)
+    return q;
+  }
+};
+
+}  // namespace device_detail
+}  // namespace resilin

@@ -1,0 +1,87 @@
+#pragma once
+// msm_cost: the Move-Split-Merge cost model of Stefan, Athitsos & Das (IEEE TKDE 25(6), 2013),
+// with absolute costs, as in aeon's msm_distance (spec/softmsm.md §2). Into cell (i, j):
+//     diag (move)              |x_i - y_j|
+//     up   (split/merge in x)  C(x_i, x_{i-1}, y_j)
+//     left (split/merge in y)  C(y_j, y_{j-1}, x_i)
+// with C(v, p, o) = c                               if p <= v <= o or p >= v >= o,
+//                 = c + min(|v - p|, |v - o|)       otherwise.
+// With hard_min this is MSM (a metric); with soft_min a smoothing of it whose value is not the
+// Soft-MSM of Holder & Bagnall (that one is soft_msm_cost, spec §3).
+//
+// Several channels: each move's cost is the sum of the per-channel costs (one recursion on
+// summed costs). The published multivariate MSM is "independent" (a sum of per-channel
+// recursions); the measures:: factories ask the front end for that instead (see measure.hpp).
+//
+// Gradient (MSM is piecewise linear; at its kinks `step_grad` returns one subgradient):
+//   * d|v - w|/dv = sign(v - w), and 0 at v = w (as l1_distance);
+//   * C: 0 in the closed "between" region (boundaries included, where 0 is the one-sided
+//     derivative from inside and lies in the subdifferential); outside it, the derivative of
+//     c + |v - n| with n the nearer of p and o (p when |v - p| = |v - o|, which outside the
+//     region happens only for p = o), i.e. +-1 for v and -+1 for n, 0 for the other.
+#include <concepts>
+#include <resilin/core/concepts.hpp>
+#include <resilin/core/config.hpp>
+#include <resilin/core/math.hpp>
+#include <resilin/core/views.hpp>
+#include <resilin/cost/move_split_merge.hpp>
+
+namespace resilin {
+
+/// MSM with split/merge penalty c >= 0 (default 1). P is the parameter type; the cost works
+/// for float and double series alike.
+template <std::floating_point P = double>
+struct msm_cost {
+  using parameter_type = P;
+  P c = P(1);
+
+  /// C(v, p, o) for one channel.
+  template <class T>
+  RESILIN_HD static T split_merge(T v, T p, T o, T c) noexcept {
+    using math::abs;
+    using math::min;
+    if ((p <= v && v <= o) || (p >= v && v >= o)) return c;
+    return c + min(abs(v - p), abs(v - o));
+  }
+
+  /// The partials (dC/dv, dC/dp, dC/do) of C(v, p, o), with the subgradient choice above.
+  template <class T>
+  RESILIN_HD static transition_partials<T> split_merge_partials(T v, T p, T o) noexcept {
+    using math::abs;
+    if ((p <= v && v <= o) || (p >= v && v >= o)) return {T(0), T(0), T(0)};
+    // outside the region v differs from both p and o
+    if (abs(v - p) <= abs(v - o)) {
+      T const s = v > p ? T(1) : T(-1);
+      return {s, -s, T(0)};
+    }
+    T const s = v > o ? T(1) : T(-1);
+    return {s, T(0), -s};
+  }
+
+  template <class T>
+  RESILIN_HD T move(T a, T b) const noexcept { return math::abs(a - b); }
+  template <class T>
+  RESILIN_HD T move_partial(T a, T b) const noexcept {
+    return a > b ? T(1) : (a < b ? T(-1) : T(0));
+  }
+  template <class T>
+  RESILIN_HD T transition(T v, T p, T o) const noexcept {
+    return split_merge(v, p, o, static_cast<T>(c));
+  }
+  template <class T>
+  RESILIN_HD transition_partials<T> transition_grad(T v, T p, T o) const noexcept {
+    return split_merge_partials(v, p, o);
+  }
+  template <class T>
+  RESILIN_HD step3<T> step(series_view<T const> x, series_view<T const> y, index_t i,
+                           index_t j) const noexcept {
+    return detail::msm_step(*this, x, y, i, j);
+  }
+  template <class T>
+  RESILIN_HD void step_grad(series_view<T const> x, series_view<T const> y, index_t i, index_t j,
+                            step3<T> usage, series_view<T> gx, series_view<T> gy) const noexcept {
+    detail::msm_step_grad(*this, x, y, i, j, usage, gx, gy);
+  }
+};
+
+}  // namespace resilin

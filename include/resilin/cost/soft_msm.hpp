@@ -1,0 +1,151 @@
+#pragma once
+// soft_msm_cost: the gated squared surrogate of MSM of Holder & Bagnall (Soft-MSM), as
+// implemented in aeon PR #3508 (spec/softmsm.md §3). Into cell (i, j):
+//     diag (move)              (x_i - y_j)^2
+//     up   (split/merge in x)  T(x_i, x_{i-1}, y_j)
+//     left (split/merge in y)  T(y_j, y_{j-1}, x_i)
+// with the transition cost (v: the value split or merged, p: its predecessor, o: the other
+// series' value)
+//     a = v - p,  b = v - o,  u = a b,
+//     g(u) = (1 - u / sqrt(u^2 + eps)) / 2          (a smoothed "v lies between p and o")
+//     T(v, p, o) = c + (1 - g(u)) softmin_gamma(a^2, b^2).
+// With soft_min(gamma) as smoothing (same gamma here: measures::soft_msm) this is Soft-MSM; the
+// first row and column are plain sums because the recursion's other predecessors are +inf.
+// gamma = 0 here means the hard min inside T: with hard_min as smoothing that is the gamma -> 0
+// limit (spec §3.8), which keeps the eps gate; it is not aeon's msm_distance (absolute costs:
+// msm_cost). The value is signed (it may be negative for large gamma) and S(x, x) != 0.
+//
+// Several channels: each move's cost is the sum of the per-channel costs. The published
+// multivariate Soft-MSM is "independent" (a sum of per-channel recursions); the measures::
+// factories ask the front end for that.
+//
+// Gradient (spec §3.5), with w_a, w_b the 2-way soft-min weights of a^2 and b^2 and
+// h = -g'(u) = eps / (2 (u^2 + eps)^{3/2}):
+//     dT/dv = h (a + b) S + (1 - g) (2 a w_a + 2 b w_b)
+//     dT/dp = -h b S - (1 - g) 2 a w_a
+//     dT/do = -h a S - (1 - g) 2 b w_b              (the three sum to 0)
+// The gate is stiff: |h S| reaches S / (2 sqrt(eps)) ~ 1.6e4 S at u = 0 (exactly repeated
+// values), so float gradients there are only as good as the float cancellation allows.
+// The inner soft-min gives a^2 and b^2 weight 1/2 each when they tie, also for gamma = 0.
+//
+// The math is written once over a value type V (a scalar, or a host SIMD pack with exp, log,
+// sqrt and select found by argument-dependent lookup), so a vectorised lane engine can reuse it.
+#include <concepts>
+#include <resilin/core/concepts.hpp>
+#include <resilin/core/config.hpp>
+#include <resilin/core/math.hpp>
+#include <resilin/core/views.hpp>
+#include <resilin/cost/move_split_merge.hpp>
+#include <resilin/cost/msm.hpp>
+
+namespace resilin {
+
+namespace detail {
+/// The 2-way soft-min softmin_gamma(a, b) = -gamma log(exp(-a/gamma) + exp(-b/gamma)),
+/// min-shifted, with the weight of the larger argument (in [0, 1/2]); gamma = 0: the minimum.
+template <class V>
+struct soft_min2_result {
+  V value;
+  V w_hi;  // weight of max(a, b); the smaller one gets 1 - w_hi
+};
+
+template <class V, class T>
+RESILIN_HD RESILIN_INLINE soft_min2_result<V> soft_min2(V a, V b, T gamma) noexcept {
+  using math::exp;
+  using math::log;
+  using math::max;
+  using math::min;
+  using math::select;
+  V const lo = min(a, b);
+  V const hi = max(a, b);
+  V const zero(T(0)), one(T(1));
+  if (gamma > T(0)) {
+    V const gap = select(lo == hi, zero, lo - hi);  // <= 0; no inf - inf
+    V const e = exp(gap * math::inverse_temperature(gamma));  // in [0, 1]
+    V const s = one + e;
+    return {lo - log(s) * gamma, e / s};
+  }
+  return {lo, select(lo == hi, V(T(0.5)), zero)};
+}
+
+/// The transition cost T(v, p, o) and, when `partials` is not null, its three partials.
+template <class V, class T>
+RESILIN_HD RESILIN_INLINE V soft_msm_transition(V v, V p, V o, T c, T gamma, T eps,
+                                                transition_partials<V>* partials) noexcept {
+  using math::select;
+  using math::sqrt;
+  V const zero(T(0)), one(T(1)), half(T(0.5));
+  V const a = v - p;
+  V const b = v - o;
+  V const u = a * b;
+  V const aa = a * a;
+  V const bb = b * b;
+  soft_min2_result<V> const sm = soft_min2(aa, bb, gamma);
+  V const d2 = u * u + V(eps);
+  V const inf(math::infinity<T>());
+  auto const huge = d2 == inf;                       // u^2 overflows: the gate is a hard step
+  V const r = one / sqrt(select(huge, one, d2));     // 1 / sqrt(u^2 + eps)
+  V const q = select(huge, select(zero < u, one, -one), u * r);
+  V const g1 = half * (one + q);                     // 1 - g(u)
+  V const value = V(c) + g1 * sm.value;
+  if (partials) {
+    V const h = select(huge, zero, half * V(eps) * (r * r * r));  // -g'(u)
+    // a^2 is the smaller argument unless b^2 < a^2 (ties: 1/2 each, from soft_min2)
+    auto const a_hi = bb < aa;
+    V const wa = select(a_hi, sm.w_hi, one - sm.w_hi);
+    V const wb = one - wa;
+    V const hs = h * sm.value;
+    V const ta = V(T(2)) * g1 * (a * wa);
+    V const tb = V(T(2)) * g1 * (b * wb);
+    partials->v = hs * (a + b) + (ta + tb);
+    partials->p = -(hs * b) - ta;
+    partials->o = -(hs * a) - tb;
+  }
+  return value;
+}
+}  // namespace detail
+
+/// Soft-MSM's cost model: split/merge penalty c >= 0 (default 1), the inner soft-min's
+/// temperature gamma >= 0 (0: hard min; the factories set it to the smoothing's gamma) and the
+/// gate floor eps > 0 (default 1e-9, aeon's). P is the parameter type; the cost works for float
+/// and double series alike.
+template <std::floating_point P = double>
+struct soft_msm_cost {
+  using parameter_type = P;
+  P c = P(1);
+  P gamma = P(1);
+  P eps = P(1e-9);
+
+  /// T(v, p, o) for one channel.
+  template <class T>
+  RESILIN_HD T transition(T v, T p, T o) const noexcept {
+    return detail::soft_msm_transition<T, T>(v, p, o, static_cast<T>(c), static_cast<T>(gamma),
+                                             static_cast<T>(eps), nullptr);
+  }
+
+  /// (dT/dv, dT/dp, dT/do) for one channel.
+  template <class T>
+  RESILIN_HD transition_partials<T> transition_grad(T v, T p, T o) const noexcept {
+    transition_partials<T> d{};
+    (void)detail::soft_msm_transition<T, T>(v, p, o, static_cast<T>(c), static_cast<T>(gamma),
+                                            static_cast<T>(eps), &d);
+    return d;
+  }
+
+  template <class T>
+  RESILIN_HD T move(T a, T b) const noexcept { return (a - b) * (a - b); }
+  template <class T>
+  RESILIN_HD T move_partial(T a, T b) const noexcept { return T(2) * (a - b); }
+  template <class T>
+  RESILIN_HD step3<T> step(series_view<T const> x, series_view<T const> y, index_t i,
+                           index_t j) const noexcept {
+    return detail::msm_step(*this, x, y, i, j);
+  }
+  template <class T>
+  RESILIN_HD void step_grad(series_view<T const> x, series_view<T const> y, index_t i, index_t j,
+                            step3<T> usage, series_view<T> gx, series_view<T> gy) const noexcept {
+    detail::msm_step_grad(*this, x, y, i, j, usage, gx, gy);
+  }
+};
+
+}  // namespace resilin

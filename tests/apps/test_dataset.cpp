@@ -1,0 +1,172 @@
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <support/catch.hpp>
+#include <resilin/apps/dataset.hpp>
+
+namespace {
+using resilin::index_t;
+
+resilin::dataset<double> parse(std::string const& text, std::string const& name = "mem.tsv") {
+  std::istringstream in(text);
+  return resilin::parse_ucr_tsv<double>(in, name);
+}
+
+// The message of the exception of type E that f throws ("" if it throws none).
+template <class E, class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (E const& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(std::string const& s, std::string const& part) {
+  return s.find(part) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("UCR TSV: ragged lines, exponent form, labels as given", "[apps][dataset]") {
+  auto const ds = parse("1\t0.5\t-1.25e+01\t3E-2\n"
+                        "-1\t+2\t1e0\n"
+                        "\n"
+                        "10\t1\t2\t3\t4\t5\r\n");
+  REQUIRE(ds.size() == 3);
+  CHECK(ds.labels == std::vector<std::string>{"1", "-1", "10"});
+  CHECK(ds.lengths == std::vector<index_t>{3, 2, 5});
+  CHECK(ds.max_length == 5);
+  CHECK(ds.channels == 1);
+  REQUIRE(ds.values.size() == 15);
+  CHECK(ds.values[0] == 0.5);
+  CHECK(ds.values[1] == -12.5);
+  CHECK(ds.values[2] == 3e-2);
+  CHECK(ds.values[3] == 0.0);  // padding
+  CHECK(ds.values[4] == 0.0);
+  CHECK(ds.values[5] == 2.0);
+  CHECK(ds.values[6] == 1.0);
+  CHECK(ds.values[7] == 0.0);
+  CHECK(ds.values[14] == 5.0);
+
+  auto const v = ds.view();
+  CHECK(v.batch == 3);
+  CHECK(v.max_length == 5);
+  CHECK(v.length(1) == 2);
+  CHECK(v[2](4, 0) == 5.0);
+  CHECK(ds.series(0).length == 3);
+
+  auto const f = ds.as<float>();
+  CHECK(f.view()[0](1, 0) == -12.5f);
+  CHECK(f.lengths == ds.lengths);
+  CHECK(f.labels == ds.labels);
+}
+
+TEST_CASE("UCR TSV: float parsing is the correctly rounded float", "[apps][dataset]") {
+  std::istringstream in("1\t0.1\t3.4028235e38\n");
+  auto const ds = resilin::parse_ucr_tsv<float>(in, "f.tsv");
+  CHECK(ds.values[0] == 0.1f);
+  CHECK(ds.values[1] == 3.4028235e38f);
+}
+
+TEST_CASE("UCR TSV: bad content is refused with the line number", "[apps][dataset]") {
+  using E = resilin::invalid_argument;
+  auto const err = [](std::string const& text) {
+    return error_of<E>([&] { parse(text, "x.tsv"); });
+  };
+  SECTION("not a number") {
+    auto const m = err("1\t1\t2\n2\t1\tabc\t3\n");
+    CHECK(contains(m, "x.tsv:2:"));
+    CHECK(contains(m, "value 2 is not a number: 'abc'"));
+  }
+  SECTION("trailing garbage in a number") { CHECK(contains(err("1\t1.5x\n"), "x.tsv:1: value 1")); }
+  SECTION("NaN") {
+    auto const m = err("1\t1\n\n1\t2\tNaN\n");
+    CHECK(contains(m, "x.tsv:3:"));
+    CHECK(contains(m, "missing"));
+  }
+  SECTION("nan, lower case") { CHECK(contains(err("1\tnan\n"), "x.tsv:1: value 1 is missing")); }
+  SECTION("question mark") { CHECK(contains(err("1\t1\t?\n"), "x.tsv:1: value 2 is missing")); }
+  SECTION("empty field") { CHECK(contains(err("1\t1\n2\t1\t\t2\n"), "x.tsv:2: value 2 is empty")); }
+  SECTION("infinity") { CHECK(contains(err("1\tinf\n"), "x.tsv:1: value 1 is not finite")); }
+  SECTION("out of range") { CHECK(contains(err("1\t1e400\n"), "x.tsv:1: value 1 is out of range")); }
+  SECTION("a label without values") { CHECK(contains(err("1\t2\n3\n"), "x.tsv:2: the line has a label ('3') but no values")); }
+  SECTION("empty input") { CHECK(contains(err(""), "x.tsv: no series")); }
+  SECTION("blank lines only") { CHECK(contains(err("\n  \n\r\n"), "x.tsv: no series")); }
+}
+
+TEST_CASE("UCR TSV files: read, unreadable, directory", "[apps][dataset]") {
+  auto const dir = std::filesystem::temp_directory_path() / "resilin_test_dataset";
+  std::filesystem::create_directories(dir);
+  auto const path = (dir / "small.tsv").string();
+  {
+    std::ofstream out(path);
+    out << "2\t1.0\t2.0\n1\t3.0\n";
+  }
+  auto const ds = resilin::read_ucr_tsv(path);
+  CHECK(ds.size() == 2);
+  CHECK(ds.lengths == std::vector<index_t>{2, 1});
+
+  auto const missing = (dir / "does_not_exist.tsv").string();
+  auto const m = error_of<resilin::runtime_error>([&] { resilin::read_ucr_tsv(missing); });
+  CHECK(contains(m, "cannot open '" + missing + "'"));
+  auto const d = error_of<resilin::runtime_error>([&] { resilin::read_ucr_tsv(dir.string()); });
+  CHECK(contains(d, "is a directory"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("z-normalisation: per series over its own length; constant series -> zeros",
+          "[apps][dataset]") {
+  auto ds = parse("1\t1\t2\t3\t4\n2\t5\t5\t5\n3\t-1e3\t1e3\n4\t0.1\t0.1\t0.1\t0.1\n");
+  resilin::z_normalise(ds);
+  auto const v = ds.view();
+  // series 0: mean 2.5, population sd sqrt(1.25)
+  double const sd = std::sqrt(1.25);
+  CHECK(v[0](0, 0) == Approx(-1.5 / sd));
+  CHECK(v[0](3, 0) == Approx(1.5 / sd));
+  for (index_t b : {0, 2}) {
+    double sum = 0, ss = 0;
+    for (index_t i = 0; i < v.length(b); ++i) sum += v[b](i, 0);
+    for (index_t i = 0; i < v.length(b); ++i) ss += v[b](i, 0) * v[b](i, 0);
+    CHECK(sum == Approx(0).margin(1e-12));
+    CHECK(ss / static_cast<double>(v.length(b)) == Approx(1.0));
+  }
+  for (index_t i = 0; i < 3; ++i) CHECK(v[1](i, 0) == 0.0);  // constant
+  for (index_t i = 0; i < 4; ++i) CHECK(v[3](i, 0) == 0.0);  // constant, inexact 0.1
+  CHECK(v[1](3, 0) == 0.0);                                   // padding untouched
+  CHECK(v[2](2, 0) == 0.0);
+}
+
+TEST_CASE("dataset: push_back repads, from_ragged checks its sizes", "[apps][dataset]") {
+  resilin::dataset<double> ds;
+  std::vector<double> const a{1, 2}, b{3, 4, 5};
+  ds.push_back("x", a);
+  ds.push_back("y", b);
+  CHECK(ds.max_length == 3);
+  CHECK(ds.values == std::vector<double>{1, 2, 0, 3, 4, 5});
+  CHECK(ds.lengths == std::vector<index_t>{2, 3});
+
+  std::vector<double> const flat{1, 2, 3};
+  CHECK_THROWS_AS(resilin::dataset<double>::from_ragged({"a"}, flat, {2}),
+                  resilin::invalid_argument);
+  CHECK_THROWS_AS(resilin::dataset<double>::from_ragged({"a", "b"}, flat, {3}),
+                  resilin::invalid_argument);
+  auto const two = resilin::dataset<double>::from_ragged({"a", "b"}, flat, {1, 2});
+  CHECK(two.values == std::vector<double>{1, 0, 2, 3});
+}
+
+TEST_CASE("UCR GunPoint reads as 50 x 150 (RESILIN_UCR_DIR)", "[apps][dataset][ucr]") {
+  char const* dir = std::getenv("RESILIN_UCR_DIR");
+  if (!dir) {
+    WARN("RESILIN_UCR_DIR is not set: skipped");
+    return;
+  }
+  auto const ds = resilin::read_ucr_tsv(std::string(dir) + "/GunPoint/GunPoint_TRAIN.tsv");
+  CHECK(ds.size() == 50);
+  CHECK(ds.max_length == 150);
+  for (auto const len : ds.lengths) CHECK(len == 150);
+  for (auto const& l : ds.labels) CHECK((l == "1" || l == "2"));
+}

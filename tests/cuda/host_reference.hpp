@@ -1,0 +1,33 @@
+#pragma once
+// Host-backend references for the CUDA tests, compiled by the host compiler in
+// host_reference.cpp: the host backend's SIMD packs cannot be instantiated by nvcc in a .cu
+// translation unit, so the .cu tests call these declarations instead.
+#include <span>
+#include <resilin/core/band.hpp>
+#include <resilin/core/views.hpp>
+
+namespace resilin_test {
+
+/// soft-DTW (gamma > 0) or DTW (gamma == 0), squared Euclidean, with a band, plain or divergence.
+struct ref_measure {
+  double gamma = 1;
+  resilin::band_spec band{};
+  bool divergence = false;
+};
+
+template <class T>
+void ref_values(ref_measure const& m, resilin::batch_view<T const> X, resilin::batch_view<T const> Y,
+                std::span<T> out);
+template <class T>
+void ref_pairwise(ref_measure const& m, resilin::batch_view<T const> X,
+                  resilin::batch_view<T const> Y, resilin::matrix_view<T> out);
+template <class T>
+void ref_values_and_grads(ref_measure const& m, resilin::batch_view<T const> X,
+                          resilin::batch_view<T const> Y, std::span<T> out,
+                          resilin::batch_view<T> gx, resilin::batch_view<T> gy,
+                          std::span<T const> upstream);
+template <class T>
+T ref_alignment_matrix(ref_measure const& m, resilin::series_view<T const> x,
+                       resilin::series_view<T const> y, resilin::matrix_view<T> e);
+
+}  // namespace resilin_test

@@ -1,0 +1,345 @@
+// The CUDA backend against the host backend (issue 3, item 6): values, pairwise, gradients and
+// alignment matrices on random ragged, banded shapes, float (1e-5 relative) and double (1e-12),
+// hard and soft, plain and divergence; finiteness on long sequences at gamma = 0.01; run-to-run
+// bitwise determinism; the memory contract through a counting workspace allocator; input
+// validation. Exits 77 (skipped) without a GPU (support/gpu_main.cpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <span>
+#include <vector>
+#include <support/catch.hpp>
+#include <resilin/cuda.cuh>
+#include "host_reference.hpp"
+
+namespace r = resilin;
+using resilin_test::ref_measure;
+
+namespace {
+
+template <class T>
+struct device_buffer {
+  T* ptr = nullptr;
+  std::size_t size = 0;
+  device_buffer() = default;
+  explicit device_buffer(std::size_t n) : size(n) {
+    if (n) RESILIN_CUDA_TRY(cudaMalloc(&ptr, n * sizeof(T)));
+  }
+  explicit device_buffer(std::vector<T> const& v) : device_buffer(v.size()) {
+    if (size) RESILIN_CUDA_TRY(cudaMemcpy(ptr, v.data(), size * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  device_buffer(device_buffer const&) = delete;
+  device_buffer& operator=(device_buffer const&) = delete;
+  ~device_buffer() { if (ptr) (void)cudaFree(ptr); }
+  std::vector<T> host() const {
+    std::vector<T> v(size);
+    RESILIN_CUDA_TRY(cudaDeviceSynchronize());
+    if (size) RESILIN_CUDA_TRY(cudaMemcpy(v.data(), ptr, size * sizeof(T), cudaMemcpyDeviceToHost));
+    return v;
+  }
+};
+
+/// A ragged batch on the host and on the device.
+template <class T>
+struct batch {
+  r::index_t count, max_length, channels;
+  std::vector<r::index_t> lengths;
+  std::vector<T> data;
+  device_buffer<T> d_data;
+  device_buffer<r::index_t> d_lengths;
+
+  batch(r::index_t b, r::index_t L, r::index_t d, std::uint64_t seed, bool full)
+      : count(b), max_length(L), channels(d), lengths(init_lengths(b, L, seed, full)),
+        data(init_data(b, L, d, seed)), d_data(data), d_lengths(lengths) {}
+
+  static std::vector<r::index_t> init_lengths(r::index_t b, r::index_t L, std::uint64_t seed, bool full) {
+    std::mt19937_64 g(seed * 31 + 7);
+    std::uniform_int_distribution<r::index_t> u(1, L);
+    std::vector<r::index_t> v(static_cast<std::size_t>(b));
+    for (auto& e : v) e = full ? L : u(g);
+    if (b > 1) v[1] = L;
+    return v;
+  }
+  std::vector<T> init_data(r::index_t b, r::index_t L, r::index_t d, std::uint64_t seed) const {
+    std::mt19937_64 g(seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<T> v(static_cast<std::size_t>(b * L * d));
+    for (auto& e : v) e = static_cast<T>(u(g));
+    for (r::index_t k = 0; k < b; ++k)
+      for (r::index_t t = lengths[static_cast<std::size_t>(k)]; t < L; ++t)
+        for (r::index_t c = 0; c < d; ++c) v[static_cast<std::size_t>((k * L + t) * d + c)] = T(1e3);
+    return v;
+  }
+  r::batch_view<T const> host_view() const {
+    return {data.data(), count, max_length, channels, lengths.data()};
+  }
+  r::batch_view<T const> device_view() const {
+    return {d_data.ptr, count, max_length, channels, d_lengths.ptr};
+  }
+};
+
+template <class T>
+double tolerance() { return std::is_same_v<T, double> ? 1e-12 : 1e-5; }
+
+template <class A, class B>
+double rel_err(A const& a, B const& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    double const x = double(a[k]), y = double(b[k]);
+    if (std::isinf(y) && x == y) continue;
+    double const d = std::abs(x - y) / std::max(1.0, std::abs(y));
+    if (!(d <= worst)) worst = d;
+  }
+  return worst;
+}
+
+template <class V>
+bool bitwise(V const& a, V const& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+}
+
+std::vector<r::band_spec> bands() {
+  return {r::band_spec::none(), r::band_spec::radius(0), r::band_spec::radius(3),
+          r::band_spec::window(0.1), r::band_spec::window(0.3)};
+}
+
+/// Counts the workspace bytes the convenience layer holds at once.
+struct counting_allocator {
+  std::size_t current = 0, peak = 0, calls = 0;
+  static void* allocate(std::size_t bytes, cudaStream_t s, void* ctx) {
+    auto* self = static_cast<counting_allocator*>(ctx);
+    void* p = nullptr;
+    if (cudaMallocAsync(&p, bytes, s) != cudaSuccess) return nullptr;
+    self->current += bytes;
+    self->peak = std::max(self->peak, self->current);
+    ++self->calls;
+    return p;
+  }
+  static void deallocate(void* p, std::size_t bytes, cudaStream_t s, void* ctx) {
+    auto* self = static_cast<counting_allocator*>(ctx);
+    (void)cudaFreeAsync(p, s);
+    self->current -= bytes;
+  }
+  r::device_allocator handle() { return {&allocate, &deallocate, this}; }
+};
+
+template <class T, class M>
+void compare_all(ref_measure const& rm, M const& meas, std::uint64_t seed, cudaStream_t stream) {
+  r::index_t const B = 6, d = 3;
+  batch<T> const X(B, 45, d, seed, false), Y(B, 38, d, seed + 1000, false);
+  auto const exec = r::device.on(stream);
+  // values
+  std::vector<T> hv(B);
+  resilin_test::ref_values(rm, X.host_view(), Y.host_view(), std::span<T>(hv));
+  device_buffer<T> dv(B);
+  r::values(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B));
+  CHECK(rel_err(dv.host(), hv) <= tolerance<T>());
+  // pairwise
+  std::vector<T> hp(B * B);
+  resilin_test::ref_pairwise(rm, X.host_view(), Y.host_view(), r::matrix_view<T>{hp.data(), B, B});
+  device_buffer<T> dp(B * B);
+  r::pairwise(exec, meas, X.device_view(), Y.device_view(), r::matrix_view<T>{dp.ptr, B, B});
+  CHECK(rel_err(dp.host(), hp) <= tolerance<T>());
+  // gradients, with an upstream
+  std::vector<T> up(B);
+  for (r::index_t b = 0; b < B; ++b) up[static_cast<std::size_t>(b)] = T(0.5) + T(b) / T(4);
+  std::vector<T> hgx(X.data.size()), hgy(Y.data.size());
+  resilin_test::ref_values_and_grads(rm, X.host_view(), Y.host_view(), std::span<T>(hv),
+                      r::batch_view<T>{hgx.data(), B, X.max_length, d, X.lengths.data()},
+                      r::batch_view<T>{hgy.data(), B, Y.max_length, d, Y.lengths.data()},
+                      std::span<T const>(up));
+  device_buffer<T> dgx(hgx.size()), dgy(hgy.size()), dup(up);
+  r::values_and_grads(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B),
+                      r::batch_view<T>{dgx.ptr, B, X.max_length, d, X.d_lengths.ptr},
+                      r::batch_view<T>{dgy.ptr, B, Y.max_length, d, Y.d_lengths.ptr},
+                      std::span<T const>(dup.ptr, B));
+  CHECK(rel_err(dv.host(), hv) <= tolerance<T>());
+  CHECK(rel_err(dgx.host(), hgx) <= 10 * tolerance<T>());
+  CHECK(rel_err(dgy.host(), hgy) <= 10 * tolerance<T>());
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("cuda: values, pairwise and gradients equal the host", "[cuda][wavefront]",
+                   float, double) {
+  using T = TestType;
+  cudaStream_t stream = nullptr;
+  RESILIN_CUDA_TRY(cudaStreamCreate(&stream));
+  std::uint64_t seed = 1;
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      INFO("band kind " << int(band.type()) << " divergence " << div);
+      for (double gamma : {1.0, 0.05}) {
+        auto meas = r::measures::soft_dtw<T>(T(gamma), band);
+        meas.divergence = div;
+        compare_all<T>(ref_measure{gamma, band, div}, meas, ++seed, stream);
+      }
+      {
+        auto meas = r::measures::dtw().with_band(band);
+        meas.divergence = div;
+        compare_all<T>(ref_measure{0.0, band, div}, meas, ++seed, stream);
+      }
+    }
+  }
+  RESILIN_CUDA_TRY(cudaStreamDestroy(stream));
+}
+
+TEST_CASE("cuda: alignment matrices equal the host", "[cuda][wavefront]") {
+  using T = double;
+  r::index_t const B = 4;
+  batch<T> const X(B, 33, 2, 71, false), Y(B, 29, 2, 72, false);
+  for (auto const& band : bands()) {
+    auto const meas = r::measures::soft_dtw<T>(0.2, band);
+    device_buffer<T> dv(B), de(static_cast<std::size_t>(B * X.max_length * Y.max_length));
+    r::alignment_matrices(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B), de.ptr);
+    auto const e = de.host();
+    auto const v = dv.host();
+    for (r::index_t b = 0; b < B; ++b) {
+      r::index_t const n = X.lengths[static_cast<std::size_t>(b)], m = Y.lengths[static_cast<std::size_t>(b)];
+      std::vector<T> he(static_cast<std::size_t>(n * m));
+      T const hv = resilin_test::ref_alignment_matrix(ref_measure{0.2, band, false}, X.host_view()[b], Y.host_view()[b], r::matrix_view<T>{he.data(), n, m});
+      CHECK(std::abs(v[static_cast<std::size_t>(b)] - hv) <= 1e-12 * std::max(1.0, std::abs(hv)));
+      double worst = 0;
+      for (r::index_t i = 0; i < X.max_length; ++i)
+        for (r::index_t j = 0; j < Y.max_length; ++j) {
+          T const got = e[static_cast<std::size_t>((b * X.max_length + i) * Y.max_length + j)];
+          T const want = i < n && j < m ? he[static_cast<std::size_t>(i * m + j)] : T(0);
+          worst = std::max(worst, std::abs(got - want));
+        }
+      CHECK(worst <= 1e-12);
+    }
+  }
+}
+
+TEST_CASE("cuda: long sequences at gamma 0.01 stay finite", "[cuda][wavefront][long]") {
+  using T = float;
+  auto const meas = r::measures::soft_dtw<T>(T(0.01));
+  {  // value, n = m = 65536 (global-memory rings)
+    batch<T> const X(1, 65536, 1, 5, true), Y(1, 65536, 1, 6, true);
+    device_buffer<T> dv(1);
+    r::values(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, 1));
+    CHECK(std::isfinite(dv.host()[0]));
+  }
+  {  // gradients, n = m = 16384, against the host
+    batch<T> const X(1, 16384, 1, 7, true), Y(1, 16384, 1, 8, true);
+    device_buffer<T> dv(1), dgx(X.data.size()), dgy(Y.data.size());
+    r::values_and_grads(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, 1),
+                        r::batch_view<T>{dgx.ptr, 1, X.max_length, 1, nullptr},
+                        r::batch_view<T>{dgy.ptr, 1, Y.max_length, 1, nullptr});
+    auto const gx = dgx.host(), gy = dgy.host();
+    CHECK(std::all_of(gx.begin(), gx.end(), [](T v) { return std::isfinite(v); }));
+    CHECK(std::all_of(gy.begin(), gy.end(), [](T v) { return std::isfinite(v); }));
+    std::vector<T> hv(1);
+    resilin_test::ref_values(ref_measure{0.01, {}, false}, X.host_view(), Y.host_view(), std::span<T>(hv));
+    CHECK(std::abs(dv.host()[0] - hv[0]) <= 1e-4 * std::max(1.0f, std::abs(hv[0])));
+  }
+  {  // S1: (2, 128, 128, 3), gamma 0.01: finite, mean |grad| > 1e-6
+    batch<T> const X(2, 128, 3, 9, true), Y(2, 128, 3, 10, true);
+    device_buffer<T> dv(2), dgx(X.data.size()), dgy(Y.data.size());
+    r::values_and_grads(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, 2),
+                        r::batch_view<T>{dgx.ptr, 2, 128, 3, nullptr},
+                        r::batch_view<T>{dgy.ptr, 2, 128, 3, nullptr});
+    auto const gx = dgx.host();
+    double mean = 0;
+    for (T v : gx) {
+      CHECK(std::isfinite(v));
+      mean += std::abs(v);
+    }
+    CHECK(mean / double(gx.size()) > 1e-6);
+  }
+}
+
+TEST_CASE("cuda: results are bitwise identical run to run", "[cuda][wavefront]") {
+  using T = float;
+  r::index_t const B = 8, d = 4;
+  batch<T> const X(B, 300, d, 21, false), Y(B, 257, d, 22, false);
+  auto const meas = r::measures::soft_dtw_divergence<T>(T(0.1), r::band_spec::window(0.2));
+  std::vector<T> v0, gx0, gy0;
+  for (int run = 0; run < 3; ++run) {
+    device_buffer<T> dv(B), dgx(X.data.size()), dgy(Y.data.size());
+    r::values_and_grads(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B),
+                        r::batch_view<T>{dgx.ptr, B, X.max_length, d, X.d_lengths.ptr},
+                        r::batch_view<T>{dgy.ptr, B, Y.max_length, d, Y.d_lengths.ptr});
+    if (run == 0) {
+      v0 = dv.host();
+      gx0 = dgx.host();
+      gy0 = dgy.host();
+    } else {
+      CHECK(bitwise(dv.host(), v0));
+      CHECK(bitwise(dgx.host(), gx0));
+      CHECK(bitwise(dgy.host(), gy0));
+    }
+  }
+}
+
+TEST_CASE("cuda: the memory contract, measured by a counting allocator", "[cuda][wavefront][memory]") {
+  using T = float;
+  r::index_t const B = 4, n = 1024, m = 1500, d = 8;
+  batch<T> const X(B, n, d, 31, true), Y(B, m, d, 32, true);
+  counting_allocator counter;
+  auto const exec = r::device.with_allocator(counter.handle());
+  auto const meas = r::measures::soft_dtw<T>(T(1));
+  device_buffer<T> dv(B), dgx(X.data.size()), dgy(Y.data.size());
+  // value only: O(min(n, m)) per pair, here entirely in shared memory
+  r::values(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B));
+  RESILIN_CUDA_TRY(cudaDeviceSynchronize());
+  CHECK(counter.peak <= std::size_t(B) * 3 * std::size_t(std::min(n, m)) * sizeof(T));
+  // long value: the rings go to the workspace, still O(min(n, m)) per pair
+  counter.peak = 0;
+  batch<T> const XL(2, 20000, 1, 33, true), YL(2, 30000, 1, 34, true);
+  device_buffer<T> dvl(2);
+  r::values(exec, meas, XL.device_view(), YL.device_view(), std::span<T>(dvl.ptr, 2));
+  RESILIN_CUDA_TRY(cudaDeviceSynchronize());
+  CHECK(counter.peak <= 2 * 3 * 20000 * sizeof(T) + 4096);
+  CHECK(counter.peak > 0);
+  // training: R only, one value per cell, and O(n) extra per pair
+  counter.peak = 0;
+  r::values_and_grads(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B),
+                      r::batch_view<T>{dgx.ptr, B, n, d, nullptr},
+                      r::batch_view<T>{dgy.ptr, B, m, d, nullptr});
+  RESILIN_CUDA_TRY(cudaDeviceSynchronize());
+  std::size_t const cells = std::size_t(B) * n * m * sizeof(T);
+  std::size_t const inputs = (X.data.size() + Y.data.size()) * sizeof(T);
+  CHECK(counter.peak >= cells);
+  CHECK(double(counter.peak) <= 1.1 * double(cells + inputs) - double(inputs));
+  CHECK(counter.current == 0);
+}
+
+TEST_CASE("cuda: bad input is rejected on the host", "[cuda][wavefront]") {
+  using T = double;
+  batch<T> const X(2, 10, 1, 41, true);
+  device_buffer<T> out(2);
+  auto const meas = r::measures::soft_dtw<T>(1.0);
+  // host memory where device memory is needed
+  CHECK_THROWS_AS(r::values(r::device, meas, X.host_view(), X.device_view(), std::span<T>(out.ptr, 2)),
+                  r::invalid_argument);
+  std::vector<T> host_out(2);
+  CHECK_THROWS_AS(r::values(r::device, meas, X.device_view(), X.device_view(), std::span<T>(host_out)),
+                  r::invalid_argument);
+  r::batch_view<T const> host_lengths = X.device_view();
+  host_lengths.lengths = X.lengths.data();
+  CHECK_THROWS_AS(r::values(r::device, meas, host_lengths, X.device_view(), std::span<T>(out.ptr, 2)),
+                  r::invalid_argument);
+  // gamma through the measure
+  r::measure<r::dtw_cost<>, r::soft_min<T>> bad{{}, {-1.0}, {}, false};
+  CHECK_THROWS_AS(r::values(r::device, bad, X.device_view(), X.device_view(), std::span<T>(out.ptr, 2)),
+                  r::invalid_argument);
+  // wrong sizes
+  CHECK_THROWS_AS(r::values(r::device, meas, X.device_view(), X.device_view(), std::span<T>(out.ptr, 1)),
+                  r::invalid_argument);
+  // expert layer: size query, too small a workspace
+  std::size_t bytes = 0;
+  CHECK(r::expert::values(nullptr, bytes, r::device, meas, X.device_view(), X.device_view(), out.ptr) == cudaSuccess);
+  std::size_t tbytes = 0;
+  CHECK(r::expert::alignment_matrices(nullptr, tbytes, r::device, meas, X.device_view(), X.device_view(), out.ptr, out.ptr) == cudaSuccess);
+  CHECK(tbytes >= std::size_t(2) * 10 * 10 * sizeof(T));
+  device_buffer<unsigned char> ws(tbytes);
+  std::size_t small = tbytes - 1;
+  device_buffer<T> e(2 * 10 * 10);
+  CHECK(r::expert::alignment_matrices(ws.ptr, small, r::device, meas, X.device_view(), X.device_view(), out.ptr, e.ptr) == cudaErrorInvalidValue);
+  CHECK(r::expert::alignment_matrices(ws.ptr, tbytes, r::device, meas, X.device_view(), X.device_view(), out.ptr, e.ptr) == cudaSuccess);
+  RESILIN_CUDA_TRY(cudaDeviceSynchronize());
+}

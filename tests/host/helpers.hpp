@@ -1,0 +1,124 @@
+#pragma once
+// Small helpers shared by the host tests: seeded random series, central differences, and
+// comparison utilities. Header only; included after <support/catch.hpp>.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace resilin_test {
+
+/// True in a -fsanitize=address/undefined build, where the heaviest checks are trimmed.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+inline constexpr bool sanitized = true;
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+inline constexpr bool sanitized = true;
+#  else
+inline constexpr bool sanitized = false;
+#  endif
+#else
+inline constexpr bool sanitized = false;
+#endif
+
+/// n values uniform in [lo, hi), reproducible from the seed.
+template <class T = double>
+std::vector<T> random_values(std::size_t n, std::uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<T> v(n);
+  for (auto& e : v) e = static_cast<T>(u(gen));
+  return v;
+}
+
+/// A converted copy (e.g. double -> float).
+template <class T, class U>
+std::vector<T> cast(std::vector<U> const& v) {
+  std::vector<T> r(v.size());
+  for (std::size_t k = 0; k < v.size(); ++k) r[k] = static_cast<T>(v[k]);
+  return r;
+}
+
+/// Central differences of f at p: (f(p + h e_k) - f(p - h e_k)) / 2h, h = eps * max(1, |p_k|).
+inline std::vector<double> central_differences(std::function<double(std::vector<double> const&)> f,
+                                               std::vector<double> p, double eps = 1e-5) {
+  std::vector<double> g(p.size());
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    double const v = p[k];
+    double const h = eps * std::max(1.0, std::abs(v));
+    p[k] = v + h;
+    double const fp = f(p);
+    p[k] = v - h;
+    double const fm = f(p);
+    p[k] = v;
+    g[k] = (fp - fm) / (2 * h);
+  }
+  return g;
+}
+
+/// max_k |a_k - b_k| / max(1, |b_k|) (a relative error that is absolute near zero).
+template <class A, class B>
+double max_rel_diff(A const& a, B const& b) {
+  double worst = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    double const d = std::abs(double(a[k]) - double(b[k])) / std::max(1.0, std::abs(double(b[k])));
+    if (!(d <= worst)) worst = d;  // NaN propagates as a failure
+  }
+  return worst;
+}
+
+template <class A, class B>
+double max_abs_diff(A const& a, B const& b) {
+  double worst = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    double const d = std::abs(double(a[k]) - double(b[k]));
+    if (!(d <= worst)) worst = d;
+  }
+  return worst;
+}
+
+/// Bitwise equality of two ranges of floating-point values.
+template <class A, class B>
+bool bitwise_equal(A const& a, B const& b) {
+  if (a.size() != b.size()) return false;
+  using T = std::remove_cvref_t<decltype(a[0])>;
+  return std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+template <class T>
+bool bits_equal(T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }
+
+template <class A>
+bool all_finite(A const& a) {
+  for (auto v : a)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+/// Runs f and returns the message of the resilin::invalid_argument it throws, or a marker
+/// ("<no exception>", "<wrong type: ...>") that no expectation matches.
+template <class Error, class F>
+std::string message_of(F&& f) {
+  try {
+    f();
+  } catch (Error const& e) {
+    return e.what();
+  } catch (std::exception const& e) {
+    return std::string("<wrong type: ") + e.what() + ">";
+  } catch (...) {
+    return "<unknown exception>";
+  }
+  return "<no exception>";
+}
+
+}  // namespace resilin_test
+
+#if RESILIN_CATCH_V3
+#  define RESILIN_CONTAINS(s) Catch::Matchers::ContainsSubstring(s)
+#else
+#  define RESILIN_CONTAINS(s) Catch::Matchers::Contains(s)
+#endif

@@ -1,0 +1,182 @@
+// Bad input (issue 2, item 7): every case throws resilin::invalid_argument (a
+// std::invalid_argument) whose message names the argument and the offending value.
+#include <cmath>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+#include <support/catch.hpp>
+#include <resilin/resilin.hpp>
+#include "helpers.hpp"
+
+namespace r = resilin;
+using resilin_test::message_of;
+
+namespace {
+template <class F>
+std::string msg(F&& f) { return message_of<r::invalid_argument>(std::forward<F>(f)); }
+
+double const nan_v = std::numeric_limits<double>::quiet_NaN();
+double const inf_v = std::numeric_limits<double>::infinity();
+}  // namespace
+
+#define EXPECT_ERROR(expr, ...)                                                  \
+  do {                                                                           \
+    CHECK_THROWS_AS(expr, r::invalid_argument);                                  \
+    CHECK_THROWS_AS(expr, std::invalid_argument);                                \
+    auto const message_ = msg([&] { (void)(expr); });                            \
+    INFO("message: " << message_);                                               \
+    for (char const* part_ : {__VA_ARGS__}) CHECK_THAT(message_, RESILIN_CONTAINS(part_)); \
+  } while (0)
+
+TEST_CASE("empty series", "[errors]") {
+  std::vector<double> empty, y{1, 2, 3}, g3(3), g0;
+  auto const m = r::measures::soft_dtw(1.0);
+  EXPECT_ERROR(r::value(m, r::view(empty), r::view(y)), "x", "empty", "length 0");
+  EXPECT_ERROR(r::value(m, r::view(y), r::view(empty)), "y", "empty", "length 0");
+  EXPECT_ERROR(r::value_and_grad(m, r::view(empty), r::view(y), r::view(g0), r::view(g3)), "x", "empty");
+  EXPECT_ERROR(r::dtw(empty, y), "x", "empty");
+  EXPECT_ERROR(r::soft_dtw(y, empty, 1.0), "y", "empty");
+  EXPECT_ERROR(r::alignment_path(r::measures::dtw(), r::view(empty), r::view(y)), "x", "empty");
+}
+
+TEST_CASE("channel mismatch", "[errors]") {
+  std::vector<double> x(12, 0.5), y(12, 0.25), gx(12), gy(12);
+  auto const m = r::measures::soft_dtw(1.0);
+  EXPECT_ERROR(r::value(m, r::view(x, 2), r::view(y, 3)), "channel", "2", "3");
+  EXPECT_ERROR(r::value_and_grad(m, r::view(x, 2), r::view(y, 3), r::view(gx, 2), r::view(gy, 3)), "channel", "2", "3");
+  EXPECT_ERROR(r::view(x, 5), "12", "5");          // 12 values cannot have 5 channels
+  EXPECT_ERROR(r::view(x, 0), "channels", "got 0");
+  auto const X = r::make_batch(x, 2, 3, 2);
+  auto const Y = r::make_batch(y, 2, 2, 3);
+  std::vector<double> out(2), D(4);
+  EXPECT_ERROR(r::values(r::host, m, X, Y, std::span<double>(out)), "channel", "2", "3");
+  EXPECT_ERROR(r::pairwise(r::host, m, X, Y, r::matrix_view<double>{D.data(), 2, 2}), "channel", "2", "3");
+}
+
+TEST_CASE("gamma <= 0, NaN or inf", "[errors]") {
+  EXPECT_ERROR(r::measures::soft_dtw(0.0), "gamma", "got 0");
+  EXPECT_ERROR(r::measures::soft_dtw(-1.0), "gamma", "got -1");
+  EXPECT_ERROR(r::measures::soft_dtw(-0.0), "gamma", "got -0");
+  EXPECT_ERROR(r::measures::soft_dtw(nan_v), "gamma", "got nan");
+  EXPECT_ERROR(r::measures::soft_dtw(inf_v), "gamma", "got inf");
+  EXPECT_ERROR(r::measures::soft_dtw(-2.5f), "gamma", "got -2.5");
+  EXPECT_ERROR(r::measures::soft_dtw_divergence(-0.125), "gamma", "got -0.125");
+  std::vector<double> x{1, 2}, y{3};
+  EXPECT_ERROR(r::soft_dtw(x, y, 0.0), "gamma", "got 0");
+  EXPECT_ERROR(r::soft_dtw(x, y, -3.0), "gamma", "got -3");
+  // A measure built by hand (bypassing the factory) is still validated at the call.
+  auto m = r::measures::soft_dtw(1.0);
+  m.smooth.gamma = -7.0;
+  EXPECT_ERROR(r::value(m, r::view(x), r::view(y)), "gamma", "got -7");
+  std::vector<double> out(1);
+  auto const X = r::make_batch(x, 1, 2);
+  EXPECT_ERROR(r::values(r::host, m, X, X, std::span<double>(out)), "gamma", "got -7");
+}
+
+TEST_CASE("NaN or inf in the input", "[errors]") {
+  auto const m = r::measures::soft_dtw(1.0);
+  std::vector<double> good{1, 2, 3, 4}, gx(4), gy(4);
+  std::vector<double> bad_nan{1, 2, nan_v, 4}, bad_inf{1, -inf_v, 3, 4};
+  EXPECT_ERROR(r::value(m, r::view(bad_nan), r::view(good)), "x", "nan", "2");      // sample 2
+  EXPECT_ERROR(r::value(m, r::view(good), r::view(bad_inf)), "y", "inf", "1");      // sample 1
+  EXPECT_ERROR(r::value_and_grad(m, r::view(bad_nan), r::view(good), r::view(gx), r::view(gy)), "x", "nan");
+  EXPECT_ERROR(r::value(r::measures::dtw(), r::view(good), r::view(bad_nan)), "y", "nan");
+  std::vector<float> fgood{1, 2}, fbad{std::numeric_limits<float>::infinity(), 2};
+  EXPECT_ERROR(r::value(r::measures::soft_dtw(1.0f), r::view(fbad), r::view(fgood)), "x", "inf");
+  // Multichannel: the message names sample and channel.
+  std::vector<double> mc{1, 2, 3, 4, 5, nan_v};
+  std::vector<double> mc_good(6, 0.0);
+  EXPECT_ERROR(r::value(m, r::view(mc, 2), r::view(mc_good, 2)), "x", "nan", "sample 2", "channel 1");
+  // In a batch: the message names the batch and the series.
+  std::vector<double> xs{1, 2, 3, 4, nan_v, 6}, ys(6, 0.0), out(2);
+  auto const X = r::make_batch(xs, 2, 3);
+  auto const Y = r::make_batch(ys, 2, 3);
+  EXPECT_ERROR(r::values(r::host, m, X, Y, std::span<double>(out)), "X", "nan", "series 1");
+  EXPECT_ERROR(r::values(r::host, m, Y, X, std::span<double>(out)), "Y", "nan", "series 1");
+  // NaN in the padding of a ragged batch is not part of the data: accepted.
+  std::vector<r::index_t> const lens{3, 1};
+  auto const Xr = r::make_batch(xs, 2, 3, 1, std::span<r::index_t const>(lens));
+  CHECK_NOTHROW(r::values(r::host, m, Xr, Y, std::span<double>(out)));
+  CHECK(std::isfinite(out[0]));
+  CHECK(std::isfinite(out[1]));
+}
+
+TEST_CASE("negative band radius, negative or non-finite window", "[errors]") {
+  EXPECT_ERROR(r::band_spec::radius(-1), "band radius", "got -1");
+  EXPECT_ERROR(r::band_spec::radius(-42), "band radius", "-42");
+  EXPECT_ERROR(r::band_spec::window(-0.5), "window", "got -0.5");
+  EXPECT_ERROR(r::band_spec::window(nan_v), "window", "got nan");
+  EXPECT_ERROR(r::band_spec::window(inf_v), "window", "got inf");
+}
+
+TEST_CASE("batch shape: lengths array, lengths beyond max_length or 0, data size", "[errors]") {
+  std::vector<double> data(3 * 4 * 2, 0.5);
+  std::vector<r::index_t> const two{4, 4}, four{4, 4, 4, 4};
+  EXPECT_ERROR(r::make_batch(data, 3, 4, 2, std::span<r::index_t const>(two)), "lengths", "2", "3");
+  EXPECT_ERROR(r::make_batch(data, 3, 4, 2, std::span<r::index_t const>(four)), "lengths", "4", "3");
+  std::vector<r::index_t> const too_long{4, 5, 1}, zero{4, 0, 1}, negative{-2, 1, 1};
+  EXPECT_ERROR(r::make_batch(data, 3, 4, 2, std::span<r::index_t const>(too_long)), "lengths[1]", "5", "4");
+  EXPECT_ERROR(r::make_batch(data, 3, 4, 2, std::span<r::index_t const>(zero)), "lengths[1]", "got 0");
+  EXPECT_ERROR(r::make_batch(data, 3, 4, 2, std::span<r::index_t const>(negative)), "lengths[0]", "got -2");
+  EXPECT_ERROR(r::make_batch(data, 3, 5, 2), "data", "24", "30");
+  EXPECT_ERROR(r::make_batch(data, 4, 4, 2), "data", "24", "32");
+  EXPECT_ERROR(r::make_batch(data, -1, 4, 2), "batch", "got -1");
+  EXPECT_ERROR(r::make_batch(data, 3, 0, 2), "max_length", "got 0");
+  EXPECT_ERROR(r::make_batch(data, 3, 4, 0), "channels", "got 0");
+
+  // A hand-built view with lengths beyond the data is caught at the call.
+  auto const m = r::measures::soft_dtw(1.0);
+  std::vector<r::index_t> const bad{4, 9, 2};
+  r::batch_view<double const> const X{data.data(), 3, 4, 2, bad.data()};
+  auto const Y = r::make_batch(std::span<double const>(data), 3, 4, 2);
+  std::vector<double> out(3), D(9), gx(data.size()), gy(data.size());
+  EXPECT_ERROR(r::values(r::host, m, X, Y, std::span<double>(out)), "X", "series 1", "9", "4");
+  EXPECT_ERROR(r::pairwise(r::host, m, Y, X, r::matrix_view<double>{D.data(), 3, 3}), "Y", "series 1", "9");
+  EXPECT_ERROR(r::values_and_grads(r::host, m, X, Y, std::span<double>(out), r::make_batch(gx, 3, 4, 2),
+                                   r::make_batch(gy, 3, 4, 2)),
+               "X", "series 1", "9");
+  std::vector<r::index_t> const zero2{4, 0, 2};
+  r::batch_view<double const> const X0{data.data(), 3, 4, 2, zero2.data()};
+  EXPECT_ERROR(r::values(r::host, m, X0, Y, std::span<double>(out)), "X", "series 1", "got 0");
+}
+
+TEST_CASE("output and gradient shape mismatch", "[errors]") {
+  auto const m = r::measures::soft_dtw(1.0);
+  std::vector<double> x(6, 0.1), y(8, 0.2), gx(6), gy(8), g_short(4);
+  // Single pair (x: 3 x 2, y: 4 x 2).
+  EXPECT_ERROR(r::value_and_grad(m, r::view(x, 2), r::view(y, 2), r::view(g_short, 2), r::view(gy, 2)), "gx", "(3, 2)", "(2, 2)");
+  EXPECT_ERROR(r::value_and_grad(m, r::view(x, 2), r::view(y, 2), r::view(gx, 2), r::view(gx, 2)), "gy", "(4, 2)", "(3, 2)");
+  EXPECT_ERROR(r::value_and_grad(m, r::view(x, 2), r::view(y, 2), r::view(gx, 1), r::view(gy, 2)), "gx", "(6, 1)");
+  std::vector<double> E(12);
+  EXPECT_ERROR(r::alignment_matrix(m, r::view(x, 2), r::view(y, 2), r::matrix_view<double>{E.data(), 4, 3}), "e", "(3, 4)", "(4, 3)");
+  EXPECT_ERROR(r::alignment_matrix(r::measures::soft_dtw_divergence(1.0), r::view(x, 2), r::view(y, 2),
+                                   r::matrix_view<double>{E.data(), 3, 4}), "divergence");
+
+  // Batches.
+  std::vector<double> xs(3 * 4, 0.1), ys(3 * 5, 0.2), out2(2), out3(3), gxs(xs.size()), gys(ys.size()), D(9);
+  auto const X = r::make_batch(xs, 3, 4);
+  auto const Y = r::make_batch(ys, 3, 5);
+  EXPECT_ERROR(r::values(r::host, m, X, Y, std::span<double>(out2)), "out", "2", "3");
+  std::vector<double> ys2(2 * 5);
+  EXPECT_ERROR(r::values(r::host, m, X, r::make_batch(ys2, 2, 5), std::span<double>(out3)), "series", "3", "2");
+  EXPECT_ERROR(r::values_and_grads(r::host, m, X, Y, std::span<double>(out3), r::make_batch(gys, 3, 5),
+                                   r::make_batch(gys, 3, 5)),
+               "GX", "(3, 4, 1)", "(3, 5, 1)");
+  EXPECT_ERROR(r::values_and_grads(r::host, m, X, Y, std::span<double>(out3), r::make_batch(gxs, 3, 4),
+                                   r::make_batch(gxs, 3, 4)),
+               "GY", "(3, 5, 1)", "(3, 4, 1)");
+  std::vector<double> const up2(2, 1.0);
+  EXPECT_ERROR(r::values_and_grads(r::host, m, X, Y, std::span<double>(out3), r::make_batch(gxs, 3, 4),
+                                   r::make_batch(gys, 3, 5), std::span<double const>(up2)),
+               "upstream", "2", "3");
+  EXPECT_ERROR(r::pairwise(r::host, m, X, Y, r::matrix_view<double>{D.data(), 3, 2}), "out", "(3, 3)", "(3, 2)");
+  EXPECT_ERROR(r::pairwise_grads(r::host, m, X, Y, r::make_batch(gys, 3, 5)), "GX", "(3, 4, 1)");
+  EXPECT_ERROR(r::pairwise_grads(r::host, m, X, Y, r::make_batch(gxs, 3, 4), r::matrix_view<double>{D.data(), 2, 3}),
+               "out", "(3, 3)", "(2, 3)");
+  EXPECT_ERROR(r::pairwise_grads(r::host, m, X, Y, r::make_batch(gxs, 3, 4), {},
+                                 r::matrix_view<double const>{D.data(), 3, 1}),
+               "weights", "(3, 3)", "(3, 1)");
+  EXPECT_ERROR(r::host.with_threads(-2), "threads", "got -2");
+}

@@ -1,0 +1,413 @@
+// The CUDA backend's block programs (include/resilin/backend/device/wavefront.hpp), run on the
+// CPU with an emulated CTA: every thread index of a step in turn, the steps in lock-step, the
+// workspace poisoned with NaN. These are the kernels' exact per-thread bodies, so this checks
+// the device traversal (diagonal and band index math, rolling rings, R layout, backward
+// recurrence, divergence epilogues, gradient stencil phases) on a machine without a GPU,
+// against the host backend: values, gradients and alignment matrices on random ragged,
+// banded shapes, float and double, hard and soft. The thread order within a step must not
+// matter (forward and reverse order give the same bits).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+#include <support/catch.hpp>
+#include <resilin/resilin.hpp>
+#include <resilin/backend/device/wavefront.hpp>
+#include "helpers.hpp"
+
+namespace r = resilin;
+namespace dd = resilin::device_detail;
+using resilin_test::random_values;
+
+namespace {
+
+template <class T>
+struct ragged {
+  r::index_t count, max_length, channels;
+  std::vector<r::index_t> lengths;
+  std::vector<T> data;
+  ragged(r::index_t b, r::index_t L, r::index_t d, std::uint64_t seed, bool full)
+      : count(b), max_length(L), channels(d) {
+    auto const u = random_values(static_cast<std::size_t>(b), seed * 7 + 3, 0, 1);
+    for (r::index_t k = 0; k < b; ++k)
+      lengths.push_back(full ? L : 1 + static_cast<r::index_t>(u[static_cast<std::size_t>(k)] * double(L)) % L);
+    if (!full && b > 1) lengths[1] = L;
+    data = resilin_test::cast<T>(random_values(static_cast<std::size_t>(b * L * d), seed, -1, 1));
+    for (r::index_t k = 0; k < b; ++k)
+      for (r::index_t t = lengths[static_cast<std::size_t>(k)]; t < L; ++t)
+        for (r::index_t c = 0; c < d; ++c) data[static_cast<std::size_t>((k * L + t) * d + c)] = T(1e3);
+  }
+  r::batch_view<T const> view() const {
+    return r::make_batch(std::span<T const>(data), count, max_length, channels,
+                         std::span<r::index_t const>(lengths));
+  }
+};
+
+template <class T>
+std::vector<T> poisoned(std::size_t n) {
+  return std::vector<T>(n, std::numeric_limits<T>::quiet_NaN());
+}
+
+struct launch_options {
+  int threads = 0;  // 0: the plan's choice
+  bool reverse = false;
+};
+
+/// What the CUDA launcher does, with the emulated CTA in place of a kernel launch.
+template <class T, class Cost, class Smooth>
+std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T const> X,
+                              r::batch_view<T const> Y, dd::job_layout layout,
+                              launch_options lo = {}) {
+  r::index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
+  std::vector<r::index_t> table(static_cast<std::size_t>(dd::band_table_entries(m.band, longest)));
+  if (!table.empty()) dd::fill_band_table(m.band, longest, table.data());
+  auto const plan = dd::value_plan::make(layout, X.batch, Y.batch, X.max_length, Y.max_length,
+                                         m.divergence, sizeof(T),
+                                         static_cast<r::index_t>(table.size()));
+  std::vector<T> results = poisoned<T>(static_cast<std::size_t>(plan.jobs));
+  dd::value_args<T, Cost, Smooth> const a{m.cost, m.smooth,
+                                          dd::make_device_band(m.band, table.data()),
+                                          X, Y, layout, results.data(), plan.stride};
+  dd::emulated_cta const ex{lo.threads ? lo.threads : plan.threads, lo.reverse};
+  for (r::index_t k = 0; k < plan.jobs; ++k) {
+    std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(3 * plan.stride));
+    dd::value_block(ex, a, k, ring.data());
+  }
+  if (!m.divergence) return results;
+  if (layout == dd::job_layout::paired) {
+    std::vector<T> out(static_cast<std::size_t>(X.batch));
+    for (r::index_t b = 0; b < X.batch; ++b) dd::divergence_paired(results.data(), X.batch, out.data(), b);
+    return out;
+  }
+  std::vector<T> out(static_cast<std::size_t>(X.batch * Y.batch));
+  for (r::index_t k = 0; k < X.batch * Y.batch; ++k)
+    dd::divergence_pairwise(results.data(), X.batch, Y.batch, out.data(), k);
+  return out;
+}
+
+template <class T>
+struct train_result {
+  std::vector<T> values, gx, gy, e;
+};
+
+template <class T, class Cost, class Smooth>
+train_result<T> emulate_train(r::measure<Cost, Smooth> const& m, r::batch_view<T const> X,
+                              r::batch_view<T const> Y, std::vector<T> const* upstream,
+                              bool want_grad, bool want_e, launch_options lo = {}) {
+  r::index_t const B = X.batch, d = X.channels;
+  r::index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
+  std::vector<r::index_t> table(static_cast<std::size_t>(dd::band_table_entries(m.band, longest)));
+  if (!table.empty()) dd::fill_band_table(m.band, longest, table.data());
+  auto const plan = dd::train_plan::make(B, X.max_length, Y.max_length, d, m.divergence, true,
+                                         sizeof(T), static_cast<r::index_t>(table.size()));
+  train_result<T> res;
+  std::vector<T> jobs = poisoned<T>(static_cast<std::size_t>(plan.jobs));
+  std::vector<T> store = poisoned<T>(plan.store_bytes / sizeof(T));
+  std::size_t const xs = static_cast<std::size_t>(B * X.max_length * d),
+                    ys = static_cast<std::size_t>(B * Y.max_length * d);
+  res.gx.assign(want_grad ? xs : 0, T(0));
+  res.gy.assign(want_grad ? ys : 0, T(0));
+  std::vector<T> self(want_grad && m.divergence ? 2 * (xs + ys) : 0, T(0));
+  res.e.assign(want_e ? static_cast<std::size_t>(B * X.max_length * Y.max_length) : 0, T(0));
+  dd::train_args<T, Cost, Smooth> a{};
+  a.cost = m.cost;
+  a.smooth = m.smooth;
+  a.band = dd::make_device_band(m.band, table.data());
+  a.X = X;
+  a.Y = Y;
+  a.results = jobs.data();
+  a.upstream = upstream ? upstream->data() : nullptr;
+  a.store = store.data();
+  for (int p = 0; p < 3; ++p) {
+    a.slot_offset[p] = plan.slot_offset[p];
+    a.slot_size[p] = plan.slot_size[p];
+  }
+  a.stride = plan.stride;
+  if (want_grad) {
+    a.gx0 = res.gx.data();
+    a.gy0 = res.gy.data();
+    if (m.divergence) {
+      a.gx1 = self.data();
+      a.gx2 = self.data() + xs;
+      a.gy1 = self.data() + 2 * xs;
+      a.gy2 = self.data() + 2 * xs + ys;
+    }
+  }
+  a.e = want_e ? res.e.data() : nullptr;
+  dd::emulated_cta const ex{lo.threads ? lo.threads : plan.threads, lo.reverse};
+  for (r::index_t k = 0; k < plan.jobs; ++k) {
+    std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(7 * plan.stride));
+    dd::train_block(ex, a, k, ring.data());
+  }
+  res.values.resize(static_cast<std::size_t>(B));
+  if (m.divergence) {
+    for (r::index_t b = 0; b < B; ++b) dd::divergence_paired(jobs.data(), B, res.values.data(), b);
+    if (want_grad) {
+      for (std::size_t k = 0; k < xs; ++k) dd::add_two(res.gx.data(), a.gx1, a.gx2, static_cast<r::index_t>(k));
+      for (std::size_t k = 0; k < ys; ++k) dd::add_two(res.gy.data(), a.gy1, a.gy2, static_cast<r::index_t>(k));
+    }
+  } else {
+    for (r::index_t b = 0; b < B; ++b) res.values[static_cast<std::size_t>(b)] = jobs[static_cast<std::size_t>(b)];
+  }
+  return res;
+}
+
+template <class T>
+double tolerance() { return std::is_same_v<T, double> ? 1e-12 : 1e-5; }
+
+/// max |a - b| / max(1, |b|) over the entries; infinities must match exactly.
+template <class A, class B>
+double rel_err(A const& a, B const& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    double const x = double(a[k]), y = double(b[k]);
+    if (std::isinf(y) && x == y) continue;
+    double const d = std::abs(x - y) / std::max(1.0, std::abs(y));
+    if (!(d <= worst)) worst = d;
+  }
+  return worst;
+}
+
+/// A cost model whose moves read x_{i-1} and y_{j-1} (first differences, like derivative
+/// DTW, plus the point distance): exercises the generic path with a gradient stencil of 2.
+struct difference_cost {
+  template <class T>
+  RESILIN_HD r::step3<T> step(r::series_view<T const> x, r::series_view<T const> y, r::index_t i,
+                              r::index_t j) const noexcept {
+    T s = T(0);
+    for (r::index_t c = 0; c < x.channels; ++c) {
+      T const dx = i > 0 ? x(i, c) - x(i - 1, c) : T(0);
+      T const dy = j > 0 ? y(j, c) - y(j - 1, c) : T(0);
+      T const e = x(i, c) - y(j, c);
+      s += (dx - dy) * (dx - dy) + e * e;
+    }
+    return {s, s + T(0.25), s + T(0.5)};
+  }
+  template <class T>
+  RESILIN_HD void step_grad(r::series_view<T const> x, r::series_view<T const> y, r::index_t i,
+                            r::index_t j, r::step3<T> u, r::series_view<T> gx,
+                            r::series_view<T> gy) const noexcept {
+    T const w = u.diag + u.up + u.left;
+    for (r::index_t c = 0; c < x.channels; ++c) {
+      T const dx = i > 0 ? x(i, c) - x(i - 1, c) : T(0);
+      T const dy = j > 0 ? y(j, c) - y(j - 1, c) : T(0);
+      T const e = x(i, c) - y(j, c);
+      T const g = T(2) * w * (dx - dy);
+      gx(i, c) += g + T(2) * w * e;
+      if (i > 0) gx(i - 1, c) -= g;
+      gy(j, c) -= g + T(2) * w * e;
+      if (j > 0) gy(j - 1, c) += g;
+    }
+  }
+};
+static_assert(r::differentiable_cost_model<difference_cost, double>);
+static_assert(r::grad_stencil<difference_cost>::value == 2);
+static_assert(r::grad_stencil<r::dtw_cost<>>::value == 1);
+
+std::vector<r::band_spec> bands() {
+  return {r::band_spec::none(), r::band_spec::radius(0), r::band_spec::radius(2),
+          r::band_spec::radius(5), r::band_spec::window(0.1), r::band_spec::window(0.3)};
+}
+
+}  // namespace
+
+TEST_CASE("device schedule: the diagonal spans are the band's cells", "[device][schedule]") {
+  for (r::index_t n = 1; n <= 13; ++n)
+    for (r::index_t m = 1; m <= 13; ++m)
+      for (r::index_t R : {-1, 0, 1, 2, 3, 7}) {
+        auto const g = r::band_geometry::make(n, m, R);
+        std::vector<int> seen(static_cast<std::size_t>(n * m), 0);
+        for (r::index_t t = -2; t <= n + m; ++t) {
+          dd::diag_span const s = dd::diagonal(g, t);
+          for (r::index_t i = 0; i < n; ++i) {
+            r::index_t const j = t - i;
+            bool const in = j >= 0 && j < m && g.contains(i, j);
+            INFO("n " << n << " m " << m << " R " << R << " t " << t << " i " << i);
+            CHECK(s.contains(i) == in);
+          }
+        }
+        // anti-diagonal-major layout: a bijection onto [0, n m)
+        for (r::index_t i = 0; i < n; ++i)
+          for (r::index_t j = 0; j < m; ++j) {
+            r::index_t const k = dd::diag_index(n, m, i, j);
+            REQUIRE(k >= 0);
+            REQUIRE(k < n * m);
+            ++seen[static_cast<std::size_t>(k)];
+          }
+        for (int c : seen) CHECK(c == 1);
+        CHECK(dd::diag_offset(n, m, n + m - 1) == n * m);
+      }
+}
+
+TEST_CASE("device schedule: the device band resolves like band_spec", "[device][schedule]") {
+  for (auto const& b : bands()) {
+    std::vector<r::index_t> table(static_cast<std::size_t>(dd::band_table_entries(b, 300)));
+    if (!table.empty()) dd::fill_band_table(b, 300, table.data());
+    auto const db = dd::make_device_band(b, table.data());
+    for (r::index_t n : {1, 2, 5, 17, 100, 300})
+      for (r::index_t m : {1, 3, 17, 299})
+        CHECK(db.radius_for(n, m) == b.radius_for(n, m));
+  }
+}
+
+TEMPLATE_TEST_CASE("device schedule: values equal the host backend", "[device][schedule]", float,
+                   double) {
+  using T = TestType;
+  std::uint64_t seed = 100;
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      for (int smooth = 0; smooth < 3; ++smooth) {
+        ++seed;
+        ragged<T> const X(5, 23, 2, seed, false), Y(5, 31, 2, seed + 50, false);
+        auto check = [&](auto const& meas) {
+          INFO("band kind " << int(band.type()) << " divergence " << div << " smooth " << smooth);
+          std::vector<T> host(5);
+          r::values(r::host.with_threads(1), meas, X.view(), Y.view(), std::span<T>(host));
+          auto const dev = emulate_values(meas, X.view(), Y.view(), dd::job_layout::paired);
+          CHECK(rel_err(dev, host) <= tolerance<T>());
+          // pairwise (cdist) form
+          std::vector<T> hp(25);
+          r::pairwise(r::host.with_threads(1), meas, X.view(), Y.view(), r::matrix_view<T>{hp.data(), 5, 5});
+          auto const dp = emulate_values(meas, X.view(), Y.view(), dd::job_layout::pairwise);
+          CHECK(rel_err(dp, hp) <= tolerance<T>());
+          // any thread count, any order within a step: the same bits
+          auto const d1 = emulate_values(meas, X.view(), Y.view(), dd::job_layout::paired, {1, false});
+          auto const d7 = emulate_values(meas, X.view(), Y.view(), dd::job_layout::paired, {7, true});
+          CHECK(resilin_test::bitwise_equal(d1, dev));
+          CHECK(resilin_test::bitwise_equal(d7, dev));
+        };
+        if (smooth == 2) {
+          auto meas = r::measures::dtw().with_band(band);
+          meas.divergence = div;
+          check(meas);
+        } else {
+          T const gamma = smooth == 0 ? T(1) : T(0.05);
+          auto meas = r::measures::soft_dtw<T>(gamma, band);
+          meas.divergence = div;
+          check(meas);
+        }
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("device schedule: gradients equal the host backend", "[device][schedule]",
+                   float, double) {
+  using T = TestType;
+  std::uint64_t seed = 900;
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      for (int smooth = 0; smooth < 3; ++smooth) {
+        ++seed;
+        r::index_t const B = 4, d = 3;
+        ragged<T> const X(B, 19, d, seed, false), Y(B, 14, d, seed + 77, false);
+        std::vector<T> const up = resilin_test::cast<T>(random_values(B, seed + 5, 0.5, 2));
+        auto check = [&](auto const& meas) {
+          INFO("band kind " << int(band.type()) << " divergence " << div << " smooth " << smooth);
+          std::vector<T> hv(B), hgx(X.data.size()), hgy(Y.data.size());
+          r::values_and_grads(r::host.with_threads(1), meas, X.view(), Y.view(), std::span<T>(hv),
+                              r::batch_view<T>{hgx.data(), B, X.max_length, d, X.lengths.data()},
+                              r::batch_view<T>{hgy.data(), B, Y.max_length, d, Y.lengths.data()},
+                              std::span<T const>(up));
+          auto const dv = emulate_train(meas, X.view(), Y.view(), &up, true, false);
+          CHECK(rel_err(dv.values, hv) <= tolerance<T>());
+          CHECK(rel_err(dv.gx, hgx) <= 10 * tolerance<T>());
+          CHECK(rel_err(dv.gy, hgy) <= 10 * tolerance<T>());
+          auto const d5 = emulate_train(meas, X.view(), Y.view(), &up, true, false, {5, true});
+          CHECK(resilin_test::bitwise_equal(d5.gx, dv.gx));
+          CHECK(resilin_test::bitwise_equal(d5.gy, dv.gy));
+          CHECK(resilin_test::bitwise_equal(d5.values, dv.values));
+        };
+        if (smooth == 2) {
+          auto meas = r::measures::dtw().with_band(band);
+          meas.divergence = div;
+          check(meas);
+        } else {
+          T const gamma = smooth == 0 ? T(1) : T(0.1);
+          auto meas = r::measures::soft_dtw<T>(gamma, band);
+          meas.divergence = div;
+          check(meas);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("device schedule: alignment matrices equal the host backend", "[device][schedule]") {
+  using T = double;
+  r::index_t const B = 3;
+  ragged<T> const X(B, 17, 2, 4242, false), Y(B, 21, 2, 4343, false);
+  for (auto const& band : bands()) {
+    auto const meas = r::measures::soft_dtw<T>(0.3, band);
+    auto const dv = emulate_train<T>(meas, X.view(), Y.view(), nullptr, false, true);
+    for (r::index_t b = 0; b < B; ++b) {
+      r::index_t const n = X.lengths[static_cast<std::size_t>(b)], m = Y.lengths[static_cast<std::size_t>(b)];
+      std::vector<T> e(static_cast<std::size_t>(n * m));
+      T const v = r::alignment_matrix(meas, X.view()[b], Y.view()[b], r::matrix_view<T>{e.data(), n, m});
+      CHECK(std::abs(dv.values[static_cast<std::size_t>(b)] - v) <= 1e-12 * std::max(1.0, std::abs(v)));
+      double worst = 0;
+      for (r::index_t i = 0; i < X.max_length; ++i)
+        for (r::index_t j = 0; j < Y.max_length; ++j) {
+          T const got = dv.e[static_cast<std::size_t>((b * X.max_length + i) * Y.max_length + j)];
+          T const want = (i < n && j < m) ? e[static_cast<std::size_t>(i * m + j)] : T(0);
+          worst = std::max(worst, std::abs(got - want));
+        }
+      CHECK(worst <= 1e-12);
+    }
+  }
+}
+
+TEST_CASE("device schedule: a cost with a gradient stencil of 2 (generic path)", "[device][schedule]") {
+  using T = double;
+  r::index_t const B = 4, d = 2;
+  ragged<T> const X(B, 16, d, 77, false), Y(B, 20, d, 78, false);
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      r::measure<difference_cost, r::soft_min<T>> meas{{}, {T(0.5)}, band, div};
+      std::vector<T> hv(B), hgx(X.data.size()), hgy(Y.data.size());
+      r::values_and_grads(r::host.with_threads(1), meas, X.view(), Y.view(), std::span<T>(hv),
+                          r::batch_view<T>{hgx.data(), B, X.max_length, d, X.lengths.data()},
+                          r::batch_view<T>{hgy.data(), B, Y.max_length, d, Y.lengths.data()});
+      auto const dv = emulate_train<T>(meas, X.view(), Y.view(), nullptr, true, false, {3, true});
+      CHECK(rel_err(dv.values, hv) <= 1e-12);
+      CHECK(rel_err(dv.gx, hgx) <= 1e-11);
+      CHECK(rel_err(dv.gy, hgy) <= 1e-11);
+      std::vector<T> vv(B);
+      r::values(r::host.with_threads(1), meas, X.view(), Y.view(), std::span<T>(vv));
+      auto const ev = emulate_values(meas, X.view(), Y.view(), dd::job_layout::paired);
+      CHECK(rel_err(ev, vv) <= 1e-12);
+    }
+  }
+}
+
+TEST_CASE("device schedule: long sequences at gamma 0.01 stay finite", "[device][schedule]") {
+  using T = float;
+  r::index_t const B = 2, L = 600;
+  ragged<T> const X(B, L, 3, 5, true), Y(B, L - 37, 3, 6, true);
+  auto const meas = r::measures::soft_dtw<T>(T(0.01));
+  auto const dv = emulate_train<T>(meas, X.view(), Y.view(), nullptr, true, false);
+  CHECK(resilin_test::all_finite(dv.values));
+  CHECK(resilin_test::all_finite(dv.gx));
+  CHECK(resilin_test::all_finite(dv.gy));
+  std::vector<T> hv(B);
+  r::values(r::host.with_threads(1), meas, X.view(), Y.view(), std::span<T>(hv));
+  CHECK(rel_err(dv.values, hv) <= 1e-5);
+}
+
+TEST_CASE("device schedule: workspace plans", "[device][schedule]") {
+  // value-only: O(min(n, m)) per pair, in shared memory for moderate lengths, nothing global
+  auto const v = dd::value_plan::make(dd::job_layout::paired, 32, 32, 1024, 4096, false, 4);
+  CHECK(v.stride == 1024);
+  CHECK(v.shared_ring);
+  CHECK(v.bytes == 1);  // never 0: a null workspace is the size query
+  auto const vl = dd::value_plan::make(dd::job_layout::paired, 4, 4, 65536, 65536, false, 8);
+  CHECK_FALSE(vl.shared_ring);
+  CHECK(vl.bytes == dd::align_up(4 * 3 * 65536 * 8));
+  // training: R (one value per cell) plus O(n) per pair
+  auto const t = dd::train_plan::make(32, 1024, 1024, 64, false, false, 4);
+  CHECK(t.store_bytes == std::size_t(32) * 1024 * 1024 * 4);
+  CHECK(t.shared_ring);
+  CHECK(t.bytes == t.store_bytes);
+}

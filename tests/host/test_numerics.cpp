@@ -1,0 +1,229 @@
+// Numerics (issue 2, item 5): no NaN or inf for gamma = 1e-4 with values around 1e4 at
+// n = m = 4096 (value and gradient, double and float); soft <= hard;
+// hard - gamma log|A| <= soft; gamma -> 0 approaches hard DTW (value, E, gradient); float and
+// double agree; extreme but finite inputs and temperatures stay finite.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+#include <support/catch.hpp>
+#include <support/reference.hpp>
+#include <resilin/resilin.hpp>
+#include "helpers.hpp"
+
+namespace r = resilin;
+namespace ref = resilin_test::reference;
+using resilin_test::all_finite;
+using resilin_test::random_values;
+
+namespace {
+
+constexpr bool kSanitized = resilin_test::sanitized;
+
+/// A smooth random walk around `centre` (values around 1e4 with a spread of `spread`).
+std::vector<double> walk(std::size_t n, std::uint64_t seed, double centre, double spread) {
+  auto const steps = random_values(n, seed, -1, 1);
+  std::vector<double> v(n);
+  double s = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    s = 0.98 * s + steps[k];
+    v[k] = centre + spread * s / 5;
+  }
+  return v;
+}
+
+double l1(std::vector<double> const& a) {
+  double s = 0;
+  for (double v : a) s += std::abs(v);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("n = m = 4096, gamma = 1e-4, values around 1e4: finite, bounded, equal to the oracle",
+          "[numerics][large]") {
+  r::index_t const n = 4096;
+  double const gamma = 1e-4;
+  // Float-representable inputs, so the float and double runs see the same series.
+  auto const x = resilin_test::cast<double>(resilin_test::cast<float>(walk(static_cast<std::size_t>(n), 1, 1e4, 100)));
+  auto const y = resilin_test::cast<double>(resilin_test::cast<float>(walk(static_cast<std::size_t>(n), 2, 1e4, 100)));
+  auto const soft = r::measures::soft_dtw(gamma);
+  std::vector<double> gx(x.size()), gy(y.size());
+  double const v = r::value_and_grad(soft, r::view(x), r::view(y), r::view(gx), r::view(gy));
+  double const h = r::value(r::measures::dtw(), r::view(x), r::view(y));
+  REQUIRE(std::isfinite(v));
+  REQUIRE(std::isfinite(h));
+  CHECK(all_finite(gx));
+  CHECK(all_finite(gy));
+  double const log_paths = ref::log_delannoy(n - 1, n - 1);
+  CHECK(log_paths == Approx(1.7627 * double(n)).epsilon(2e-3));  // n log(3 + 2 sqrt 2) asymptotically
+  double const slack = 1e-12 * h;  // rounding of two independent sums of ~1e4 terms
+  INFO("soft = " << v << ", hard = " << h << ", gamma log|A| = " << gamma * log_paths);
+  CHECK(v <= h + slack);
+  CHECK(v >= h - gamma * log_paths - slack);
+
+  // float: finite, and close to double.
+  auto const xf = resilin_test::cast<float>(x), yf = resilin_test::cast<float>(y);
+  std::vector<float> fx(xf.size()), fy(yf.size());
+  float const vf = r::value_and_grad(r::measures::soft_dtw(1e-4f), r::view(xf), r::view(yf), r::view(fx), r::view(fy));
+  REQUIRE(std::isfinite(vf));
+  CHECK(all_finite(fx));
+  CHECK(all_finite(fy));
+  CHECK(double(vf) == Approx(v).epsilon(1e-4));
+  double fl1 = 0;
+  for (float g : fx) fl1 += std::abs(double(g));
+  CHECK(fl1 == Approx(l1(gx)).epsilon(1e-2));
+
+  if (kSanitized) {
+    WARN("sanitizer build: the oracle and hard-gradient comparisons at n = 4096 are skipped");
+    return;
+  }
+  // The value-only path (rolling buffer) and the stored-R path agree.
+  CHECK(r::value(soft, r::view(x), r::view(y)) == Approx(v).epsilon(1e-13));
+  // The straightforward full-table oracle.
+  CHECK(ref::soft_dtw_value(x.data(), y.data(), n, n, 1, gamma) == Approx(v).epsilon(1e-12));
+  // gamma is far below the gap between the optimal and the other paths: the soft gradient is
+  // (close to) the hard one.
+  std::vector<double> hx(x.size()), hy(y.size());
+  CHECK(r::value_and_grad(r::measures::dtw(), r::view(x), r::view(y), r::view(hx), r::view(hy)) == h);
+  INFO("max |g_soft - g_hard| = " << resilin_test::max_abs_diff(gx, hx) << ", ||g_hard||_1 = " << l1(hx));
+  CHECK(std::abs(l1(gx) - l1(hx)) <= 1e-3 * l1(hx));
+  CHECK(std::abs(l1(gy) - l1(hy)) <= 1e-3 * l1(hy));
+}
+
+TEST_CASE("hard - gamma log(number of paths) <= soft <= hard, with the bound nearly attained", "[numerics]") {
+  for (auto [n, m] : {std::pair<r::index_t, r::index_t>{1024, 1024}, {700, 300}, {1, 50}, {33, 1}}) {
+    double const log_paths = ref::log_path_count(n, m);
+    CHECK(log_paths == Approx(ref::log_delannoy(n - 1, m - 1)).epsilon(1e-10).margin(1e-12));
+    auto const x = random_values(static_cast<std::size_t>(n), 21 + static_cast<std::uint64_t>(n));
+    auto const y = random_values(static_cast<std::size_t>(m), 22 + static_cast<std::uint64_t>(m));
+    double const h = r::value(r::measures::dtw(), r::view(x), r::view(y));
+    for (double gamma : {10.0, 1.0, 0.01}) {
+      INFO("n = " << n << ", m = " << m << ", gamma = " << gamma);
+      double const s = r::value(r::measures::soft_dtw(gamma), r::view(x), r::view(y));
+      CHECK(s <= h + 1e-12 * std::max(1.0, h));
+      CHECK(s >= h - gamma * log_paths - 1e-12 * std::max(1.0, h));
+    }
+    // Constant series: every path costs 0 and soft-DTW is exactly -gamma log |A| (the lower bound).
+    std::vector<double> cx(static_cast<std::size_t>(n), 3.0), cy(static_cast<std::size_t>(m), 3.0);
+    CHECK(r::value(r::measures::soft_dtw(1.0), r::view(cx), r::view(cy)) == Approx(-log_paths).epsilon(1e-11));
+  }
+}
+
+TEST_CASE("gamma -> 0 approaches hard DTW: value, E and gradient", "[numerics]") {
+  r::index_t const n = 60, m = 45, d = 2;
+  auto const x = random_values(static_cast<std::size_t>(n * d), 31);
+  auto const y = random_values(static_cast<std::size_t>(m * d), 32);
+  auto const hard = r::measures::dtw();
+  std::vector<double> hE(static_cast<std::size_t>(n * m)), hx(x.size()), hy(y.size());
+  double const h = r::alignment_matrix(hard, r::view(x, d), r::view(y, d), r::matrix_view<double>{hE.data(), n, m});
+  r::value_and_grad(hard, r::view(x, d), r::view(y, d), r::view(hx, d), r::view(hy, d));
+  double const log_paths = ref::log_delannoy(n - 1, m - 1);
+  double previous_gap = std::numeric_limits<double>::infinity();
+  for (double gamma : {10.0, 1.0, 0.1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8}) {
+    INFO("gamma = " << gamma);
+    auto const soft = r::measures::soft_dtw(gamma);
+    double const s = r::value(soft, r::view(x, d), r::view(y, d));
+    double const gap = h - s;
+    CHECK(gap >= -1e-13);
+    CHECK(gap <= gamma * log_paths + 1e-13);
+    CHECK(gap <= previous_gap + 1e-13);  // monotone in gamma
+    previous_gap = gap;
+  }
+  // At gamma = 1e-6 (far below the gap to the second-best path) E is the hard indicator and
+  // the gradient is the hard gradient, up to exponentially small terms.
+  std::vector<double> E(hE.size()), gx(x.size()), gy(y.size());
+  auto const soft = r::measures::soft_dtw(1e-6);
+  r::alignment_matrix(soft, r::view(x, d), r::view(y, d), r::matrix_view<double>{E.data(), n, m});
+  r::value_and_grad(soft, r::view(x, d), r::view(y, d), r::view(gx, d), r::view(gy, d));
+  CHECK(resilin_test::max_abs_diff(E, hE) <= 1e-9);
+  CHECK(resilin_test::max_abs_diff(gx, hx) <= 1e-8);
+  CHECK(resilin_test::max_abs_diff(gy, hy) <= 1e-8);
+}
+
+TEST_CASE("float and double agree", "[numerics]") {
+  r::index_t const n = 200, m = 150, d = 3;
+  auto const xd = random_values(static_cast<std::size_t>(n * d), 41);
+  auto const yd = random_values(static_cast<std::size_t>(m * d), 42);
+  auto const x = resilin_test::cast<float>(xd), y = resilin_test::cast<float>(yd);
+  auto const xr = resilin_test::cast<double>(x), yr = resilin_test::cast<double>(y);  // same inputs
+  for (double gamma : {10.0, 1.0, 0.1, 0.01}) {
+    for (auto const band : {r::band_spec::none(), r::band_spec::radius(10)}) {
+      INFO("gamma = " << gamma << ", radius " << band.radius_for(n, m));
+      std::vector<float> gx(x.size()), gy(y.size());
+      std::vector<double> gxd(x.size()), gyd(y.size());
+      float const vf = r::value_and_grad(r::measures::soft_dtw(float(gamma), band), r::view(x, d), r::view(y, d),
+                                         r::view(gx, d), r::view(gy, d));
+      double const vd = r::value_and_grad(r::measures::soft_dtw(gamma, band), r::view(xr, d), r::view(yr, d),
+                                          r::view(gxd, d), r::view(gyd, d));
+      CHECK(double(vf) == Approx(vd).epsilon(1e-5).margin(1e-4));
+      CHECK(double(r::value(r::measures::soft_dtw(float(gamma), band), r::view(x, d), r::view(y, d))) ==
+            Approx(vd).epsilon(1e-5).margin(1e-4));
+      double gmax = 0;
+      for (double g : gxd) gmax = std::max(gmax, std::abs(g));
+      CHECK(resilin_test::max_abs_diff(gx, gxd) <= 2e-4 * std::max(1.0, gmax));
+      CHECK(resilin_test::max_abs_diff(gy, gyd) <= 2e-4 * std::max(1.0, gmax));
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("extreme but finite inputs and temperatures stay finite", "[numerics]", float, double) {
+  using T = TestType;
+  r::index_t const n = 64, m = 48;
+  // Values up to 1e15 (float) / 1e100 (double): costs stay representable along any path.
+  double const big = std::is_same_v<T, float> ? 1e15 : 1e100;
+  auto const x = resilin_test::cast<T>(random_values(static_cast<std::size_t>(n), 51, -big, big));
+  auto const y = resilin_test::cast<T>(random_values(static_cast<std::size_t>(m), 52, -big, big));
+  auto const small = resilin_test::cast<T>(random_values(static_cast<std::size_t>(m), 53, -1, 1));
+  std::vector<T> const zx(static_cast<std::size_t>(n), T(0)), zy(static_cast<std::size_t>(m), T(0));
+  T const tiny = std::is_same_v<T, float> ? T(1e-30) : T(1e-300);
+  T const huge = std::is_same_v<T, float> ? T(1e30) : T(1e250);
+  for (T gamma : {tiny, T(1e-4), T(1), huge}) {
+    auto const meas = r::measures::soft_dtw(gamma);
+    for (auto const* pair : {&x, &small, &zy}) {
+      auto const& a = (pair == &zy) ? zx : x;
+      auto const& b = *pair;
+      INFO("gamma = " << gamma << ", case " << (pair == &x ? "x vs x-ish" : pair == &small ? "big vs small" : "zeros vs zeros"));
+      std::vector<T> ga(a.size()), gb(b.size());
+      T const v = r::value_and_grad(meas, r::view(a), r::view(b), r::view(ga), r::view(gb));
+      CHECK(std::isfinite(v));
+      CHECK(all_finite(ga));
+      CHECK(all_finite(gb));
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("subnormal gamma (ties between candidates) stays finite", "[numerics][subnormal]", float, double) {
+  // Issue 2 item 5: no NaN or inf for any gamma > 0. A subnormal gamma has 1/gamma = inf, so it
+  // must either work (no 0 * inf = NaN when candidates tie) or be rejected up front with a
+  // resilin::invalid_argument naming gamma; a NaN result is a bug.
+  using T = TestType;
+  T const gamma = std::numeric_limits<T>::denorm_min() * T(4);
+  REQUIRE(gamma > T(0));
+  std::vector<T> const x(5, T(0)), y(4, T(0));
+  std::vector<T> const a{T(1), T(2), T(3)}, b{T(1), T(2.5), T(3)};
+  auto const rejected = resilin_test::message_of<r::invalid_argument>([&] { (void)r::measures::soft_dtw(gamma); });
+  if (rejected != "<no exception>") {
+    CHECK_THAT(rejected, RESILIN_CONTAINS("gamma"));
+    WARN("subnormal gamma is rejected: " << rejected);
+    return;
+  }
+  auto const meas = r::measures::soft_dtw(gamma);
+  for (auto [p, q] : {std::pair{&x, &y}, std::pair{&a, &b}}) {
+    std::vector<T> gp(p->size()), gq(q->size());
+    T const v = r::value_and_grad(meas, r::view(*p), r::view(*q), r::view(gp), r::view(gq));
+    INFO("n = " << p->size() << ", m = " << q->size() << ", value " << v);
+    CHECK(std::isfinite(v));
+    CHECK(all_finite(gp));
+    CHECK(all_finite(gq));
+    std::vector<T> E(p->size() * q->size());
+    r::alignment_matrix(meas, r::view(*p), r::view(*q),
+                        r::matrix_view<T>{E.data(), r::index_t(p->size()), r::index_t(q->size())});
+    CHECK(all_finite(E));
+    // The soft minimum of ties is lo - gamma log k = lo up to gamma: the hard value.
+    T const h = r::value(r::measures::dtw(), r::view(*p), r::view(*q));
+    CHECK(double(v) == Approx(double(h)).epsilon(0).margin(1e-6));
+    CHECK(v <= h);  // soft <= hard holds for every gamma
+  }
+}

@@ -1,0 +1,90 @@
+// Host/CUDA byte identity and device round trips (skipped with exit code 77 without a GPU).
+#include <support/catch.hpp>
+
+#include <resilin/lct/lct.cuh>
+
+#include "../test_util.hpp"
+
+using namespace lct_test;
+namespace cc = resilin::lct::cuda_codec;
+
+namespace {
+template <class T>
+struct dbuf {
+  T* p = nullptr;
+  explicit dbuf(std::size_t n) { RESILIN_LCT_CUDA_TRY(cudaMalloc(&p, (n ? n : 1) * sizeof(T))); }
+  ~dbuf() { cudaFree(p); }
+  dbuf(dbuf const&) = delete;
+  dbuf& operator=(dbuf const&) = delete;
+};
+
+template <class T>
+std::vector<T> to_host(T const* d, std::size_t n) {
+  std::vector<T> h(n);
+  if (n) RESILIN_LCT_CUDA_TRY(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+void check_identity(lct::dtype t, std::vector<std::uint8_t> const& bytes, lct::codebook const* book) {
+  std::uint64_t const n = bytes.size() / lct::element_bytes(t);
+  lct::encoded_tensor h;
+  lct::encode(t, bytes.data(), n, book, h);
+  std::uint64_t const C = lct::chunk_count(n, lct::default_chunk_log2);
+
+  dbuf<std::uint8_t> in(bytes.size()), raw(h.raw.size());
+  dbuf<std::uint32_t> offsets(C + 1), bits(C), stream(cc::max_stream_words(t, n, lct::default_chunk_log2)), key_ref(1);
+  std::size_t const wsb = cc::encode_workspace_bytes(t, n);
+  dbuf<std::uint8_t> ws(wsb);
+  if (!bytes.empty()) RESILIN_LCT_CUDA_TRY(cudaMemcpy(in.p, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+  cc::device_encode_output out{raw.p, offsets.p, bits.p, stream.p, key_ref.p, nullptr};
+  RESILIN_LCT_CUDA_TRY(cc::encode(t, in.p, n, h.book.lengths(), lct::default_chunk_log2, out, ws.p, wsb));
+  RESILIN_LCT_CUDA_TRY(cudaDeviceSynchronize());
+
+  REQUIRE(to_host(key_ref.p, 1)[0] == h.key_ref);
+  REQUIRE(to_host(offsets.p, C + 1) == h.offsets);
+  REQUIRE(to_host(bits.p, C) == h.bits);
+  REQUIRE(to_host(raw.p, h.raw.size()) == h.raw);
+  auto const words = to_host(stream.p, h.stream.size() / 4);
+  std::vector<std::uint8_t> sbytes(h.stream.size());
+  if (!sbytes.empty()) std::memcpy(sbytes.data(), words.data(), sbytes.size());
+  REQUIRE(sbytes == h.stream);
+
+  // device decode of the device-encoded stream
+  cc::device_stream ds;
+  ds.type = t; ds.count = n; ds.chunk_log2 = lct::default_chunk_log2; ds.key_ref = h.key_ref;
+  ds.lengths = h.book.lengths(); ds.raw = raw.p; ds.offsets = offsets.p; ds.bits = bits.p; ds.stream = stream.p;
+  ds.stream_words = h.stream.size() / 4;
+  dbuf<std::uint8_t> dec(bytes.size()), dws(cc::decode_workspace_bytes());
+  RESILIN_LCT_CUDA_TRY(cc::decode(ds, dec.p, dws.p, cc::decode_workspace_bytes()));
+  std::uint32_t err = 1;
+  RESILIN_LCT_CUDA_TRY(cc::read_decode_error(dws.p, &err));
+  REQUIRE(err == 0);
+  REQUIRE(to_host(dec.p, bytes.size()) == bytes);
+}
+}  // namespace
+
+TEST_CASE("CUDA encoder is byte-identical to the host encoder; CUDA decoder round-trips", "[lct][cuda]") {
+  for (auto t : {lct::dtype::bf16, lct::dtype::fp16, lct::dtype::fp32}) {
+    for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{8191}, std::uint64_t{8192},
+                            std::uint64_t{8193}, std::uint64_t{100003}}) {
+      INFO(lct::name(t) << " n " << n);
+      auto g = gaussian_bf16(2 * n, 0.02f, n);
+      std::vector<std::uint8_t> bytes(n * lct::element_bytes(t));
+      if (!bytes.empty()) std::memcpy(bytes.data(), g.data(), bytes.size());
+      check_identity(t, bytes, nullptr);
+      check_identity(t, random_bytes(bytes.size(), n + 1), nullptr);   // raw-fallback chunks
+    }
+  }
+}
+
+TEST_CASE("CUDA codec with a stale book (escapes) and special values", "[lct][cuda]") {
+  auto narrow = gaussian_bf16(20000, 0.02f, 1);
+  auto book = lct::codebook::from_sample(lct::dtype::bf16, narrow.data(), narrow.size());
+  auto wide = gaussian_bf16(50000, 3.0f, 2);
+  for (std::size_t i = 0; i < wide.size(); i += 31) wide[i] = static_cast<std::uint16_t>(0x7F80u | (i & 0x807Fu));
+  check_identity(lct::dtype::bf16, as_bytes(wide), &book);
+  std::vector<std::uint16_t> all(65536);
+  for (std::uint32_t u = 0; u < 65536; ++u) all[u] = static_cast<std::uint16_t>(u);
+  check_identity(lct::dtype::bf16, as_bytes(all), nullptr);
+  check_identity(lct::dtype::fp16, as_bytes(all), nullptr);
+}

@@ -1,0 +1,109 @@
+#include <support/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+#include "test_util.hpp"
+
+using namespace lct_test;
+
+namespace {
+// Unlimited Huffman cost (sum of weight * depth) by the two-queue method.
+std::uint64_t huffman_cost(std::vector<std::uint64_t> w) {
+  std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>> q;
+  for (auto x : w) if (x) q.push(x);
+  std::uint64_t cost = 0;
+  while (q.size() > 1) {
+    auto a = q.top(); q.pop();
+    auto b = q.top(); q.pop();
+    cost += a + b;
+    q.push(a + b);
+  }
+  return cost;
+}
+std::uint64_t kraft(std::vector<std::uint8_t> const& len, unsigned L) {
+  std::uint64_t k = 0;
+  for (auto l : len) if (l) k += std::uint64_t{1} << (L - l);
+  return k;
+}
+}  // namespace
+
+TEST_CASE("package-merge equals Huffman when the limit does not bind", "[lct][codebook]") {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<std::uint64_t> w(2 + rng() % 40);
+    for (auto& x : w) x = 1 + rng() % 1000;
+    auto len = lct::package_merge(w, 30);
+    std::uint64_t cost = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) cost += w[i] * len[i];
+    REQUIRE(cost == huffman_cost(w));
+    REQUIRE(kraft(len, 30) == (std::uint64_t{1} << 30));
+  }
+}
+
+TEST_CASE("package-merge respects the length limit and stays complete", "[lct][codebook]") {
+  std::vector<std::uint64_t> w(40);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = std::uint64_t{1} << std::min<std::size_t>(i, 50);  // very skewed
+  for (unsigned L : {6u, 8u, 12u}) {
+    auto len = lct::package_merge(w, L);
+    REQUIRE(*std::max_element(len.begin(), len.end()) <= L);
+    REQUIRE(kraft(len, L) == (std::uint64_t{1} << L));
+  }
+  REQUIRE_THROWS_AS(lct::package_merge(std::vector<std::uint64_t>{5}, 12), lct::invalid_argument);
+  REQUIRE_THROWS_AS(lct::package_merge(std::vector<std::uint64_t>(9, 1), 3), lct::invalid_argument);
+}
+
+TEST_CASE("codebook: modal keying, escape, serialisation", "[lct][codebook]") {
+  auto x = gaussian_bf16(100000, 0.02f, 1);
+  auto book = lct::codebook::from_sample(lct::dtype::bf16, x.data(), x.size(), 9);
+  REQUIRE(book.escape_length() >= 1);
+  REQUIRE(book.escape_length() <= lct::max_code_length);
+  REQUIRE(book.length(0) >= 1);          // key 0 = the modal exponent is in the book
+  REQUIRE(book.length(0) <= 3);
+  auto bytes = book.serialize();
+  auto back = lct::codebook::deserialize(bytes);
+  REQUIRE(back.id() == 9);
+  for (unsigned k = 0; k < 256; ++k) REQUIRE(back.length(k) == book.length(k));
+  REQUIRE(back.escape_length() == book.escape_length());
+
+  auto bad = bytes;
+  bad[10] ^= 0x11;   // a length nibble: the checksum refuses it
+  REQUIRE_THROWS_AS(lct::codebook::deserialize(bad), lct::format_error);
+  bad = bytes;
+  bad[0] = 'X';
+  REQUIRE_THROWS_AS(lct::codebook::deserialize(bad), lct::format_error);
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut)
+    REQUIRE_THROWS_AS(lct::codebook::deserialize(std::span(bytes.data(), cut)), lct::format_error);
+}
+
+TEST_CASE("codebook: an incomplete prefix code is refused", "[lct][codebook]") {
+  auto book = lct::codebook::from_sample(lct::dtype::fp16, nullptr, 0);
+  auto bytes = book.serialize();
+  // rewrite: one key of length 2 only (+ escape 2): Kraft 1/2 -> refused, with a valid checksum
+  std::vector<std::uint8_t> b(bytes.begin(), bytes.begin() + 6);
+  lct::detail::put_le<std::uint32_t>(b, 0);
+  b.push_back(2);
+  for (unsigned k = 0; k < 16; ++k) b.push_back(k == 0 ? 2 : 0);
+  lct::detail::put_le<std::uint32_t>(b, XXH32(b.data(), b.size(), 0));
+  REQUIRE_THROWS_WITH(lct::codebook::deserialize(b), Catch::Matchers::Contains("complete prefix code"));
+}
+
+TEST_CASE("refresh policy reacts to magnitude drift only through the key window", "[lct][codebook]") {
+  auto x = gaussian_bf16(50000, 0.02f, 2);
+  auto book = lct::codebook::from_sample(lct::dtype::bf16, x.data(), x.size());
+  // uniform rescale by 2^4: modal keying absorbs it, no refresh needed
+  auto y = gaussian_bf16(50000, 0.32f, 3);
+  lct::histogram h{};
+  lct::accumulate_histogram(lct::dtype::bf16, y.data(), y.size(), h);
+  auto a = book.assess(lct::key_histogram(h, lct::modal_exponent(h, 256), 256));
+  REQUIRE_FALSE(a.refresh);
+  REQUIRE(a.escape_rate < 1e-3);
+  // a much wider distribution (uniform random bits) escapes heavily: refresh
+  auto z = random_bytes(100000, 4);
+  lct::histogram hz{};
+  lct::accumulate_histogram(lct::dtype::bf16, z.data(), z.size() / 2, hz);
+  auto b = book.assess(lct::key_histogram(hz, lct::modal_exponent(hz, 256), 256));
+  REQUIRE(b.refresh);
+  REQUIRE(b.escape_rate > 0.5);
+}

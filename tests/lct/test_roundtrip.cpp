@@ -1,0 +1,133 @@
+#include <support/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "test_util.hpp"
+
+using namespace lct_test;
+
+TEST_CASE("random bit patterns round-trip for every dtype and never grow beyond raw", "[lct][roundtrip]") {
+  for (auto t : {lct::dtype::bf16, lct::dtype::fp16, lct::dtype::fp32}) {
+    auto bytes = random_bytes(lct::element_bytes(t) * 30001, static_cast<std::uint64_t>(t));
+    CHECK(round_trip(t, bytes));
+    lct::encoded_tensor e;
+    lct::encode(t, bytes.data(), 30001, nullptr, e);
+    // every chunk fell back to raw exponents: payload <= raw + chunk table
+    CHECK(e.payload_bytes() <= bytes.size() + 8 * e.bits.size() + 4 + 8);
+  }
+}
+
+TEST_CASE("special values are bit-exact", "[lct][roundtrip]") {
+  std::vector<std::uint16_t> b16;
+  for (std::uint32_t u = 0; u < 65536; ++u) b16.push_back(static_cast<std::uint16_t>(u));   // every bf16/fp16 pattern
+  CHECK(round_trip(lct::dtype::bf16, as_bytes(b16)));
+  CHECK(round_trip(lct::dtype::fp16, as_bytes(b16)));
+  std::vector<std::uint32_t> f32 = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7F800001u,
+                                    0xFFFFFFFFu, 0x7FBFFFFFu, 0x00000001u, 0x807FFFFFu, 0x3F800000u, 0x00400000u};
+  auto g = gaussian_bf16(5000, 0.02f, 5);
+  for (auto v : g) f32.push_back(std::uint32_t{v} << 16 | (v * 2654435761u >> 16));   // NaN-free bulk
+  CHECK(round_trip(lct::dtype::fp32, as_bytes(f32)));
+}
+
+TEST_CASE("empty, one-element and chunk-boundary sizes", "[lct][roundtrip]") {
+  for (auto t : {lct::dtype::bf16, lct::dtype::fp16, lct::dtype::fp32}) {
+    for (unsigned lg : {10u, 13u}) {
+      std::uint64_t const K = std::uint64_t{1} << lg;
+      for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{8}, K - 1, K, K + 1,
+                              4 * K - 1, 4 * K, 4 * K + 1, 5 * K + 3}) {
+        auto g = gaussian_bf16(n * 2, 0.05f, n + lg);
+        std::vector<std::uint8_t> bytes(n * lct::element_bytes(t));
+        if (!bytes.empty()) std::memcpy(bytes.data(), g.data(), bytes.size());
+        if (t == lct::dtype::fp16)   // make fp16 exponents realistic: reuse the bf16 top bits
+          for (std::uint64_t i = 0; i < n; ++i) { bytes[2 * i + 1] = static_cast<std::uint8_t>((g[i] >> 8) ^ 0x30); }
+        lct::encode_options eo;
+        eo.chunk_log2 = lg;
+        INFO("dtype " << lct::name(t) << " K " << K << " n " << n);
+        CHECK(round_trip(t, bytes, nullptr, eo));
+      }
+    }
+  }
+}
+
+TEST_CASE("stale codebooks escape heavily and still round-trip", "[lct][roundtrip]") {
+  // a book from a narrow distribution applied to uniform random bits: most symbols escape
+  auto narrow = gaussian_bf16(20000, 0.02f, 6);
+  auto book = lct::codebook::from_sample(lct::dtype::bf16, narrow.data(), narrow.size());
+  auto wide = random_bytes(2 * 50000, 7);
+  lct::encoded_tensor e;
+  lct::encode(lct::dtype::bf16, wide.data(), 50000, &book, e);
+  REQUIRE(e.escapes() > 25000);
+  CHECK(round_trip(lct::dtype::bf16, wide, &book));
+  // partially stale: a 2x wider Gaussian plus Inf/NaN sprinkled in
+  auto g = gaussian_bf16(100000, 0.5f, 8);
+  for (std::size_t i = 0; i < g.size(); i += 97) g[i] = static_cast<std::uint16_t>(0x7F80u | (i & 0x807Fu));
+  lct::encode(lct::dtype::bf16, g.data(), g.size(), &book, e);
+  REQUIRE(e.escapes() > 0);
+  CHECK(round_trip(lct::dtype::bf16, as_bytes(g), &book));
+  // fp16 / fp32 books
+  for (auto t : {lct::dtype::fp16, lct::dtype::fp32}) {
+    auto s = random_bytes(lct::element_bytes(t) * 3000, 9);
+    for (std::size_t i = 0; i < s.size(); ++i)
+      s[i] = static_cast<std::uint8_t>(s[i] & ((i % lct::element_bytes(t) == lct::element_bytes(t) - 1u) ? 0x3C : 0xFF));
+    auto b = lct::codebook::from_sample(t, s.data(), 3000);
+    auto r = random_bytes(lct::element_bytes(t) * 20000, 10);
+    CHECK(round_trip(t, r, &b));
+  }
+}
+
+TEST_CASE("threads do not change the bytes", "[lct][roundtrip]") {
+  auto g = gaussian_bf16(300000, 0.02f, 11);
+  lct::encode_options one, many;
+  one.max_threads = 1;
+  many.max_threads = 4;
+  lct::encoded_tensor a, b;
+  lct::encode(lct::dtype::bf16, g.data(), g.size(), nullptr, a, one);
+  lct::encode(lct::dtype::bf16, g.data(), g.size(), nullptr, b, many);
+  REQUIRE(lct::to_container(a) == lct::to_container(b));
+  lct::decode_options d4;
+  d4.max_threads = 3;
+  CHECK(round_trip(lct::dtype::bf16, as_bytes(g), nullptr, many, d4));
+}
+
+TEST_CASE("Gaussian bf16 weights reach the entropy bound within 3%", "[lct][ratio]") {
+  for (float sigma : {0.02f, 0.1f, 1.0f}) {
+    auto g = gaussian_bf16(1 << 20, sigma, 12);
+    lct::encoded_tensor e;
+    lct::encode(lct::dtype::bf16, g.data(), g.size(), nullptr, e);
+    double const ratio = static_cast<double>(g.size() * 2) / static_cast<double>(lct::container_size(e));
+    double const bound = lct::ratio_bound(lct::dtype::bf16, lct::entropy_bits(e.exponents));
+    INFO("sigma " << sigma << " ratio " << ratio << " bound " << bound);
+    CHECK(ratio >= 0.97 * bound);
+    CHECK(ratio <= bound);
+    CHECK(ratio > 1.45);
+  }
+}
+
+TEST_CASE("compressed_tensor reuses its book, refreshes on drift, decodes into caller buffers", "[lct][tensor]") {
+  lct::compressed_tensor ct(lct::dtype::bf16);
+  auto w0 = gaussian_bf16(200000, 0.02f, 13);
+  ct.encode(std::span<std::uint16_t const>(w0));
+  REQUIRE(ct.size() == w0.size());
+  REQUIRE(ct.ratio() > 1.45);
+  std::vector<std::uint16_t> out(w0.size());
+  ct.decode_into(std::span(out));
+  REQUIRE(out == w0);
+  auto const id0 = ct.current_codebook().id();
+  // a scaled copy (weight decay / LR change): modal keying keeps the book valid
+  auto w1 = gaussian_bf16(200000, 0.005f, 14);
+  ct.encode(std::span<std::uint16_t const>(w1));
+  REQUIRE(ct.refreshes() == 0);
+  REQUIRE(ct.escape_rate() < 1e-3);
+  auto s = ct.decode_to_scratch();
+  REQUIRE(std::memcmp(s.data(), w1.data(), s.size()) == 0);
+  // a very different distribution: heavy escapes -> the book is refreshed for the next encode
+  auto w2 = random_bytes(2 * 200000, 15);
+  ct.encode(w2.data(), 200000);
+  REQUIRE(ct.escape_rate() > 0.5);
+  REQUIRE(ct.refreshes() == 1);
+  REQUIRE(ct.current_codebook().id() == id0 + 1);
+  ct.decode_into(out.data(), out.size() * 2);
+  REQUIRE(std::memcmp(out.data(), w2.data(), w2.size()) == 0);
+  REQUIRE_THROWS_AS(ct.decode_into(out.data(), 10), lct::invalid_argument);
+}
