@@ -100,19 +100,22 @@ struct generic_lane_cost {
   }
 };
 
-/// dtw_cost with a known point distance: whole vectors of distances per step.
-template <class T, class Distance>
-struct dtw_lane_cost {
+/// What the vectorised engines share: the strip's x rows (and, for costs that read x_{i-1},
+/// the rows above) in registers, y reversed and channel-major with padding so that the lanes of
+/// a vector read consecutive entries (y_j at ypos, y_{j-1} at ypos + 1), and the gradients
+/// accumulated in the same layouts and written back per strip (x) and per pair (y).
+template <class T, bool PreviousRow>
+struct strip_series {
   using V = simd::pack<T>;
   static constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
   series_view<T const> x, y;
   series_view<T> gx, gy;
   index_t i0 = 0, pad = 0, stride = 0;
-  std::vector<T> yrev, gyrev;  // channel-major, reversed: y(j, c) at c * stride + (m-1-j) + pad
-  std::vector<V> xrows, gxrows;  // (K, channels) packs of the strip's x rows
+  std::vector<T> yrev, gyrev;  // y(j, c) at c * stride + (m-1-j) + pad
+  std::vector<V> xrows, gxrows, xprev, gxprev;  // (K, channels): rows i0 + qW + k (and k - 1)
 
-  void begin_pair(dtw_cost<Distance> const&, series_view<T const> xs, series_view<T const> ys,
-                  series_view<T> gxs = {}, series_view<T> gys = {}) {
+  void bind(series_view<T const> xs, series_view<T const> ys, series_view<T> gxs,
+            series_view<T> gys) {
     x = xs;
     y = ys;
     gx = gxs;
@@ -124,8 +127,13 @@ struct dtw_lane_cost {
     for (index_t c = 0; c < d; ++c)
       for (index_t j = 0; j < m; ++j) yrev[static_cast<std::size_t>(c * stride + (m - 1 - j) + pad)] = y(j, c);
     if (gy.data) gyrev.assign(yrev.size(), T(0));
-    xrows.resize(static_cast<std::size_t>(K * d));
-    if (gx.data) gxrows.resize(xrows.size());
+    auto const rows = static_cast<std::size_t>(K * d);
+    xrows.resize(rows);
+    if (gx.data) gxrows.resize(rows);
+    if constexpr (PreviousRow) {
+      xprev.resize(rows);
+      if (gx.data) gxprev.resize(rows);
+    }
   }
 
   void begin_strip(index_t first_row) {
@@ -133,13 +141,19 @@ struct dtw_lane_cost {
     index_t const d = x.channels;
     for (int q = 0; q < K; ++q)
       for (index_t c = 0; c < d; ++c) {
-        V r(T(0));
+        V r(T(0)), rp(T(0));
         for (int k = 0; k < W; ++k) {
           index_t const i = i0 + q * W + k;
           if (i < x.length) r.set(k, x(i, c));
+          if (PreviousRow && i >= 1 && i - 1 < x.length) rp.set(k, x(i - 1, c));
         }
-        xrows[static_cast<std::size_t>(q * d + c)] = r;
-        if (gx.data) gxrows[static_cast<std::size_t>(q * d + c)] = V(T(0));
+        auto const u = static_cast<std::size_t>(q * d + c);
+        xrows[u] = r;
+        if (gx.data) gxrows[u] = V(T(0));
+        if constexpr (PreviousRow) {
+          xprev[u] = rp;
+          if (gx.data) gxprev[u] = V(T(0));
+        }
       }
   }
 
@@ -150,7 +164,12 @@ struct dtw_lane_cost {
       for (int k = 0; k < W; ++k) {
         index_t const i = i0 + q * W + k;
         if (i >= x.length) continue;
-        for (index_t c = 0; c < d; ++c) gx(i, c) += gxrows[static_cast<std::size_t>(q * d + c)][k];
+        for (index_t c = 0; c < d; ++c) {
+          auto const u = static_cast<std::size_t>(q * d + c);
+          gx(i, c) += gxrows[u][k];
+          if constexpr (PreviousRow)
+            if (i >= 1) gx(i - 1, c) += gxprev[u][k];
+        }
       }
   }
 
@@ -161,26 +180,40 @@ struct dtw_lane_cost {
       for (index_t j = 0; j < m; ++j) gy(j, c) += gyrev[static_cast<std::size_t>(c * stride + (m - 1 - j) + pad)];
   }
 
-  // lanes k of vector q read y at columns t - qW - k: W consecutive reversed entries
+  /// Lanes k of vector q read y at columns t - qW - k: W consecutive reversed entries.
   RESILIN_INLINE index_t ypos(int q, index_t t) const noexcept { return (y.length - 1 - (t - q * W)) + pad; }
+  RESILIN_INLINE T const* ychannel(index_t c) const noexcept { return yrev.data() + c * stride; }
+  RESILIN_INLINE T* gychannel(index_t c) noexcept { return gyrev.data() + c * stride; }
+};
+
+/// dtw_cost with a known point distance: whole vectors of distances per step.
+template <class T, class Distance>
+struct dtw_lane_cost : strip_series<T, false> {
+  using V = simd::pack<T>;
+  using base = strip_series<T, false>;
+
+  void begin_pair(dtw_cost<Distance> const&, series_view<T const> xs, series_view<T const> ys,
+                  series_view<T> gxs = {}, series_view<T> gys = {}) {
+    base::bind(xs, ys, gxs, gys);
+  }
 
   RESILIN_INLINE step3<V> costs(int q, index_t t, typename V::mask) const noexcept {
-    index_t const d = x.channels, p = ypos(q, t);
+    index_t const d = this->x.channels, p = this->ypos(q, t);
     V s(T(0));
     for (index_t c = 0; c < d; ++c)
-      s += Distance::term(xrows[static_cast<std::size_t>(q * d + c)] -
-                          V::load(yrev.data() + c * stride + p));
+      s += Distance::term(this->xrows[static_cast<std::size_t>(q * d + c)] -
+                          V::load(this->ychannel(c) + p));
     return {s, s, s};
   }
 
   RESILIN_INLINE void accumulate(int q, index_t t, typename V::mask, step3<V> const& g) {
     V const u = g.diag + g.up + g.left;  // 0 in lanes outside the band
-    index_t const d = x.channels, p = ypos(q, t);
+    index_t const d = this->x.channels, p = this->ypos(q, t);
     for (index_t c = 0; c < d; ++c) {
-      V const yv = V::load(yrev.data() + c * stride + p);
-      V const part = u * Distance::partial(xrows[static_cast<std::size_t>(q * d + c)], yv);
-      gxrows[static_cast<std::size_t>(q * d + c)] += part;
-      T* gyp = gyrev.data() + c * stride + p;
+      auto const r = static_cast<std::size_t>(q * d + c);
+      V const part = u * Distance::partial(this->xrows[r], V::load(this->ychannel(c) + p));
+      this->gxrows[r] += part;
+      T* gyp = this->gychannel(c) + p;
       (V::load(gyp) - part).store(gyp);
     }
   }
