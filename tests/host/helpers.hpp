@@ -1,6 +1,7 @@
 #pragma once
 // Small helpers shared by the host tests: seeded random series, central differences, and
 // comparison utilities. Header only; included after <support/catch.hpp>.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -58,6 +59,16 @@ inline std::vector<double> central_differences(std::function<double(std::vector<
     g[k] = (fp - fm) / (2 * h);
   }
   return g;
+}
+
+/// Whether the value of the value-only path (for soft-DTW: the exponential-domain traversal)
+/// and of the gradient path (log domain) agree: the same quantity, computed two ways, so equal
+/// to a few ulp per cell rather than bitwise.
+template <class T>
+bool values_agree(T a, T b) {
+  double const tol = sizeof(T) == 8 ? 1e-12 : 2e-5;
+  double const scale = std::max({1.0, std::abs(double(a)), std::abs(double(b))});
+  return std::abs(double(a) - double(b)) <= tol * scale;
 }
 
 /// max_k |a_k - b_k| / max(1, |b_k|) (a relative error that is absolute near zero).

@@ -9,6 +9,7 @@
 #include <resilin/backend/host/simd.hpp>
 #include <resilin/core/band.hpp>
 #include <resilin/core/concepts.hpp>
+#include <resilin/core/recursion.hpp>
 #include <resilin/cost/dtw.hpp>
 
 namespace resilin::host_detail {
@@ -196,6 +197,11 @@ struct dtw_lane_cost : strip_series<T, false> {
                   series_view<T> gxs = {}, series_view<T> gys = {}) {
     base::bind(xs, ys, gxs, gys);
   }
+  // DTW costs are symmetric: the transposed problem (value-only, m > n) is the same cost model.
+  void begin_pair(transposed_cost<dtw_cost<Distance>> const& c, series_view<T const> xs,
+                  series_view<T const> ys, series_view<T> gxs = {}, series_view<T> gys = {}) {
+    begin_pair(c.inner, xs, ys, gxs, gys);
+  }
 
   RESILIN_INLINE step3<V> costs(int q, index_t t, typename V::mask) const noexcept {
     index_t const d = this->x.channels, p = this->ypos(q, t);
@@ -221,10 +227,13 @@ struct dtw_lane_cost : strip_series<T, false> {
 
 template <class T, class Cost>
 struct lane_cost_for { using type = generic_lane_cost<T, Cost>; };
-template <class T, class Distance>
-  requires std::same_as<Distance, squared_euclidean> || std::same_as<Distance, half_squared_euclidean> ||
-           std::same_as<Distance, l1_distance>
+template <class D>
+concept vector_distance = std::same_as<D, squared_euclidean> ||
+                          std::same_as<D, half_squared_euclidean> || std::same_as<D, l1_distance>;
+template <class T, vector_distance Distance>
 struct lane_cost_for<T, dtw_cost<Distance>> { using type = dtw_lane_cost<T, Distance>; };
+template <class T, vector_distance Distance>
+struct lane_cost_for<T, transposed_cost<dtw_cost<Distance>>> { using type = dtw_lane_cost<T, Distance>; };
 
 /// The lane engine of a cost model on the host.
 template <class T, class Cost>

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <vector>
+#include <resilin/backend/host/exp_domain.hpp>
 #include <resilin/backend/host/lane_cost_soft_msm.hpp>
 #include <resilin/backend/host/strip.hpp>
 #include <resilin/core/measure.hpp>
@@ -13,7 +14,7 @@ namespace resilin::host_detail {
 
 template <class T>
 struct workspace {
-  std::vector<T> rowbuf, g_up, g_diag;
+  std::vector<T> rowbuf, rowbuf_k, g_up, g_diag;
   std::vector<T> channel;  // independent channels: one channel of x, y, gx, gy, contiguous
   strip_table<T> table;
 };
@@ -36,6 +37,17 @@ pair_problem<T, Cost, Smooth> make_problem(measure<Cost, Smooth> const& m, serie
 template <class T, class Cost, class Smooth>
 T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
               workspace<T>& ws) {
+  if constexpr (std::same_as<Smooth, soft_min<T>> && requires { typename Cost::distance_type; }) {
+    using D = typename Cost::distance_type;
+    if constexpr (vector_distance<D>) {  // soft-DTW: the exponential domain where it is exact
+      if (exp_domain_applies<T, D>(x, y, m.smooth.gamma)) {
+        bool const t = y.length > x.length;  // keep the rolling rows along the shorter series
+        auto const p = t ? make_problem(m, y, x) : make_problem(m, x, y);
+        dtw_lane_cost<T, D> lanes;
+        return forward_exp_domain(p, lanes, ws.rowbuf, ws.rowbuf_k);
+      }
+    }
+  }
   if (y.length > x.length) {
     measure<transposed_cost<Cost>, Smooth> const mt{{m.cost}, m.smooth, m.band, false};
     lane_cost<T, transposed_cost<Cost>> lanes;

@@ -1,0 +1,190 @@
+#pragma once
+// A faster value-only traversal for the soft-min with uniform step costs (DTW costs): the
+// recursion in the exponential domain. With P = exp(-R / gamma),
+//     P(i, j) = exp(-delta(i, j) / gamma) * (P(i-1, j-1) + P(i-1, j) + P(i, j-1)),
+// one exponential per cell and no logarithm. Each P is held as m * 2^k (m in [1, 2), k an
+// integer stored in T), so no magnitude overflows or underflows: the three predecessors are
+// aligned by exact powers of two, and the result is R = -gamma ln2 (k + log2 m) at the end.
+// Rounding: each cell adds a relative error of a few ulp to P, i.e. an absolute error of a few
+// ulp of (gamma + delta) to R, against a few ulp of R per cell in the log domain.
+// It is used only where every k stays an exact integer in T (checked per pair from a bound on
+// delta); everywhere else, and for gradients, the log-domain traversal runs.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+#include <resilin/backend/host/lane_cost.hpp>
+#include <resilin/backend/host/simd.hpp>
+#include <resilin/core/math.hpp>
+#include <resilin/cost/dtw.hpp>
+#include <resilin/smoothing/soft_min.hpp>
+
+namespace resilin::host_detail {
+
+template <class T>
+struct exp_domain_traits;
+template <>
+struct exp_domain_traits<double> {
+  static constexpr double magic = 6755399441055744.0;  // 1.5 * 2^52: rounds to an integer
+  static constexpr int mant = 52, bias = 1023, min_exp = -1022;
+  static constexpr double max_k = 1125899906842624.0;  // 2^50: every k stays exact
+};
+template <>
+struct exp_domain_traits<float> {
+  static constexpr float magic = 12582912.0f;  // 1.5 * 2^23
+  static constexpr int mant = 23, bias = 127, min_exp = -126;
+  static constexpr float max_k = 4194304.0f;   // 2^22
+};
+
+/// An upper bound of delta over all cells of one pair (0 if the distance has no bound here).
+template <class T, class Distance>
+T delta_bound(series_view<T const> x, series_view<T const> y) {
+  T ax = T(0), ay = T(0);
+  for (index_t k = 0; k < x.size(); ++k) ax = math::max(ax, math::abs(x.data[k]));
+  for (index_t k = 0; k < y.size(); ++k) ay = math::max(ay, math::abs(y.data[k]));
+  T const a = ax + ay, d = static_cast<T>(x.channels);
+  if constexpr (std::same_as<Distance, l1_distance>) return a * d;
+  else if constexpr (std::same_as<Distance, half_squared_euclidean>) return T(0.5) * a * a * d;
+  else return a * a * d;
+}
+
+/// Whether the exponential-domain traversal keeps every k exact for this pair.
+template <class T, class Distance>
+bool exp_domain_applies(series_view<T const> x, series_view<T const> y, T gamma) {
+  T const bound = delta_bound<T, Distance>(x, y);
+  T const steps = static_cast<T>(x.length + y.length);
+  // |k| <= steps * (bound * log2(e) / gamma + 2) must stay below max_k
+  T const per_step = bound * T(1.4426950408889634) / gamma + T(2);
+  return std::isfinite(per_step) && steps * per_step < exp_domain_traits<T>::max_k;
+}
+
+template <class T>
+struct exp_value {
+  simd::pack<T> m, k;  // P = m * 2^k; unreachable: m = 1, k = unreachable_k
+};
+
+template <class T>
+inline constexpr T unreachable_k = -std::numeric_limits<T>::max() / 4;
+
+/// 2^d for integer-valued d <= 0 (below the smallest normal exponent: 2^min_exp, negligible
+/// against the maximum term, which is >= 1).
+template <class T>
+RESILIN_INLINE simd::pack<T> pow2_int(simd::pack<T> d) noexcept {
+  using P = simd::pack<T>;
+  using tr = exp_domain_traits<T>;
+  P const t = simd::max(d, P(T(tr::min_exp))) + tr::magic;
+  typename P::mask b;
+  std::memcpy(&b, &t.v, sizeof b);
+  b = (b + tr::bias) << tr::mant;
+  P r;
+  std::memcpy(&r.v, &b, sizeof b);
+  return r;
+}
+
+/// The cell in the exponential domain: x = -delta log2(e) / gamma <= 0.
+template <class T>
+RESILIN_INLINE exp_value<T> exp_cell(exp_value<T> const& d, exp_value<T> const& u,
+                                     exp_value<T> const& l, simd::pack<T> x) noexcept {
+  using P = simd::pack<T>;
+  using tr = exp_domain_traits<T>;
+  P const km = simd::max(d.k, simd::max(u.k, l.k));
+  // diag + (up + left): exactly symmetric under swapping x and y (up and left trade places)
+  P const s = d.m * pow2_int(d.k - km) + (u.m * pow2_int(u.k - km) + l.m * pow2_int(l.k - km));
+  P const kx = (x + tr::magic) - tr::magic;  // round(x): exact while |x| < 2^(mant-1)
+  P const f = x - kx;                        // [-1/2, 1/2]
+  // 2^f = exp(f ln2): Taylor to degree 12 in f (truncation below 2e-16 relative)
+  constexpr double l2 = 0.6931471805599453;
+  P p;
+  if constexpr (std::same_as<T, double>) {
+    constexpr double c[13] = {1.0, l2, 0.2402265069591007, 0.05550410866482158,
+                              0.009618129107628477, 0.0013333558146428443, 1.5403530393381606e-4,
+                              1.525273380405984e-5, 1.3215486790144307e-6, 1.0178086009239699e-7,
+                              7.054911620801123e-9, 4.445538271870811e-10, 2.567843599348821e-11};
+    p = P(c[12]);
+    for (int j = 11; j >= 0; --j) p = p * f + c[j];
+  } else {
+    constexpr float c[8] = {1.0f, 0.6931472f, 0.2402265f, 0.05550411f, 0.009618129f,
+                            0.001333356f, 1.540353e-4f, 1.525273e-5f};
+    p = P(c[7]);
+    for (int j = 6; j >= 0; --j) p = p * f + c[j];
+  }
+  P const mm = s * p;  // (0, 12): renormalise to [1, 2) and move the exponent into k
+  using I = typename P::int_type;
+  typename P::mask b;
+  std::memcpy(&b, &mm.v, sizeof b);
+  typename P::mask const e = (b >> tr::mant) - I(tr::bias);
+  b = (b & ((I(1) << tr::mant) - 1)) | (I(tr::bias) << tr::mant);
+  P m;
+  std::memcpy(&m.v, &b, sizeof b);
+  P const magic_v(tr::magic);
+  typename P::mask eb;
+  std::memcpy(&eb, &magic_v.v, sizeof eb);
+  eb = eb + e;
+  P ef;
+  std::memcpy(&ef.v, &eb, sizeof eb);
+  ef = ef - tr::magic;
+  return {m, km + kx + ef};
+}
+
+/// Value-only forward of a soft_min problem with uniform step costs, in O(m) memory.
+template <class T, class P, class Lanes>
+T forward_exp_domain(P const& p, Lanes& lanes, std::vector<T>& row_m, std::vector<T>& row_k) {
+  using V = simd::pack<T>;
+  constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
+  index_t const n = p.x.length, m = p.y.length;
+  T const ku = unreachable_k<T>;
+  row_m.assign(static_cast<std::size_t>(m + H + 1), T(1));  // row_*[j + 1]: P(i0 - 1, j)
+  row_k.assign(static_cast<std::size_t>(m + H + 1), ku);
+  row_k[0] = T(0);  // the virtual origin: R(-1, -1) = 0, P = 1 * 2^0
+  T const scale = -T(1.4426950408889634) * math::inverse_temperature(p.smooth.gamma);
+  index_t const strips = (n + H - 1) / H;
+  lanes.begin_pair(p.cost, p.x, p.y);
+  exp_value<T> last[K];
+  V const ones(T(1)), unreachable(ku);
+  for (index_t s = 0; s < strips; ++s) {
+    strip_geometry<T> const geo(p.band, n, s * H);
+    lanes.begin_strip(s * H);
+    exp_value<T> cur[K], prev[K];
+    for (int q = 0; q < K; ++q) cur[q] = prev[q] = {ones, unreachable};
+    for (index_t t = geo.t0; t <= geo.t1; ++t) {
+      V const tv(static_cast<T>(t));
+      exp_value<T> next[K];
+      for (int q = 0; q < K; ++q) {
+        exp_value<T> a1, a2;
+        if (q == 0) {
+          auto const j1 = static_cast<std::size_t>(t + 1), j2 = static_cast<std::size_t>(t);
+          a1 = {V(row_m[j1]), V(row_k[j1])};
+          a2 = {V(row_m[j2]), V(row_k[j2])};
+        } else {
+          a1 = cur[q - 1];
+          a2 = prev[q - 1];
+        }
+        exp_value<T> const up{simd::shift_in_front(cur[q].m, a1.m), simd::shift_in_front(cur[q].k, a1.k)};
+        exp_value<T> const diag{simd::shift_in_front(prev[q].m, a2.m),
+                                simd::shift_in_front(prev[q].k, a2.k)};
+        auto const in = geo.inside(q, tv);
+        V const x = lanes.costs(q, t, in).diag * scale;
+        exp_value<T> const c = exp_cell(diag, up, cur[q], x);
+        next[q] = {simd::select(in, c.m, ones), simd::select(in, c.k, unreachable)};
+      }
+      for (int q = 0; q < K; ++q) {
+        prev[q] = cur[q];
+        cur[q] = next[q];
+      }
+      index_t const jl = t - (H - 1);  // the strip's last row feeds the next strip
+      if (jl >= -1) {
+        row_m[static_cast<std::size_t>(jl + 1)] = next[K - 1].m[W - 1];
+        row_k[static_cast<std::size_t>(jl + 1)] = next[K - 1].k[W - 1];
+      }
+    }
+    for (int q = 0; q < K; ++q) last[q] = cur[q];
+    lanes.end_strip();
+  }
+  lanes.end_pair();
+  int const o = static_cast<int>((n - 1) % H);
+  T const mo = last[o / W].m[o % W], ko = last[o / W].k[o % W];
+  if (ko <= ku / 2) return math::infinity<T>();
+  return -p.smooth.gamma * T(0.6931471805599453) * (ko + std::log2(mo));
+}
+
+}  // namespace resilin::host_detail
