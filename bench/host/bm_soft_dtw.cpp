@@ -9,66 +9,22 @@
 #include <benchmark/benchmark.h>
 #include <resilin/resilin.hpp>
 #include <support/reference.hpp>
+#include "bench_common.hpp"
 
 namespace {
-
-struct shape { long batch, n, m, d; };
-constexpr shape shapes[] = {{512, 64, 64, 2}, {128, 256, 256, 1}, {16, 1024, 1024, 8}, {2, 4096, 4096, 1}};
-
-template <class T>
-struct data_set {
-  std::vector<T> x, y, gx, gy, out;
-  explicit data_set(shape s) {
-    std::mt19937_64 gen(42);
-    std::normal_distribution<double> normal;
-    x.resize(static_cast<std::size_t>(s.batch * s.n * s.d));
-    y.resize(static_cast<std::size_t>(s.batch * s.m * s.d));
-    for (auto& v : x) v = static_cast<T>(normal(gen));
-    for (auto& v : y) v = static_cast<T>(normal(gen));
-    gx.resize(x.size());
-    gy.resize(y.size());
-    out.resize(static_cast<std::size_t>(s.batch));
-  }
-};
-
-void set_counters(benchmark::State& state, shape s, long pairs) {
-  state.SetItemsProcessed(state.iterations() * pairs * s.n * s.m);  // items/s = cells/s
-  state.counters["B"] = static_cast<double>(s.batch);
-  state.counters["n"] = static_cast<double>(s.n);
-  state.counters["d"] = static_cast<double>(s.d);
-}
+using bench::data_set;
+using bench::set_counters;
+using bench::shape;
+using bench::shapes;
 
 template <class T>
 void BM_soft_dtw_value_host(benchmark::State& state) {
-  shape const s = shapes[state.range(0)];
-  int const threads = static_cast<int>(state.range(1));
-  data_set<T> data(s);
-  auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d);
-  auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d);
-  auto const measure = resilin::measures::soft_dtw(T(1));
-  for (auto _ : state) {
-    resilin::values(resilin::host.with_threads(threads), measure, X, Y, std::span<T>(data.out));
-    benchmark::DoNotOptimize(data.out.data());
-  }
-  set_counters(state, s, s.batch);
+  bench::run_value<T>(state, resilin::measures::soft_dtw(T(1)));
 }
 
 template <class T>
 void BM_soft_dtw_value_and_grad_host(benchmark::State& state) {
-  shape const s = shapes[state.range(0)];
-  int const threads = static_cast<int>(state.range(1));
-  data_set<T> data(s);
-  auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d);
-  auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d);
-  auto const GX = resilin::make_batch(data.gx, s.batch, s.n, s.d);
-  auto const GY = resilin::make_batch(data.gy, s.batch, s.m, s.d);
-  auto const measure = resilin::measures::soft_dtw(T(1));
-  for (auto _ : state) {
-    resilin::values_and_grads(resilin::host.with_threads(threads), measure, X, Y,
-                              std::span<T>(data.out), GX, GY);
-    benchmark::DoNotOptimize(data.gx.data());
-  }
-  set_counters(state, s, s.batch);
+  bench::run_value_and_grad<T>(state, resilin::measures::soft_dtw(T(1)));
 }
 
 // The baseline runs pairs one at a time, so its cells/s does not depend on B: it runs on enough

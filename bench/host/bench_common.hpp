@@ -1,0 +1,70 @@
+#pragma once
+// What the host benchmarks share: the shapes (B, n, m, d) of issue 2, seeded data, the cells/s
+// counters, and the two timed loops (values; values_and_grads) for any measure.
+#include <random>
+#include <span>
+#include <vector>
+#include <benchmark/benchmark.h>
+#include <resilin/resilin.hpp>
+
+namespace bench {
+
+struct shape { long batch, n, m, d; };
+inline constexpr shape shapes[] = {{512, 64, 64, 2}, {128, 256, 256, 1}, {16, 1024, 1024, 8}, {2, 4096, 4096, 1}};
+
+template <class T>
+struct data_set {
+  std::vector<T> x, y, gx, gy, out;
+  explicit data_set(shape s) {
+    std::mt19937_64 gen(42);
+    std::normal_distribution<double> normal;
+    x.resize(static_cast<std::size_t>(s.batch * s.n * s.d));
+    y.resize(static_cast<std::size_t>(s.batch * s.m * s.d));
+    for (auto& v : x) v = static_cast<T>(normal(gen));
+    for (auto& v : y) v = static_cast<T>(normal(gen));
+    gx.resize(x.size());
+    gy.resize(y.size());
+    out.resize(static_cast<std::size_t>(s.batch));
+  }
+};
+
+/// items/s = cells/s over `pairs` pairs of the shape (default: the whole batch).
+inline void set_counters(benchmark::State& state, shape s, long pairs = -1) {
+  state.SetItemsProcessed(state.iterations() * (pairs < 0 ? s.batch : pairs) * s.n * s.m);
+  state.counters["B"] = static_cast<double>(s.batch);
+  state.counters["n"] = static_cast<double>(s.n);
+  state.counters["d"] = static_cast<double>(s.d);
+}
+
+template <class T, class Measure>
+void run_value(benchmark::State& state, Measure const& measure) {
+  shape const s = shapes[state.range(0)];
+  int const threads = static_cast<int>(state.range(1));
+  data_set<T> data(s);
+  auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d);
+  auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d);
+  for (auto _ : state) {
+    resilin::values(resilin::host.with_threads(threads), measure, X, Y, std::span<T>(data.out));
+    benchmark::DoNotOptimize(data.out.data());
+  }
+  set_counters(state, s);
+}
+
+template <class T, class Measure>
+void run_value_and_grad(benchmark::State& state, Measure const& measure) {
+  shape const s = shapes[state.range(0)];
+  int const threads = static_cast<int>(state.range(1));
+  data_set<T> data(s);
+  auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d);
+  auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d);
+  auto const GX = resilin::make_batch(data.gx, s.batch, s.n, s.d);
+  auto const GY = resilin::make_batch(data.gy, s.batch, s.m, s.d);
+  for (auto _ : state) {
+    resilin::values_and_grads(resilin::host.with_threads(threads), measure, X, Y,
+                              std::span<T>(data.out), GX, GY);
+    benchmark::DoNotOptimize(data.gx.data());
+  }
+  set_counters(state, s);
+}
+
+}  // namespace bench
