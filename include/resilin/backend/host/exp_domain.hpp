@@ -53,8 +53,9 @@ template <class T, class Distance>
 bool exp_domain_applies(series_view<T const> x, series_view<T const> y, T gamma) {
   T const bound = delta_bound<T, Distance>(x, y);
   T const steps = static_cast<T>(x.length + y.length);
-  // |k| <= steps * (bound * log2(e) / gamma + 2) must stay below max_k
-  T const per_step = bound * T(1.4426950408889634) / gamma + T(2);
+  // |k| <= steps * (bound * log2(e) / gamma + 4) (rounding and renormalisation add at most
+  // 4 per step) must stay below max_k
+  T const per_step = bound * T(1.4426950408889634) / gamma + T(4);
   return std::isfinite(per_step) && steps * per_step < exp_domain_traits<T>::max_k;
 }
 
