@@ -9,4 +9,7 @@ source scripts/env.sh
 build="${1:-build}"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${RESILIN_CMAKE_ARGS:-}
 cmake --build "$build" -j "$RESILIN_JOBS"
+# every public header compiles on its own (VERIFY_INTERFACE_HEADER_SETS)
+cmake --build "$build" -j "$RESILIN_JOBS" --target resilin_verify_interface_header_sets \
+      resilin_lct_verify_interface_header_sets
 ctest --test-dir "$build" --output-on-failure -j "$RESILIN_JOBS"

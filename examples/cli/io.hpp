@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 #include <resilin/apps/dataset.hpp>
+#include <resilin/apps/ts_file.hpp>
 #include <resilin/core/error.hpp>
 
 namespace resilin_cli {
@@ -12,7 +13,7 @@ namespace r = resilin;
 
 template <std::floating_point T>
 r::dataset<T> load(std::string const& path, bool znorm) {
-  auto ds = r::read_ucr_tsv<T>(path);
+  auto ds = r::read_dataset<T>(path);  // .ts (aeon/sktime) or UCR TSV
   if (znorm) r::z_normalise(ds);
   return ds;
 }

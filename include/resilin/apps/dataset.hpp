@@ -223,18 +223,26 @@ dataset<T> parse_ucr_tsv(std::istream& in, std::string_view source) {
 
 /// Reads a UCR 2018 TSV file. Throws resilin::runtime_error when the file cannot be opened,
 /// and resilin::invalid_argument ("path:line: ...") for bad content (see parse_ucr_tsv).
-template <std::floating_point T = double>
-dataset<T> read_ucr_tsv(std::string const& path) {
+namespace detail {
+/// Opens a data file for reading; resilin::runtime_error (with the system's reason) otherwise.
+inline std::ifstream open_data_file(std::string const& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    RESILIN_THROW(runtime_error(detail::message("cannot read '", path, "': it is a directory")));
+    RESILIN_THROW(runtime_error(message("cannot read '", path, "': it is a directory")));
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     int const e = errno;
-    RESILIN_THROW(runtime_error(detail::message(
-        "cannot open '", path, "'", e ? ": " : "", e ? std::generic_category().message(e) : "")));
+    RESILIN_THROW(runtime_error(message("cannot open '", path, "'", e ? ": " : "",
+                                        e ? std::generic_category().message(e) : "")));
   }
+  return in;
+}
+}  // namespace detail
+
+template <std::floating_point T = double>
+dataset<T> read_ucr_tsv(std::string const& path) {
+  std::ifstream in = detail::open_data_file(path);
   return parse_ucr_tsv<T>(in, path);
 }
 

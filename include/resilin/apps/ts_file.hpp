@@ -1,0 +1,129 @@
+#pragma once
+// aeon / sktime `.ts` files (univariate and multivariate, equal and unequal length):
+//
+//     # comments
+//     @problemName BasicMotions
+//     @univariate false            (or @dimensions 6)
+//     @equalLength true
+//     @classLabel true Standing Running Walking Badminton
+//     @data
+//     0.1,0.2,...:-0.3,0.1,...:Standing        one case a line: channels split by ':', values
+//                                             by ',', the class label last when @classLabel true
+//
+// Every channel of one case must have the same length (the alignment compares whole samples);
+// cases may differ in length. Missing values ('?', 'NaN', empty) are refused with the line
+// number, as are time-stamped data (`@timeStamps true`), labels outside the declared classes,
+// and cases whose channel count differs from the first case's.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <istream>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <resilin/apps/dataset.hpp>
+#include <resilin/core/error.hpp>
+
+namespace resilin {
+
+namespace detail {
+inline bool ts_true(std::string_view v) noexcept { return v == "true" || v == "True" || v == "TRUE"; }
+
+/// Splits on `sep` (no trimming).
+inline std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    std::size_t const at = s.find(sep, start);
+    parts.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return parts;
+    start = at + 1;
+  }
+}
+}  // namespace detail
+
+/// Reads `.ts` text from a stream; `source` names it in error messages.
+template <std::floating_point T = double>
+dataset<T> parse_ts(std::istream& in, std::string_view source) {
+  bool labelled = false, in_data = false;
+  std::vector<std::string> classes;
+  std::vector<std::string> labels;
+  std::vector<T> flat;  // every case, (length, channels) row-major, concatenated
+  std::vector<index_t> lengths;
+  index_t channels = 0;
+  std::string text;
+  std::size_t line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    std::string_view const l = detail::trim(text);
+    if (l.empty() || l.front() == '#') continue;
+    if (!in_data) {
+      detail::require(l.front() == '@', source, ":", line, ": expected a header line starting "
+                      "with '@' or @data, got '", l.substr(0, 40), "'");
+      auto const words = detail::split(l, ' ');
+      std::string_view const key = words[0];
+      std::string_view const value = words.size() > 1 ? words[1] : std::string_view{};
+      if (key == "@data") {
+        in_data = true;
+      } else if (key == "@timeStamps" || key == "@timestamps") {
+        detail::require(!detail::ts_true(value), source, ":", line,
+                        ": time-stamped .ts data is not supported");
+      } else if (key == "@classLabel" || key == "@classlabel") {
+        labelled = detail::ts_true(value);
+        for (std::size_t w = 2; w < words.size(); ++w)
+          if (!words[w].empty()) classes.emplace_back(words[w]);
+      }
+      continue;  // other headers (@problemName, @univariate, @equalLength, ...) are informative
+    }
+    auto fields = detail::split(l, ':');
+    std::string label;
+    if (labelled) {
+      detail::require(fields.size() >= 2, source, ":", line,
+                      ": a case needs values and a class label separated by ':'");
+      label = std::string(detail::trim_spaces(fields.back()));
+      fields.pop_back();
+      detail::require(classes.empty() ||
+                          std::find(classes.begin(), classes.end(), label) != classes.end(),
+                      source, ":", line, ": class label '", label,
+                      "' is not one of those declared by @classLabel");
+    }
+    auto const d = static_cast<index_t>(fields.size());
+    if (channels == 0) channels = d;
+    detail::require(d == channels, source, ":", line, ": ", d, " channels, but the first case has ",
+                    channels);
+    std::vector<std::vector<T>> dims(fields.size());
+    for (std::size_t c = 0; c < fields.size(); ++c) {
+      auto const values = detail::split(fields[c], ',');
+      for (std::size_t k = 0; k < values.size(); ++k)
+        dims[c].push_back(detail::parse_value<T>(values[k], source, line, k + 1));
+      detail::require(dims[c].size() == dims[0].size(), source, ":", line, ": channel ", c + 1,
+                      " has ", dims[c].size(), " values, channel 1 has ", dims[0].size(),
+                      " (the channels of a case must have equal lengths)");
+    }
+    auto const length = static_cast<index_t>(dims[0].size());
+    for (index_t t = 0; t < length; ++t)
+      for (std::size_t c = 0; c < dims.size(); ++c) flat.push_back(dims[c][static_cast<std::size_t>(t)]);
+    labels.push_back(std::move(label));
+    lengths.push_back(length);
+  }
+  if (in.bad())
+    RESILIN_THROW(runtime_error(detail::message(source, ":", line + 1, ": read error")));
+  detail::require(in_data, source, ": no @data line");
+  detail::require(!labels.empty(), source, ": no cases after @data");
+  return dataset<T>::from_ragged(std::move(labels), flat, std::move(lengths), channels);
+}
+
+/// Reads a `.ts` file (see parse_ts); resilin::runtime_error when it cannot be opened.
+template <std::floating_point T = double>
+dataset<T> read_ts(std::string const& path) {
+  std::ifstream in = detail::open_data_file(path);
+  return parse_ts<T>(in, path);
+}
+
+/// Reads a data set by extension: `.ts` (aeon/sktime), anything else UCR 2018 TSV.
+template <std::floating_point T = double>
+dataset<T> read_dataset(std::string const& path) {
+  if (std::filesystem::path(path).extension() == ".ts") return read_ts<T>(path);
+  return read_ucr_tsv<T>(path);
+}
+
+}  // namespace resilin

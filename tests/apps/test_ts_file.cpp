@@ -1,0 +1,78 @@
+// aeon / sktime .ts files: univariate, multivariate, unequal lengths, and every refusal with
+// its line number.
+#include <sstream>
+#include <string>
+#include <support/catch.hpp>
+#include <resilin/apps/ts_file.hpp>
+
+namespace r = resilin;
+
+namespace {
+r::dataset<double> parse(std::string const& text) {
+  std::istringstream in(text);
+  return r::parse_ts<double>(in, "t.ts");
+}
+std::string error_of(std::string const& text) {
+  try {
+    parse(text);
+  } catch (r::invalid_argument const& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST_CASE(".ts: univariate, equal length, labelled", "[apps][ts]") {
+  auto const ds = parse("# a comment\n@problemName Toy\n@timeStamps false\n@univariate true\n"
+                        "@equalLength true\n@classLabel true a b\n@data\n1,2,3:a\n4.5,-6e-1,7:b\n");
+  REQUIRE(ds.size() == 2);
+  CHECK(ds.channels == 1);
+  CHECK(ds.max_length == 3);
+  CHECK(ds.labels == std::vector<std::string>{"a", "b"});
+  CHECK(ds.series(1)(1, 0) == -0.6);
+  CHECK(ds.series(0)(2, 0) == 3.0);
+}
+
+TEST_CASE(".ts: multivariate and unequal lengths keep (length, channels) order", "[apps][ts]") {
+  auto const ds = parse("@univariate false\n@dimensions 2\n@equalLength false\n@classLabel true 1 2\n"
+                        "@data\n1,2,3:10,20,30:1\n4,5:40,50:2\n");
+  REQUIRE(ds.size() == 2);
+  CHECK(ds.channels == 2);
+  CHECK(ds.lengths == std::vector<r::index_t>{3, 2});
+  CHECK(ds.max_length == 3);
+  auto const s0 = ds.series(0), s1 = ds.series(1);
+  CHECK(s0(0, 0) == 1.0);
+  CHECK(s0(0, 1) == 10.0);
+  CHECK(s0(2, 1) == 30.0);
+  CHECK(s1(1, 0) == 5.0);
+  CHECK(s1(1, 1) == 50.0);
+  CHECK(ds.values[static_cast<std::size_t>(1 * 3 * 2 + 2 * 2)] == 0.0);  // padding
+}
+
+TEST_CASE(".ts: unlabelled data", "[apps][ts]") {
+  auto const ds = parse("@classLabel false\n@data\n1,2\n3,4,5\n");
+  REQUIRE(ds.size() == 2);
+  CHECK(ds.labels[0].empty());
+  CHECK(ds.lengths == std::vector<r::index_t>{2, 3});
+}
+
+TEST_CASE(".ts: refusals name the line", "[apps][ts]") {
+  using Catch::Matchers::Contains;
+  CHECK_THAT(error_of("@classLabel true a\n@data\n1,?,3:a\n"), Contains("t.ts:3: value 2") && Contains("missing"));
+  CHECK_THAT(error_of("@classLabel true a\n@data\n1,NaN,3:a\n"), Contains("t.ts:3") && Contains("missing"));
+  CHECK_THAT(error_of("@classLabel true a\n@data\n1,,3:a\n"), Contains("t.ts:3") && Contains("empty"));
+  CHECK_THAT(error_of("@timeStamps true\n@data\n(0,1),(1,2)\n"), Contains("t.ts:1") && Contains("time-stamped"));
+  CHECK_THAT(error_of("@classLabel true a b\n@data\n1,2:c\n"), Contains("t.ts:3") && Contains("'c'"));
+  CHECK_THAT(error_of("@classLabel true a\n@data\n1,2:3,4:a\n5,6:a\n"), Contains("t.ts:4") && Contains("1 channels"));
+  CHECK_THAT(error_of("@classLabel true a\n@data\n1,2:3:a\n"), Contains("t.ts:3: channel 2 has 1 values"));
+  CHECK_THAT(error_of("@classLabel true a\n@data\n1,2,3\n"), Contains("t.ts:3") && Contains("class label"));
+  CHECK_THAT(error_of("@problemName x\n1,2,3\n"), Contains("t.ts:2") && Contains("@data"));
+  CHECK_THAT(error_of("@problemName x\n"), Contains("no @data"));
+  CHECK_THAT(error_of("@data\n"), Contains("no cases"));
+  CHECK_THAT(error_of("@data\n1,x,3\n"), Contains("t.ts:2: value 2 is not a number"));
+}
+
+TEST_CASE("read_dataset dispatches on the extension", "[apps][ts]") {
+  CHECK_THROWS_AS(r::read_dataset<double>("/nonexistent/file.ts"), r::runtime_error);
+  CHECK_THROWS_AS(r::read_dataset<double>("/nonexistent/file.tsv"), r::runtime_error);
+}
