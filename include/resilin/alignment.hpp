@@ -45,6 +45,19 @@ void check_measure(measure<Cost, Smooth> const& m) {
 using resilin::as_const;
 template <class T>
 void zero(series_view<T> g) { for (index_t k = 0; k < g.size(); ++k) g.data[k] = T(0); }
+
+/// The checks of every call that returns one alignment of one pair (a matrix or a path): the
+/// measure, not a divergence ("what: a divergence has no single <noun>"), the pair, and one
+/// channel for independent-channel measures.
+template <class T, class Cost, class Smooth>
+void check_single_alignment(measure<Cost, Smooth> const& m, series_view<T const> x,
+                            series_view<T const> y, char const* what, char const* noun) {
+  check_measure<Cost, Smooth, T>(m);
+  require(!m.divergence, what, ": a divergence has no single ", noun);
+  check_pair(x, y);
+  require(!m.independent_channels || x.channels == 1, what, ": independent channels have one "
+          "alignment each; pass one channel, got ", x.channels);
+}
 }  // namespace detail
 
 // --- one pair -------------------------------------------------------------------------------
@@ -90,12 +103,8 @@ template <class Cost, class Smooth, series_like X, series_like Y>
 value_of<X> alignment_matrix(measure<Cost, Smooth> const& m, X x, Y y,
                              matrix_view<value_of<X>> e) {
   using T = value_of<X>;
-  detail::check_measure<Cost, Smooth, T>(m);
-  detail::require(!m.divergence, "alignment_matrix: a divergence has no single alignment matrix");
   auto const xc = detail::as_const(x), yc = detail::as_const(y);
-  detail::check_pair(xc, yc);
-  detail::require(!m.independent_channels || xc.channels == 1, "alignment_matrix: independent "
-                  "channels have one alignment each; pass one channel, got ", xc.channels);
+  detail::check_single_alignment(m, xc, yc, "alignment_matrix", "alignment matrix");
   detail::require(e.data && e.rows == xc.length && e.cols == yc.length, "e must be (",
                   xc.length, ", ", yc.length, "), got (", e.rows, ", ", e.cols, ")");
   host_detail::workspace<T> ws;
@@ -110,12 +119,8 @@ template <class Cost, class Smooth, series_like X, series_like Y>
 value_of<X> move_occupancy(measure<Cost, Smooth> const& m, X x, Y y, matrix_view<value_of<X>> diag,
                            matrix_view<value_of<X>> up = {}, matrix_view<value_of<X>> left = {}) {
   using T = value_of<X>;
-  detail::check_measure<Cost, Smooth, T>(m);
-  detail::require(!m.divergence, "move_occupancy: a divergence has no single alignment");
   auto const xc = detail::as_const(x), yc = detail::as_const(y);
-  detail::check_pair(xc, yc);
-  detail::require(!m.independent_channels || xc.channels == 1, "move_occupancy: independent "
-                  "channels have one alignment each; pass one channel, got ", xc.channels);
+  detail::check_single_alignment(m, xc, yc, "move_occupancy", "alignment");
   for (auto [o, name] : {std::pair{diag, "diag"}, std::pair{up, "up"}, std::pair{left, "left"}})
     detail::require(!o.data || (o.rows == xc.length && o.cols == yc.length), name, " must be (",
                     xc.length, ", ", yc.length, "), got (", o.rows, ", ", o.cols, ")");
@@ -129,12 +134,8 @@ template <class Cost, series_like X, series_like Y>
 std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const& m, X x, Y y,
                                                    value_of<X>* value_out = nullptr) {
   using T = value_of<X>;
-  detail::check_measure<Cost, hard_min, T>(m);
-  detail::require(!m.divergence, "alignment_path: a divergence has no single path");
   auto const xc = detail::as_const(x), yc = detail::as_const(y);
-  detail::check_pair(xc, yc);
-  detail::require(!m.independent_channels || xc.channels == 1, "alignment_path: independent "
-                  "channels have one alignment each; pass one channel, got ", xc.channels);
+  detail::check_single_alignment(m, xc, yc, "alignment_path", "path");
   host_detail::workspace<T> ws;
   return host_detail::alignment_path(m, xc, yc, value_out, ws);
 }
