@@ -28,6 +28,23 @@ function(resilin_add_test name)
   endif()
 endfunction()
 
+# resilin_add_tests(PREFIX GLOB pattern LIBS l... [LABELS x...] [CUDA]): one test per file
+# matching pattern (relative to the calling directory), named PREFIX_<file name>.
+function(resilin_add_tests prefix)
+  cmake_parse_arguments(T "CUDA" "GLOB" "LIBS;LABELS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/${T_GLOB}")
+  set(extra)
+  if(T_CUDA)
+    set(extra CUDA)
+    list(APPEND sources_common "${PROJECT_SOURCE_DIR}/tests/support/gpu_main.cpp")
+  endif()
+  foreach(src IN LISTS sources)
+    get_filename_component(name "${src}" NAME_WE)
+    resilin_add_test(${prefix}_${name} ${extra} SOURCES "${src}" ${sources_common}
+                     LIBS ${T_LIBS} LABELS ${T_LABELS})
+  endforeach()
+endfunction()
+
 # Our own programs (the tool, benchmarks) are built for the machine they run on: the host
 # recursion uses every SIMD lane the target enables. Consumers of the headers choose for
 # themselves. Off: -DRESILIN_NATIVE_ARCH=OFF (portable binaries).

@@ -1,7 +1,9 @@
 #pragma once
-// resilin classify --method 1nn [options] TRAIN TEST (or --synthetic-cbf): 1-nearest-neighbour
-// classification. stdout: a header and a summary row, then "error_rate<TAB>x" and
-// "accuracy<TAB>x" as the last two lines. Ties go to the first training series.
+// resilin classify --method 1nn|centroid [options] TRAIN TEST (or --synthetic-cbf):
+// 1-nearest-neighbour or nearest-centroid classification. stdout: a header and a summary row,
+// then "error_rate<TAB>x" and "accuracy<TAB>x" as the last two lines. 1nn: ties go to the
+// first training series. centroid: one barycentre per class (learn/barycenter.hpp), ties go to
+// the class seen first in TRAIN; --svg draws each class with its barycentre.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -12,8 +14,10 @@
 #include <resilin/alignment.hpp>
 #include <resilin/apps/synthetic.hpp>
 #include "io.hpp"
+#include "learn_options.hpp"
 #include "options.hpp"
 #include "progress.hpp"
+#include "svg_plot.hpp"
 
 namespace resilin_cli {
 
@@ -52,9 +56,26 @@ std::vector<index_t> nearest(run_settings const& s, Measure const& m, r::dataset
   return best;
 }
 
+/// Nearest-centroid labels of `test`: one barycentre per class of `train`.
+template <class T, class Measure>
+std::vector<std::string> centroid_labels(run_settings const& s, Measure const& m,
+                                         learn_options const& lo, r::dataset<T> const& train,
+                                         r::dataset<T> const& test, std::string const& title) {
+  fit_progress fp("classify");
+  auto const model =
+      r::learn::fit_nearest_centroid(m, train, barycenter_settings(lo, s.exec.threads, &fp));
+  fp.finish();
+  if (!lo.svg.empty()) {
+    std::vector<r::series_view<T const>> centres;
+    for (auto const& c : model.centroids) centres.push_back(c.view());
+    write_svg<T>(lo.svg, title, class_panels(train, model.classes, centres));
+  }
+  return r::learn::predict(m, model, test, s.exec.threads);
+}
+
 template <class T, class Measure>
 void run_classify(run_settings const& s, Measure const& m, classify_inputs const& in,
-                  std::string const& metric_name) {
+                  learn_options const& lo, std::string const& metric_name) {
   r::dataset<T> train, test;
   if (in.synthetic_cbf) {
     synthetic_cbf_split<T>(in.seed, train, test);
@@ -73,13 +94,19 @@ void run_classify(run_settings const& s, Measure const& m, classify_inputs const
                      train.channels, ", ", test_name, " has ", test.channels);
 
   auto const start = std::chrono::steady_clock::now();
-  auto const best = nearest<T>(s, m, train, test);
+  std::vector<std::string> predicted;
+  if (in.method == "centroid") {
+    predicted = centroid_labels<T>(s, m, lo, train, test,
+                                   "nearest centroid, " + metric_name + ": " + train_name);
+  } else {
+    for (index_t b : nearest<T>(s, m, train, test))
+      predicted.push_back(train.labels[static_cast<std::size_t>(b)]);
+  }
   double const seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   index_t errors = 0;
   for (index_t i = 0; i < test.size(); ++i)
-    if (train.labels[static_cast<std::size_t>(best[static_cast<std::size_t>(i)])] !=
-        test.labels[static_cast<std::size_t>(i)])
+    if (predicted[static_cast<std::size_t>(i)] != test.labels[static_cast<std::size_t>(i)])
       ++errors;
   double const error_rate = static_cast<double>(errors) / static_cast<double>(test.size());
 
@@ -105,13 +132,17 @@ void run_classify(run_settings const& s, Measure const& m, classify_inputs const
 inline void add_classify_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "classify",
-      "1-NN classification of TEST by TRAIN (or --synthetic-cbf): last two stdout lines "
-      "error_rate, accuracy");
+      "1-NN or nearest-centroid classification of TEST by TRAIN (or --synthetic-cbf): last two "
+      "stdout lines error_rate, accuracy");
   auto opts = std::make_shared<alignment_options>();
   auto in = std::make_shared<classify_inputs>();
-  cmd->add_option("--method", in->method, "1nn (centroid: a later release)")
+  auto lo = std::make_shared<learn_options>();
+  cmd->add_option("--method", in->method,
+                  "1nn (nearest training series) or centroid (nearest class barycentre)")
       ->capture_default_str();
   add_alignment_options(*cmd, *opts);
+  add_learn_options(*cmd, *lo);
+  add_svg_option(*cmd, *lo);
   auto* cbf = cmd->add_flag("--synthetic-cbf", in->synthetic_cbf,
                             "classify a built-in synthetic CBF split (30 train, 900 test, "
                             "length 128, Saito's formulas) instead of TRAIN and TEST");
@@ -120,11 +151,13 @@ inline void add_classify_command(CLI::App& app) {
       ->needs(cbf);
   auto* train = cmd->add_option("TRAIN", in->train, "UCR TSV training file");
   auto* test = cmd->add_option("TEST", in->test, "UCR TSV test file");
-  cmd->callback([opts, in, train, test] {
-    if (in->method == "centroid")
-      RESILIN_THROW(r::invalid_argument("--method centroid is not available yet"));
-    r::detail::require(in->method == "1nn", "--method must be 1nn or centroid, got '",
-                       in->method, "'");
+  cmd->callback([opts, in, lo, train, test] {
+    r::detail::require(in->method == "1nn" || in->method == "centroid",
+                       "--method must be 1nn or centroid, got '", in->method, "'");
+    bool const learn_opts = lo->max_iter_opt->count() > 0 || lo->init_opt->count() > 0 ||
+                            !lo->svg.empty();
+    r::detail::require(in->method == "centroid" || !learn_opts,
+                       "--max-iter, --init and --svg apply to --method centroid only");
     run_settings const s = resolve(*opts);
     if (in->synthetic_cbf)
       r::detail::require(train->count() == 0 && test->count() == 0,
@@ -132,7 +165,7 @@ inline void add_classify_command(CLI::App& app) {
     else
       r::detail::require(train->count() > 0 && test->count() > 0,
                          "classify needs TRAIN and TEST files (or --synthetic-cbf)");
-    visit(s, [&]<class T>(T, auto const& m) { run_classify<T>(s, m, *in, opts->metric); });
+    visit(s, [&]<class T>(T, auto const& m) { run_classify<T>(s, m, *in, *lo, opts->metric); });
   });
 }
 

@@ -6,8 +6,10 @@
 #include <CLI/CLI.hpp>
 #include <resilin/version.hpp>
 #include "classify_command.hpp"
+#include "demo_command.hpp"
 #include "distance_command.hpp"
 #include "grad_command.hpp"
+#include "learn_commands.hpp"
 #if __has_include("lct_command.hpp")
 #  include "lct_command.hpp"
 #  define RESILIN_CLI_HAS_LCT 1
@@ -31,21 +33,30 @@ inline void require_known_subcommand(CLI::App& app, int argc, char** argv) {
 }  // namespace resilin_cli
 
 int main(int argc, char** argv) {
-  CLI::App app{"resilin: differentiable elastic alignment of time series (DTW, soft-DTW).\n"
-               "Input: UCR 2018 TSV (label<TAB>v1<TAB>...; ragged lines allowed).",
+  CLI::App app{"resilin: differentiable elastic alignment of time series (DTW, soft-DTW, MSM,\n"
+               "soft-MSM), barycentres, nearest centroid, k-means, and lossless tensor\n"
+               "compression (lct). Input: UCR 2018 TSV (label<TAB>v1<TAB>...; ragged lines\n"
+               "allowed) or aeon/sktime .ts.",
                "resilin"};
   app.set_version_flag("--version", resilin::version_string);
   app.footer(
       "Examples:\n"
+      "  resilin demo --out demo-out\n"
       "  resilin classify --method 1nn --metric dtw --synthetic-cbf\n"
       "  resilin classify --method 1nn --metric dtw --window 0.1 TRAIN.tsv TEST.tsv\n"
       "  resilin distance --metric soft-dtw --gamma 0.1 A.tsv [B.tsv]\n"
       "  resilin grad --metric soft-dtw-div A.tsv B.tsv\n"
+      "  resilin classify --method centroid --metric soft-msm --gamma 0.1 TRAIN.tsv TEST.tsv\n"
+      "  resilin barycenter --metric soft-dtw --svg bary.svg TRAIN.tsv > bary.tsv\n"
+      "  resilin kmeans --metric dtw --k 3 TRAIN.tsv\n"
       "Run 'resilin SUBCOMMAND --help' for the options of each.");
   app.require_subcommand(1);
   resilin_cli::add_distance_command(app);
   resilin_cli::add_grad_command(app);
   resilin_cli::add_classify_command(app);
+  resilin_cli::add_barycenter_command(app);
+  resilin_cli::add_kmeans_command(app);
+  resilin_cli::add_demo_command(app);
 #if RESILIN_CLI_HAS_LCT
   resilin_cli::add_lct_commands(app);
 #endif

@@ -49,7 +49,8 @@ inline std::string short_number(double v) {
 
 inline void add_alignment_options(CLI::App& cmd, alignment_options& o) {
   cmd.add_option("--metric,-m", o.metric,
-                 "euclidean | dtw | soft-dtw | soft-dtw-div | msm | soft-msm | soft-msm-div. "
+                 "euclidean | dtw | soft-dtw | soft-dtw-div | msm | soft-msm | soft-msm-div | "
+                 "cdtw | soft-cdtw | soft-cdtw-div. "
                  "euclidean and dtw sum squared differences (the UCR convention; no square root)")
       ->required();
   o.gamma_opt = cmd.add_option("--gamma,-g", o.gamma, "soft-min temperature, > 0 (soft metrics)")

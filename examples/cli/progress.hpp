@@ -19,52 +19,75 @@ namespace resilin_cli {
 namespace r = resilin;
 using r::index_t;
 
-class progress {
+/// A status line on stderr for long work: silent during the first second, then at most one
+/// line every 0.25 s on a terminal (overwriting itself) or every 5 s otherwise.
+class status_line {
  public:
   using clock = std::chrono::steady_clock;
 
-  /// Reports as "resilin <command>: done/total <unit> (p%), t s".
-  progress(std::string command, std::string unit, index_t total)
-      : command_(std::move(command)), unit_(std::move(unit)), total_(total), start_(clock::now()), last_(start_) {
+  explicit status_line(std::string command) : command_(std::move(command)), start_(clock::now()) {
 #if RESILIN_CLI_HAS_ISATTY
     tty_ = isatty(fileno(stderr)) != 0;
 #endif
   }
-  progress(progress const&) = delete;
-  progress& operator=(progress const&) = delete;
-  ~progress() { finish(); }
+  status_line(status_line const&) = delete;
+  status_line& operator=(status_line const&) = delete;
+  ~status_line() { finish(); }
 
   double seconds() const { return std::chrono::duration<double>(clock::now() - start_).count(); }
 
-  void update(index_t done) {
-    auto const now = clock::now();
-    double const since_start = std::chrono::duration<double>(now - start_).count();
-    double const since_last = std::chrono::duration<double>(now - last_).count();
-    if (since_start < 1.0 || done >= total_) return;
-    if (reported_ && since_last < (tty_ ? 0.25 : 5.0)) return;
-    reported_ = true;
-    last_ = now;
-    std::fprintf(stderr, "%sresilin %s: %lld/%lld %s (%.0f%%), %.1f s%s", tty_ ? "\r" : "",
-                 command_.c_str(), static_cast<long long>(done), static_cast<long long>(total_),
-                 unit_.c_str(), 100.0 * static_cast<double>(done) / static_cast<double>(total_),
-                 since_start, tty_ ? "" : "\n");
-    std::fflush(stderr);
-    shown_ = true;
+  /// Whether a line is due now; `urgent` skips the throttle (not the first second).
+  bool due(bool urgent = false) const {
+    if (seconds() < 1.0) return false;
+    if (!shown_ || urgent) return true;
+    return std::chrono::duration<double>(clock::now() - last_).count() >= (tty_ ? 0.25 : 5.0);
   }
 
-  /// Ends a self-overwriting progress line.
+  /// Prints "resilin <command>: <text>, t s".
+  void show(std::string const& text) {
+    last_ = clock::now();
+    std::fprintf(stderr, "%sresilin %s: %s, %.1f s%s", tty_ ? "\r\033[K" : "", command_.c_str(),
+                 text.c_str(), seconds(), tty_ ? "" : "\n");
+    std::fflush(stderr);
+    shown_ = on_screen_ = true;
+  }
+
+  /// Ends a self-overwriting line.
   void finish() {
-    if (shown_ && tty_) std::fputc('\n', stderr);
-    shown_ = false;
+    if (on_screen_ && tty_) std::fputc('\n', stderr);
+    on_screen_ = false;
   }
 
  private:
-  std::string command_, unit_;
-  index_t total_;
-  clock::time_point start_, last_;
+  std::string command_;
+  clock::time_point start_, last_{};
   bool tty_ = false;
-  bool shown_ = false;     // a line is on screen that finish() must end
-  bool reported_ = false;  // reported at least once
+  bool shown_ = false;      // reported at least once
+  bool on_screen_ = false;  // a line is on screen that finish() must end
+};
+
+/// Progress through a known number of units: "resilin <command>: done/total <unit> (p%), t s".
+class progress {
+ public:
+  progress(std::string command, std::string unit, index_t total)
+      : line_(std::move(command)), unit_(std::move(unit)), total_(total) {}
+
+  double seconds() const { return line_.seconds(); }
+
+  void update(index_t done) {
+    if (done >= total_ || !line_.due()) return;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%lld/%lld %s (%.0f%%)", static_cast<long long>(done),
+                  static_cast<long long>(total_), unit_.c_str(),
+                  100.0 * static_cast<double>(done) / static_cast<double>(total_));
+    line_.show(buf);
+  }
+  void finish() { line_.finish(); }
+
+ private:
+  status_line line_;
+  std::string unit_;
+  index_t total_;
 };
 
 /// Rows [begin, end) of a batch.

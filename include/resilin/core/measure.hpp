@@ -8,6 +8,7 @@
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/error.hpp>
 #include <resilin/core/math.hpp>
+#include <resilin/cost/cdtw.hpp>
 #include <resilin/cost/dtw.hpp>
 #include <resilin/cost/msm.hpp>
 #include <resilin/cost/soft_msm.hpp>
@@ -92,6 +93,23 @@ measure<soft_msm_cost<T>, hard_min> hard_soft_msm(T c = T(1), band_spec band = {
   detail::require(c >= T(0) && c < math::infinity<T>(), "c must be >= 0 and finite, got ", c);
   measure<soft_msm_cost<T>, hard_min> m{{c, T(0), T(1e-9)}, {}, band, false};
   m.independent_channels = true;
+  return m;
+}
+/// Grid CDTW (spec/cdtw.md §A): the minimum over lattice paths of the arc-length integral of
+/// |x(u) - y(v)|^2 between the piecewise-linear interpolants on [0, 1]. Channels jointly.
+inline measure<cdtw_cost, hard_min> cdtw(band_spec band = {}) { return {{}, {}, band, false}; }
+/// Soft grid CDTW: -gamma log sum over lattice paths of exp(-F(path) / gamma).
+template <std::floating_point T>
+measure<cdtw_cost, soft_min<T>> soft_cdtw(T gamma, band_spec band = {}) {
+  measure<cdtw_cost, soft_min<T>> m{{}, {gamma}, band, false};
+  m.smooth.validate();
+  return m;
+}
+/// The soft grid CDTW divergence S(x,y) - S(x,x)/2 - S(y,y)/2; unequal lengths allowed.
+template <std::floating_point T>
+measure<cdtw_cost, soft_min<T>> soft_cdtw_divergence(T gamma, band_spec band = {}) {
+  auto m = soft_cdtw<T>(gamma, band);
+  m.divergence = true;
   return m;
 }
 }  // namespace measures

@@ -1,0 +1,195 @@
+#pragma once
+// resilin barycenter [options] FILE (or --synthetic-cbf): one barycentre per class.
+//   stdout: the barycentres as UCR TSV (label<TAB>v1<TAB>...; several channels: the values of
+//   each time step in turn), readable back by every command; stderr: per class the number of
+//   series, the loss sum_k w_k M(z, x_k) / sum_k w_k with uniform weights, and the iterations.
+// resilin kmeans --k K [options] FILE (or --synthetic-cbf): k-means with k-means++ seeding.
+//   stdout: "series<TAB>cluster<TAB>label" per series (1-based series, 0-based cluster), then
+//   "inertia<TAB>x", "iterations<TAB>n" and, when the file has more than one label,
+//   "ari<TAB>x" (adjusted Rand index against the labels) as the last lines.
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+#include <CLI/CLI.hpp>
+#include <resilin/apps/synthetic.hpp>
+#include <resilin/learn/learn.hpp>
+#include "io.hpp"
+#include "learn_options.hpp"
+#include "options.hpp"
+#include "svg_plot.hpp"
+
+namespace resilin_cli {
+
+/// One data set from FILE or the built-in synthetic CBF (10 series per class, length 128).
+struct single_input {
+  std::string file;
+  bool synthetic_cbf = false;
+  std::uint64_t seed = r::cbf_options{}.seed;
+  CLI::Option* file_opt = nullptr;
+
+  void add(CLI::App& cmd, char const* what) {
+    auto* cbf = cmd.add_flag("--synthetic-cbf", synthetic_cbf,
+                             "use a built-in synthetic CBF set (30 series, length 128, Saito's "
+                             "formulas) instead of FILE");
+    cmd.add_option("--seed", seed, "seed of --synthetic-cbf")->capture_default_str()->needs(cbf);
+    file_opt = cmd.add_option("FILE", file, what);
+  }
+  std::string name() const { return synthetic_cbf ? std::string("cbf") : file; }
+
+  template <class T>
+  r::dataset<T> load_data(run_settings const& s) const {
+    if (synthetic_cbf) {
+      r::detail::require(file_opt->count() == 0, "--synthetic-cbf takes no FILE");
+      auto d = r::make_cbf<T>({.per_class = 10, .length = 128, .seed = seed});
+      if (s.znorm) r::z_normalise(d);
+      return d;
+    }
+    r::detail::require(file_opt->count() > 0, "a data FILE (or --synthetic-cbf) is needed");
+    return load<T>(file, s.znorm);
+  }
+};
+
+template <class T, class Measure>
+void run_barycenter(run_settings const& s, Measure const& m, single_input const& in,
+                    learn_options const& lo, std::string const& metric_name) {
+  auto const data = in.load_data<T>(s);
+  check_inputs(s.measure, data, in.name(), data, in.name());
+  fit_progress fp("barycenter");
+  auto const model =
+      r::learn::fit_nearest_centroid(m, data, barycenter_settings(lo, s.exec.threads, &fp));
+  fp.finish();
+
+  table_writer w;
+  for (std::size_t k = 0; k < model.classes.size(); ++k) {
+    auto const& c = model.centroids[k];
+    std::fputs(model.classes[k].c_str(), stdout);
+    for (T v : c.values) w.value(v, false);
+    w.end_line();
+  }
+  table_writer::finish();
+  for (std::size_t k = 0; k < model.classes.size(); ++k) {
+    index_t members = 0;
+    for (auto const& l : data.labels) members += l == model.classes[k];
+    std::fprintf(stderr, "resilin barycenter: class %s: %lld series, %s loss %.9g, %d iterations\n",
+                 model.classes[k].c_str(), static_cast<long long>(members), metric_name.c_str(),
+                 model.centroids[k].loss, model.centroids[k].iterations);
+  }
+  if (!lo.svg.empty()) {
+    std::vector<r::series_view<T const>> centres;
+    for (auto const& c : model.centroids) centres.push_back(c.view());
+    write_svg<T>(lo.svg, metric_name + " barycentres: " + in.name(),
+                 class_panels(data, model.classes, centres));
+  }
+}
+
+inline void add_barycenter_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "barycenter",
+      "one barycentre per class of FILE (or --synthetic-cbf): UCR TSV on stdout, losses on "
+      "stderr");
+  auto opts = std::make_shared<alignment_options>();
+  auto lo = std::make_shared<learn_options>();
+  auto in = std::make_shared<single_input>();
+  add_alignment_options(*cmd, *opts);
+  add_learn_options(*cmd, *lo);
+  add_svg_option(*cmd, *lo);
+  in->add(*cmd, "UCR TSV or .ts file; each label is a class");
+  cmd->callback([opts, lo, in] {
+    run_settings const s = resolve(*opts);
+    visit(s, [&]<class T>(T, auto const& m) { run_barycenter<T>(s, m, *in, *lo, opts->metric); });
+  });
+}
+
+struct kmeans_inputs {
+  int k = 0;
+  int restarts = 3;
+  int iterations = 20;
+  std::uint64_t seed = 0;
+};
+
+template <class T, class Measure>
+void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
+                kmeans_inputs const& ki, learn_options const& lo, std::string const& metric_name) {
+  using r::detail::require;
+  auto const data = in.load_data<T>(s);
+  check_inputs(s.measure, data, in.name(), data, in.name());
+  require(ki.k >= 1 && ki.k <= data.size(), "--k must be between 1 and the number of series (",
+          data.size(), "), got ", ki.k);
+  require(ki.restarts >= 1, "--restarts must be >= 1, got ", ki.restarts);
+  require(ki.iterations >= 1, "--iterations must be >= 1, got ", ki.iterations);
+  fit_progress fp("kmeans");
+  r::learn::kmeans_options ko;
+  ko.k = ki.k;
+  ko.restarts = ki.restarts;
+  ko.max_iter = ki.iterations;
+  ko.seed = ki.seed;
+  ko.barycenter = barycenter_settings(lo, s.exec.threads, nullptr);
+  ko.progress = [&fp](std::string_view stage, int it, double loss) { fp(stage, it, loss); };
+  auto const result = r::learn::kmeans(m, data.view(), ko);
+  fp.finish();
+
+  table_writer w;
+  w.line("series\tcluster\tlabel");
+  for (index_t i = 0; i < data.size(); ++i)
+    w.line(std::to_string(i + 1) + "\t" +
+           std::to_string(result.assignments[static_cast<std::size_t>(i)]) + "\t" +
+           data.labels[static_cast<std::size_t>(i)]);
+  char tail[96];
+  std::snprintf(tail, sizeof tail, "inertia\t%.9g", result.inertia);
+  w.line(tail);
+  std::snprintf(tail, sizeof tail, "iterations\t%d", result.iterations);
+  w.line(tail);
+  auto const truth = r::learn::encode_labels(std::span<std::string const>(data.labels));
+  bool labelled = false;
+  for (index_t t : truth) labelled = labelled || t != truth.front();
+  if (labelled) {
+    std::snprintf(tail, sizeof tail, "ari\t%.6g",
+                  r::learn::adjusted_rand_index(std::span<index_t const>(truth),
+                                                std::span<index_t const>(result.assignments)));
+    w.line(tail);
+  }
+  table_writer::finish();
+
+  if (!lo.svg.empty()) {
+    std::vector<std::string> names;
+    std::vector<r::series_view<T const>> centres;
+    r::dataset<T> tagged = data;  // cluster numbers as labels, for the panels
+    for (index_t i = 0; i < data.size(); ++i)
+      tagged.labels[static_cast<std::size_t>(i)] =
+          std::to_string(result.assignments[static_cast<std::size_t>(i)]);
+    for (std::size_t c = 0; c < result.centroids.size(); ++c) {
+      names.push_back(std::to_string(c));
+      centres.push_back(result.centroids[c].view());
+    }
+    write_svg<T>(lo.svg, metric_name + " k-means (k = " + std::to_string(ki.k) + "): " + in.name(),
+                 class_panels(tagged, names, centres, "cluster"));
+  }
+}
+
+inline void add_kmeans_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "kmeans", "k-means of FILE (or --synthetic-cbf): assignments, inertia and, with labels, the "
+                "adjusted Rand index");
+  auto opts = std::make_shared<alignment_options>();
+  auto lo = std::make_shared<learn_options>();
+  auto in = std::make_shared<single_input>();
+  auto ki = std::make_shared<kmeans_inputs>();
+  add_alignment_options(*cmd, *opts);
+  cmd->add_option("--k,-k", ki->k, "number of clusters")->required();
+  cmd->add_option("--restarts", ki->restarts, "k-means++ restarts; the lowest inertia wins")
+      ->capture_default_str();
+  cmd->add_option("--iterations", ki->iterations, "assignment/update rounds per restart")
+      ->capture_default_str();
+  cmd->add_option("--kmeans-seed", ki->seed, "seed of the k-means++ draws")->capture_default_str();
+  add_learn_options(*cmd, *lo);
+  add_svg_option(*cmd, *lo);
+  in->add(*cmd, "UCR TSV or .ts file (labels, if any, only score the clustering)");
+  cmd->callback([opts, lo, in, ki] {
+    run_settings const s = resolve(*opts);
+    visit(s, [&]<class T>(T, auto const& m) { run_kmeans<T>(s, m, *in, *ki, *lo, opts->metric); });
+  });
+}
+
+}  // namespace resilin_cli

@@ -1,0 +1,79 @@
+#pragma once
+// Options of the commands that fit barycentres (classify --method centroid, barycenter, kmeans,
+// demo), and the stderr progress of iterative fits.
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <CLI/CLI.hpp>
+#include <resilin/core/error.hpp>
+#include <resilin/learn/learn.hpp>
+#include "progress.hpp"
+
+namespace resilin_cli {
+namespace r = resilin;
+
+struct learn_options {
+  int max_iter = 100;
+  std::string init = "mean";
+  std::string svg;
+  CLI::Option* max_iter_opt = nullptr;
+  CLI::Option* init_opt = nullptr;
+};
+
+inline void add_learn_options(CLI::App& cmd, learn_options& o) {
+  o.max_iter_opt =
+      cmd.add_option("--max-iter", o.max_iter,
+                     "barycentre iterations (L-BFGS for soft metrics, DBA for dtw, MBA for msm)")
+          ->capture_default_str();
+  o.init_opt = cmd.add_option("--init", o.init,
+                              "barycentre start: mean (Euclidean mean, resampled to the mean "
+                              "length) or medoid")
+                   ->capture_default_str();
+}
+
+inline void add_svg_option(CLI::App& cmd, learn_options& o) {
+  cmd.add_option("--svg", o.svg, "write an SVG plot: the members of each group faintly, its "
+                                 "barycentre on top");
+}
+
+/// Progress of an iterative fit (the library's progress callback): a line per new stage and
+/// otherwise as often as status_line allows.
+class fit_progress {
+ public:
+  explicit fit_progress(std::string command) : line_(std::move(command)) {}
+
+  void operator()(std::string_view stage, int iteration, double loss) {
+    bool const new_stage = stage != stage_;
+    if (!line_.due(new_stage)) return;
+    stage_ = stage;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", iteration %d, loss %.6g", iteration, loss);
+    line_.show(stage_ + buf);
+  }
+  void finish() { line_.finish(); }
+  double seconds() const { return line_.seconds(); }
+
+ private:
+  status_line line_;
+  std::string stage_;
+};
+
+/// The library's barycentre options from the command line; `progress` must outlive the fit.
+inline r::learn::barycenter_options barycenter_settings(learn_options const& o, int threads,
+                                                        fit_progress* progress) {
+  using r::detail::require;
+  require(o.max_iter >= 1, "--max-iter must be >= 1, got ", o.max_iter);
+  require(o.init == "mean" || o.init == "medoid", "--init must be mean or medoid, got '",
+          o.init, "'");
+  r::learn::barycenter_options b;
+  b.max_iter = o.max_iter;
+  b.init = o.init == "mean" ? r::learn::init_method::euclidean_mean : r::learn::init_method::medoid;
+  b.threads = threads;
+  if (progress)
+    b.progress = [progress](std::string_view stage, int it, double loss) {
+      (*progress)(stage, it, loss);
+    };
+  return b;
+}
+
+}  // namespace resilin_cli

@@ -1,0 +1,144 @@
+#pragma once
+// What every barycentre method shares: the measure concept, input and weight validation, the
+// barycentre length, linear resampling, and the two initialisations (Euclidean mean, medoid).
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <span>
+#include <type_traits>
+#include <vector>
+#include <resilin/alignment.hpp>
+#include <resilin/core/error.hpp>
+#include <resilin/core/measure.hpp>
+#include <resilin/core/validate.hpp>
+#include <resilin/core/views.hpp>
+#include <resilin/learn/options.hpp>
+
+namespace resilin::learn {
+
+template <class M> inline constexpr bool is_measure_v = false;
+template <class Cost, class Smooth>
+inline constexpr bool is_measure_v<measure<Cost, Smooth>> = true;
+
+/// A resilin::measure<Cost, Smooth> (any cost model, smoothing, band, divergence flag).
+template <class M>
+concept alignment_measure = is_measure_v<std::remove_cvref_t<M>>;
+
+namespace detail {
+using resilin::detail::require;
+
+/// Checks a batch of series to average or cluster: at least one series, finite values.
+template <class T>
+void check_inputs(batch_view<T const> series, char const* what) {
+  require(series.batch >= 1, what, ": the series set is empty (batch ", series.batch, ")");
+  resilin::detail::check_batch(series, "series");
+}
+
+/// The weights normalised to sum 1; empty means uniform. Each must be finite and >= 0, and
+/// their sum > 0.
+template <class T>
+std::vector<double> normalised_weights(std::span<T const> weights, index_t n) {
+  std::vector<double> w(static_cast<std::size_t>(n), 1.0 / static_cast<double>(n));
+  if (weights.empty()) return w;
+  require(static_cast<index_t>(weights.size()) == n, "weights has ", weights.size(),
+          " entries, expected one per series (", n, ")");
+  double sum = 0;
+  for (std::size_t k = 0; k < weights.size(); ++k) {
+    double const v = static_cast<double>(weights[k]);
+    require(std::isfinite(v) && v >= 0, "weights[", k, "] must be finite and >= 0, got ", v);
+    sum += v;
+  }
+  require(sum > 0, "weights must not all be zero");
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = static_cast<double>(weights[k]) / sum;
+  return w;
+}
+
+/// The barycentre length: the requested one, or the mean input length rounded (ties up).
+template <class T>
+index_t target_length(batch_view<T const> series, index_t requested) {
+  require(requested >= 0, "barycenter length must be >= 0 (0: the mean length), got ", requested);
+  if (requested > 0) return requested;
+  double total = 0;
+  for (index_t b = 0; b < series.batch; ++b) total += static_cast<double>(series.length(b));
+  return std::max<index_t>(1, static_cast<index_t>(std::floor(total / static_cast<double>(series.batch) + 0.5)));
+}
+
+inline void check_options(barycenter_options const& opt) {
+  require(opt.max_iter >= 0, "max_iter must be >= 0, got ", opt.max_iter);
+  require(opt.tolerance >= 0 && std::isfinite(opt.tolerance),
+          "tolerance must be finite and >= 0, got ", opt.tolerance);
+  require(opt.threads >= 0, "threads must be >= 0 (0 = all cores), got ", opt.threads);
+}
+
+/// s resampled to `length` samples by linear interpolation; sample i sits at position
+/// i (n - 1) / (length - 1) of s (the centre for length 1). Added, scaled by `weight`, to out.
+template <class T>
+void add_resampled(series_view<T const> s, index_t length, double weight, std::span<double> out) {
+  index_t const n = s.length, c = s.channels;
+  for (index_t i = 0; i < length; ++i) {
+    double const pos = length == 1 ? 0.5 * static_cast<double>(n - 1)
+                                   : static_cast<double>(i) * static_cast<double>(n - 1) /
+                                         static_cast<double>(length - 1);
+    index_t const lo = std::min<index_t>(static_cast<index_t>(std::floor(pos)), n - 1);
+    index_t const hi = std::min<index_t>(lo + 1, n - 1);
+    double const f = pos - static_cast<double>(lo);
+    for (index_t ch = 0; ch < c; ++ch) {
+      double const v = (1 - f) * static_cast<double>(s(lo, ch)) + f * static_cast<double>(s(hi, ch));
+      out[static_cast<std::size_t>(i * c + ch)] += weight * v;
+    }
+  }
+}
+
+/// The weighted Euclidean mean of the series, each resampled to `length`: (length, channels).
+template <class T>
+std::vector<T> euclidean_mean(batch_view<T const> series, std::span<double const> w,
+                              index_t length) {
+  std::vector<double> acc(static_cast<std::size_t>(length * series.channels), 0.0);
+  for (index_t b = 0; b < series.batch; ++b)
+    add_resampled(series[b], length, w[static_cast<std::size_t>(b)], acc);
+  return std::vector<T>(acc.begin(), acc.end());
+}
+
+/// The index of the medoid: argmin_j sum_k w_k M(x_j, x_k) (ties: the first).
+template <alignment_measure Measure, class T>
+index_t medoid_index(Measure const& m, batch_view<T const> series, std::span<double const> w,
+                     int threads) {
+  index_t const n = series.batch;
+  std::vector<T> d(static_cast<std::size_t>(n * n));
+  pairwise(host_backend{threads}, m, series, series, matrix_view<T>{d.data(), n, n});
+  index_t best = 0;
+  double best_loss = 0;
+  for (index_t j = 0; j < n; ++j) {
+    double loss = 0;
+    for (index_t k = 0; k < n; ++k)
+      loss += w[static_cast<std::size_t>(k)] * static_cast<double>(d[static_cast<std::size_t>(j * n + k)]);
+    if (j == 0 || loss < best_loss) { best = j; best_loss = loss; }
+  }
+  return best;
+}
+
+/// The starting barycentre (length, channels) chosen by opt.init.
+template <alignment_measure Measure, class T>
+std::vector<T> initial_barycenter(Measure const& m, batch_view<T const> series,
+                                  std::span<double const> w, index_t length,
+                                  barycenter_options const& opt) {
+  if (opt.init == init_method::euclidean_mean) return euclidean_mean(series, w, length);
+  require(opt.init == init_method::medoid, "init must be euclidean_mean or medoid, got ",
+          static_cast<int>(opt.init));
+  index_t const j = medoid_index(m, series, w, opt.threads);
+  std::vector<double> acc(static_cast<std::size_t>(length * series.channels), 0.0);
+  add_resampled(series[j], length, 1.0, acc);
+  return std::vector<T>(acc.begin(), acc.end());
+}
+
+/// n copies of z as a padded batch (n, length, channels), for the batched alignment calls.
+template <class T>
+void replicate(std::span<T const> z, index_t n, std::vector<T>& out) {
+  out.resize(static_cast<std::size_t>(n) * z.size());
+  for (index_t k = 0; k < n; ++k)
+    std::copy(z.begin(), z.end(), out.begin() + static_cast<std::ptrdiff_t>(k) * static_cast<std::ptrdiff_t>(z.size()));
+}
+}  // namespace detail
+
+}  // namespace resilin::learn

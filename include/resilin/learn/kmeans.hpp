@@ -1,0 +1,226 @@
+#pragma once
+// k-means under an elastic measure: k-means++ seeding, Lloyd iterations whose update step is
+// the measure's barycentre (barycenter(): L-BFGS, DBA or MBA), several restarts keeping the
+// lowest inertia sum_i M(x_i, c_{a(i)}). Deterministic: one std::mt19937_64 seeded with
+// opt.seed drives every restart in turn, and every parallel step is reduced in a fixed order.
+//
+// The "gap" g(x, c) = M(x, c) - M(x, x)/2 - M(c, c)/2 drives seeding and empty-cluster repair:
+// for exact DTW and for divergences it is M itself; for soft measures (whose M(x, x) < 0) it is
+// the divergence, >= 0 and 0 for equal series.
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string_view>
+#include <vector>
+#include <resilin/alignment.hpp>
+#include <resilin/apps/synthetic.hpp>
+#include <resilin/core/error.hpp>
+#include <resilin/learn/barycenter.hpp>
+#include <resilin/learn/common.hpp>
+#include <resilin/learn/nearest_centroid.hpp>
+#include <resilin/learn/options.hpp>
+
+namespace resilin::learn {
+
+struct kmeans_options {
+  int k = 2;
+  int restarts = 3;              // k-means++ seedings tried; the lowest inertia wins
+  int max_iter = 20;             // Lloyd iterations per restart
+  std::uint64_t seed = 0;
+  barycenter_options barycenter{};  // length 0: the mean length of all series, for every centroid
+  progress_callback progress;    // ("kmeans", iteration, inertia) after each Lloyd iteration
+  /// Optional: start from these k series (indices) instead of k-means++ (one run, no restarts).
+  std::vector<index_t> initial_centres{};
+};
+
+template <class T>
+struct kmeans_result {
+  std::vector<index_t> assignments;            // (n): cluster of each series, in [0, k)
+  std::vector<barycenter_result<T>> centroids;  // (k)
+  double inertia = 0;                          // sum_i M(x_i, centroid of its cluster)
+  int iterations = 0;                          // Lloyd iterations of the winning restart
+};
+
+namespace detail {
+template <alignment_measure Measure, class T>
+std::vector<double> self_values(Measure const& m, batch_view<T const> b, int threads) {
+  std::vector<T> out(static_cast<std::size_t>(b.batch));
+  values(host_backend{threads}, m, b, b, std::span<T>(out));
+  return std::vector<double>(out.begin(), out.end());
+}
+
+template <class T>
+barycenter_result<T> as_centroid(series_view<T const> x) {
+  barycenter_result<T> c;
+  c.values.assign(x.data, x.data + x.size());
+  c.length = x.length;
+  c.channels = x.channels;
+  return c;
+}
+
+/// k-means++: the first centre uniformly, each next one with probability proportional to its
+/// gap to the nearest chosen centre (uniformly among the unchosen when every gap is 0).
+template <alignment_measure Measure, class T>
+std::vector<index_t> kmeans_plus_plus(Measure const& m, batch_view<T const> series,
+                                      std::span<double const> self, index_t k, int threads,
+                                      portable_random& rng) {
+  index_t const n = series.batch;
+  std::vector<index_t> chosen{rng.uniform_int(0, n - 1)};
+  std::vector<bool> taken(static_cast<std::size_t>(n), false);
+  taken[static_cast<std::size_t>(chosen[0])] = true;
+  std::vector<double> gap(static_cast<std::size_t>(n), math::infinity<double>());
+  std::vector<T> d(static_cast<std::size_t>(n));
+  while (static_cast<index_t>(chosen.size()) < k) {
+    index_t const c = chosen.back();
+    batch_view<T const> const centre{series[c].data, 1, series.max_length, series.channels,
+                                     series.lengths ? series.lengths + c : nullptr};
+    pairwise(host_backend{threads}, m, series, centre, matrix_view<T>{d.data(), n, 1});
+    double total = 0;
+    for (index_t i = 0; i < n; ++i) {
+      auto const s = static_cast<std::size_t>(i);
+      double const g = static_cast<double>(d[s]) - 0.5 * self[s] -
+                       0.5 * self[static_cast<std::size_t>(c)];
+      gap[s] = std::min(gap[s], std::max(0.0, g));
+      if (!taken[s]) total += gap[s];
+    }
+    index_t pick = -1;
+    if (total > 0) {
+      double const u = rng.uniform() * total;
+      double cumulative = 0;
+      for (index_t i = 0; i < n && pick < 0; ++i) {
+        auto const s = static_cast<std::size_t>(i);
+        if (taken[s] || gap[s] <= 0) continue;
+        cumulative += gap[s];
+        if (u < cumulative) pick = i;
+      }
+      if (pick < 0)  // u rounded onto the total: the last candidate
+        for (index_t i = n - 1; i >= 0 && pick < 0; --i)
+          if (!taken[static_cast<std::size_t>(i)] && gap[static_cast<std::size_t>(i)] > 0) pick = i;
+    } else {
+      index_t const free = n - static_cast<index_t>(chosen.size());
+      index_t r = rng.uniform_int(0, free - 1);
+      for (index_t i = 0; i < n && pick < 0; ++i)
+        if (!taken[static_cast<std::size_t>(i)] && r-- == 0) pick = i;
+    }
+    chosen.push_back(pick);
+    taken[static_cast<std::size_t>(pick)] = true;
+  }
+  return chosen;
+}
+
+/// Lloyd's iterations from the given seed series.
+template <alignment_measure Measure, class T>
+kmeans_result<T> lloyd(Measure const& m, batch_view<T const> series, std::span<double const> self,
+                       std::span<index_t const> seeds, kmeans_options const& opt,
+                       barycenter_options const& bopt) {
+  index_t const n = series.batch, k = static_cast<index_t>(seeds.size());
+  int const threads = bopt.threads;
+  kmeans_result<T> r;
+  for (index_t s : seeds) r.centroids.push_back(as_centroid(series[s]));
+  std::vector<index_t> which, next;
+  std::vector<double> value;
+  auto const centres = stack(std::span<barycenter_result<T> const>(r.centroids));
+  nearest(m, series, centres.view(), threads, which, value);
+  for (int it = 1; it <= opt.max_iter; ++it) {
+    std::vector<std::vector<index_t>> members(static_cast<std::size_t>(k));
+    for (index_t i = 0; i < n; ++i) members[static_cast<std::size_t>(which[static_cast<std::size_t>(i)])].push_back(i);
+    // An empty cluster takes the series with the largest gap to its own centroid, from a
+    // cluster that keeps at least one member; none with a positive gap: it stays empty.
+    for (index_t j = 0; j < k; ++j) {
+      if (!members[static_cast<std::size_t>(j)].empty()) continue;
+      auto const now = stack(std::span<barycenter_result<T> const>(r.centroids));
+      std::vector<double> const self_c = self_values(m, now.view(), threads);
+      index_t far = -1;
+      double far_gap = 0;
+      for (index_t i = 0; i < n; ++i) {
+        auto const s = static_cast<std::size_t>(i);
+        index_t const a = which[s];
+        if (members[static_cast<std::size_t>(a)].size() < 2) continue;
+        double const g = value[s] - 0.5 * self[s] - 0.5 * self_c[static_cast<std::size_t>(a)];
+        if (g > far_gap) { far = i; far_gap = g; }
+      }
+      if (far < 0) continue;
+      auto& from = members[static_cast<std::size_t>(which[static_cast<std::size_t>(far)])];
+      from.erase(std::find(from.begin(), from.end(), far));
+      members[static_cast<std::size_t>(j)].push_back(far);
+      which[static_cast<std::size_t>(far)] = j;
+      r.centroids[static_cast<std::size_t>(j)] = as_centroid(series[far]);
+      value[static_cast<std::size_t>(far)] = self[static_cast<std::size_t>(far)];
+    }
+    for (index_t j = 0; j < k; ++j) {
+      auto const& mj = members[static_cast<std::size_t>(j)];
+      if (mj.empty()) continue;
+      auto const batch = gather(series, std::span<index_t const>(mj));
+      r.centroids[static_cast<std::size_t>(j)] = barycenter(m, batch.view(), {}, bopt);
+    }
+    auto const updated = stack(std::span<barycenter_result<T> const>(r.centroids));
+    nearest(m, series, updated.view(), threads, next, value);
+    r.iterations = it;
+    double inertia = 0;
+    for (double v : value) inertia += v;
+    r.inertia = inertia;
+    if (opt.progress) opt.progress("kmeans", it, inertia);
+    bool const stable = next == which;
+    which = next;
+    if (stable) break;
+  }
+  if (opt.max_iter == 0) {
+    double inertia = 0;
+    for (double v : value) inertia += v;
+    r.inertia = inertia;
+  }
+  r.assignments = std::move(which);
+  return r;
+}
+}  // namespace detail
+
+/// k-means of the series under m (see the top of this file). Every centroid has the length
+/// opt.barycenter.length (0: the mean length of all series).
+template <alignment_measure Measure, std::floating_point T>
+kmeans_result<T> kmeans(Measure const& m, batch_view<T const> series, kmeans_options const& opt) {
+  m.smooth.validate();
+  detail::check_inputs(series, "kmeans");
+  detail::check_options(opt.barycenter);
+  index_t const n = series.batch;
+  detail::require(opt.k >= 1, "kmeans: k must be >= 1, got ", opt.k);
+  detail::require(opt.k <= n, "kmeans: k must be <= the number of series (", n, "), got ", opt.k);
+  detail::require(opt.restarts >= 1, "kmeans: restarts must be >= 1, got ", opt.restarts);
+  detail::require(opt.max_iter >= 0, "kmeans: max_iter must be >= 0, got ", opt.max_iter);
+  detail::require(opt.initial_centres.empty() ||
+                      static_cast<index_t>(opt.initial_centres.size()) == opt.k,
+                  "kmeans: initial_centres has ", opt.initial_centres.size(),
+                  " entries, expected k = ", opt.k);
+  for (std::size_t c = 0; c < opt.initial_centres.size(); ++c)
+    detail::require(opt.initial_centres[c] >= 0 && opt.initial_centres[c] < n,
+                    "kmeans: initial_centres[", c, "] must be in [0, ", n, "), got ",
+                    opt.initial_centres[c]);
+  barycenter_options bopt = opt.barycenter;
+  bopt.length = detail::target_length(series, bopt.length);
+  std::vector<double> const self = detail::self_values(m, series, bopt.threads);
+
+  portable_random rng(opt.seed);
+  int const runs = opt.initial_centres.empty() ? opt.restarts : 1;
+  kmeans_result<T> best;
+  for (int run = 0; run < runs; ++run) {
+    std::vector<index_t> const seeds =
+        opt.initial_centres.empty()
+            ? detail::kmeans_plus_plus(m, series, std::span<double const>(self), opt.k, bopt.threads, rng)
+            : opt.initial_centres;
+    auto result = detail::lloyd(m, series, std::span<double const>(self),
+                                std::span<index_t const>(seeds), opt, bopt);
+    if (run == 0 || result.inertia < best.inertia) best = std::move(result);
+  }
+  return best;
+}
+
+/// The same for a batch of mutable values.
+template <alignment_measure Measure, std::floating_point T>
+  requires(!std::is_const_v<T>)
+kmeans_result<T> kmeans(Measure const& m, batch_view<T> series, kmeans_options const& opt) {
+  return kmeans(m, as_const(series), opt);
+}
+
+}  // namespace resilin::learn

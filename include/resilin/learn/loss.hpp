@@ -1,0 +1,102 @@
+#pragma once
+// The barycentre loss L(z) = sum_k w_k M(z, x_k) (weights normalised to sum 1) and its analytic
+// gradient, both through the batched host front end: the pairs (z, x_k) run in parallel and
+// the per-pair results are summed in k order, so the result does not depend on the threads.
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <span>
+#include <type_traits>
+#include <vector>
+#include <resilin/alignment.hpp>
+#include <resilin/learn/common.hpp>
+
+namespace resilin::learn {
+
+namespace detail {
+/// Buffers reused across the evaluations of one optimisation.
+template <class T>
+struct loss_workspace {
+  std::vector<T> zs;        // (n, length, channels): z repeated once per series
+  std::vector<T> out;       // (n)
+  std::vector<T> gz;        // (n, length, channels)
+  std::vector<T> gx;        // (n, max_length, channels): the unused gradients of the inputs
+  std::vector<T> upstream;  // (n): the weights in T
+};
+
+template <class T>
+void check_barycenter_shape(series_view<T const> z, batch_view<T const> series) {
+  require(z.data != nullptr && z.length >= 1, "barycenter: z is empty (length ", z.length, ")");
+  require(z.channels == series.channels, "barycenter: z has ", z.channels,
+          " channels, the series have ", series.channels);
+}
+
+template <alignment_measure Measure, class T>
+double weighted_loss(Measure const& m, series_view<T const> z, batch_view<T const> series,
+                     std::span<double const> w, int threads, loss_workspace<T>& ws) {
+  index_t const n = series.batch;
+  replicate(std::span<T const>(z.data, static_cast<std::size_t>(z.size())), n, ws.zs);
+  ws.out.resize(static_cast<std::size_t>(n));
+  batch_view<T const> const zb{ws.zs.data(), n, z.length, z.channels, nullptr};
+  values(host_backend{threads}, m, zb, series, std::span<T>(ws.out));
+  double loss = 0;
+  for (index_t k = 0; k < n; ++k)
+    loss += w[static_cast<std::size_t>(k)] * static_cast<double>(ws.out[static_cast<std::size_t>(k)]);
+  return loss;
+}
+
+template <alignment_measure Measure, class T>
+double weighted_loss_and_grad(Measure const& m, series_view<T const> z, batch_view<T const> series,
+                              std::span<double const> w, std::span<double> grad, int threads,
+                              loss_workspace<T>& ws) {
+  index_t const n = series.batch;
+  auto const size = static_cast<std::size_t>(z.size());
+  replicate(std::span<T const>(z.data, size), n, ws.zs);
+  ws.out.resize(static_cast<std::size_t>(n));
+  ws.gz.resize(ws.zs.size());
+  ws.gx.resize(static_cast<std::size_t>(n * series.max_length * series.channels));
+  ws.upstream.assign(w.begin(), w.end());
+  batch_view<T const> const zb{ws.zs.data(), n, z.length, z.channels, nullptr};
+  values_and_grads(host_backend{threads}, m, zb, series, std::span<T>(ws.out),
+                   batch_view<T>{ws.gz.data(), n, z.length, z.channels, nullptr},
+                   batch_view<T>{ws.gx.data(), n, series.max_length, series.channels, series.lengths},
+                   std::span<T const>(ws.upstream));
+  double loss = 0;
+  std::fill(grad.begin(), grad.end(), 0.0);
+  for (index_t k = 0; k < n; ++k) {
+    loss += w[static_cast<std::size_t>(k)] * static_cast<double>(ws.out[static_cast<std::size_t>(k)]);
+    T const* g = ws.gz.data() + static_cast<std::size_t>(k) * size;
+    for (std::size_t i = 0; i < size; ++i) grad[i] += static_cast<double>(g[i]);
+  }
+  return loss;
+}
+}  // namespace detail
+
+/// sum_k w_k M(z, x_k) with the weights normalised to sum 1 (empty: uniform).
+template <alignment_measure Measure, std::floating_point T>
+double barycenter_loss(Measure const& m, series_view<T const> z, batch_view<T const> series,
+                       std::type_identity_t<std::span<T const>> weights = {}, int threads = 0) {
+  detail::check_inputs(series, "barycenter_loss");
+  detail::check_barycenter_shape(z, series);
+  auto const w = detail::normalised_weights(weights, series.batch);
+  detail::loss_workspace<T> ws;
+  return detail::weighted_loss(m, z, series, std::span<double const>(w), threads, ws);
+}
+
+/// barycenter_loss() and its gradient with respect to z, written to grad (z.size() entries,
+/// row-major like z). Needs a cost model with step_grad.
+template <alignment_measure Measure, std::floating_point T>
+double barycenter_loss_and_grad(Measure const& m, series_view<T const> z,
+                                batch_view<T const> series,
+                                std::type_identity_t<std::span<T const>> weights,
+                                std::span<double> grad, int threads = 0) {
+  detail::check_inputs(series, "barycenter_loss_and_grad");
+  detail::check_barycenter_shape(z, series);
+  detail::require(static_cast<index_t>(grad.size()) == z.size(), "grad has ", grad.size(),
+                  " entries, expected z.size() = ", z.size());
+  auto const w = detail::normalised_weights(weights, series.batch);
+  detail::loss_workspace<T> ws;
+  return detail::weighted_loss_and_grad(m, z, series, std::span<double const>(w), grad, threads, ws);
+}
+
+}  // namespace resilin::learn

@@ -1,0 +1,133 @@
+#pragma once
+// The nearest-centroid classifier: one barycentre per class (barycenter() with the measure's
+// method), and each test series gets the class of the centroid with the lowest M(x, c)
+// (ties: the class seen first in the training set).
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <string>
+#include <unordered_map>
+#include <vector>
+#include <resilin/alignment.hpp>
+#include <resilin/apps/dataset.hpp>
+#include <resilin/core/error.hpp>
+#include <resilin/learn/barycenter.hpp>
+#include <resilin/learn/common.hpp>
+#include <resilin/learn/options.hpp>
+
+namespace resilin::learn {
+
+template <class T>
+struct nearest_centroid_model {
+  std::vector<std::string> classes;              // in order of first appearance in training
+  std::vector<barycenter_result<T>> centroids;   // (classes)
+};
+
+namespace detail {
+/// The members of one class as a padded batch that owns its values.
+template <class T>
+struct owned_batch {
+  std::vector<T> values;
+  std::vector<index_t> lengths;
+  index_t max_length = 0, channels = 1;
+  batch_view<T const> view() const noexcept {
+    return {values.data(), static_cast<index_t>(lengths.size()), max_length, channels, lengths.data()};
+  }
+};
+
+/// Series `members` of `all`, copied into their own padded batch.
+template <class T>
+owned_batch<T> gather(batch_view<T const> all, std::span<index_t const> members) {
+  owned_batch<T> r;
+  r.channels = all.channels;
+  for (index_t b : members) r.max_length = std::max(r.max_length, all.length(b));
+  auto const row = static_cast<std::size_t>(r.max_length * r.channels);
+  r.values.assign(members.size() * row, T(0));
+  for (std::size_t s = 0; s < members.size(); ++s) {
+    series_view<T const> const x = all[members[s]];
+    std::copy(x.data, x.data + x.size(), r.values.begin() + static_cast<std::ptrdiff_t>(s * row));
+    r.lengths.push_back(x.length);
+  }
+  return r;
+}
+
+/// Centroids (possibly of different lengths) as one padded batch.
+template <class T>
+owned_batch<T> stack(std::span<barycenter_result<T> const> centroids) {
+  owned_batch<T> r;
+  r.channels = centroids.empty() ? 1 : centroids.front().channels;
+  for (auto const& c : centroids) r.max_length = std::max(r.max_length, c.length);
+  auto const row = static_cast<std::size_t>(r.max_length * r.channels);
+  r.values.assign(centroids.size() * row, T(0));
+  for (std::size_t s = 0; s < centroids.size(); ++s) {
+    std::copy(centroids[s].values.begin(), centroids[s].values.end(),
+              r.values.begin() + static_cast<std::ptrdiff_t>(s * row));
+    r.lengths.push_back(centroids[s].length);
+  }
+  return r;
+}
+
+/// For each series, the index of the centroid with the lowest measure (ties: the first), and
+/// that measure.
+template <alignment_measure Measure, class T>
+void nearest(Measure const& m, batch_view<T const> series, batch_view<T const> centres,
+             int threads, std::vector<index_t>& which, std::vector<double>& value) {
+  index_t const n = series.batch, k = centres.batch;
+  std::vector<T> d(static_cast<std::size_t>(n * k));
+  pairwise(host_backend{threads}, m, series, centres, matrix_view<T>{d.data(), n, k});
+  which.assign(static_cast<std::size_t>(n), 0);
+  value.assign(static_cast<std::size_t>(n), 0.0);
+  for (index_t i = 0; i < n; ++i) {
+    T const* row = d.data() + i * k;
+    index_t const best = std::min_element(row, row + k) - row;
+    which[static_cast<std::size_t>(i)] = best;
+    value[static_cast<std::size_t>(i)] = static_cast<double>(row[best]);
+  }
+}
+}  // namespace detail
+
+/// One barycentre per class of `train` (uniform weights within the class), by barycenter().
+template <alignment_measure Measure, std::floating_point T>
+nearest_centroid_model<T> fit_nearest_centroid(Measure const& m, dataset<T> const& train,
+                                               barycenter_options const& opt = {}) {
+  detail::require(!train.empty(), "fit_nearest_centroid: the training set is empty");
+  nearest_centroid_model<T> model;
+  std::unordered_map<std::string, std::size_t> code;
+  std::vector<std::vector<index_t>> members;
+  for (index_t b = 0; b < train.size(); ++b) {
+    auto const [it, fresh] = code.try_emplace(train.labels[static_cast<std::size_t>(b)], model.classes.size());
+    if (fresh) {
+      model.classes.push_back(it->first);
+      members.emplace_back();
+    }
+    members[it->second].push_back(b);
+  }
+  for (auto const& class_members : members) {
+    auto const batch = detail::gather(train.view(), std::span<index_t const>(class_members));
+    model.centroids.push_back(barycenter(m, batch.view(), {}, opt));
+  }
+  return model;
+}
+
+/// The class of the nearest centroid for every series of `test` (its labels are not used).
+template <alignment_measure Measure, std::floating_point T>
+std::vector<std::string> predict(Measure const& m, nearest_centroid_model<T> const& model,
+                                 dataset<T> const& test, int threads = 0) {
+  detail::require(!model.centroids.empty() && model.centroids.size() == model.classes.size(),
+                  "predict: the model has ", model.centroids.size(), " centroids for ",
+                  model.classes.size(), " classes");
+  detail::require(!test.empty(), "predict: the test set is empty");
+  detail::require(threads >= 0, "threads must be >= 0 (0 = all cores), got ", threads);
+  auto const centres = detail::stack(std::span<barycenter_result<T> const>(model.centroids));
+  detail::require(centres.channels == test.channels, "predict: the centroids have ",
+                  centres.channels, " channels, the test set ", test.channels);
+  std::vector<index_t> which;
+  std::vector<double> value;
+  detail::nearest(m, test.view(), centres.view(), threads, which, value);
+  std::vector<std::string> r;
+  r.reserve(which.size());
+  for (index_t c : which) r.push_back(model.classes[static_cast<std::size_t>(c)]);
+  return r;
+}
+
+}  // namespace resilin::learn

@@ -1,0 +1,41 @@
+#pragma once
+// Options and result types shared by every barycentre method (L-BFGS, DBA, MBA) and by the
+// estimators built on them (nearest centroid, k-means).
+#include <functional>
+#include <string_view>
+#include <vector>
+#include <resilin/core/config.hpp>
+#include <resilin/core/views.hpp>
+
+namespace resilin::learn {
+
+/// Where a barycentre search starts.
+enum class init_method {
+  euclidean_mean,  // the weighted mean, each series resampled linearly to the barycentre length
+  medoid,          // the input minimising the weighted summed measure, resampled likewise
+};
+
+/// Called once per iteration with the stage ("lbfgs", "dba", "mba", "kmeans"), the iteration
+/// (from 1) and the loss after it. May be empty.
+using progress_callback = std::function<void(std::string_view stage, int iteration, double loss)>;
+
+struct barycenter_options {
+  index_t length = 0;            // 0: the mean length of the inputs (rounded)
+  init_method init = init_method::euclidean_mean;
+  int max_iter = 100;            // L-BFGS iterations / DBA-MBA sweeps; 0: the initialisation
+  double tolerance = 1e-6;       // relative loss decrease that stops DBA/MBA; L-BFGS epsilon
+  int threads = 0;               // 0: all cores (host_backend's convention)
+  progress_callback progress;    // may be empty
+};
+
+template <class T>
+struct barycenter_result {
+  std::vector<T> values;  // (length, channels) row-major
+  index_t length = 0, channels = 1;
+  double loss = 0;        // sum_k w_k M(z, x_k) at the result (weights normalised to sum 1)
+  int iterations = 0;
+
+  series_view<T const> view() const noexcept { return {values.data(), length, channels}; }
+};
+
+}  // namespace resilin::learn

@@ -1,0 +1,158 @@
+#pragma once
+// The engine of the hard-alignment barycentres (DBA for DTW, MBA for MSM): alternate
+//   1. align z with every x_k by the measure's optimal path (alignment_path), and
+//   2. replace each z(i, c) by a weighted location statistic (mean or median) of the values
+//      x_k(j, c) over every path cell (i, j) of every k, each counted with weight w_k.
+// A series with independent channels (measures::msm) is aligned channel by channel, so each
+// channel of z collects values along its own path. The paths of a sweep are computed in
+// parallel and reduced in k order: the result does not depend on the thread count.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+#include <resilin/alignment.hpp>
+#include <resilin/core/thread_pool.hpp>
+#include <resilin/learn/common.hpp>
+#include <resilin/learn/options.hpp>
+
+namespace resilin::learn::detail {
+
+/// How the values collected by one barycentre sample become its new value.
+enum class location_statistic {
+  mean,    // minimises sum w (z - v)^2: the exact update for squared point costs
+  median,  // minimises sum w |z - v|: the exact update for absolute point costs
+};
+
+/// The weighted mean or the weighted (lower) median of (value, weight) pairs; pairs is reordered.
+inline double locate(std::vector<std::pair<double, double>>& pairs, location_statistic stat) {
+  if (stat == location_statistic::mean) {
+    double sum = 0, weight = 0;
+    for (auto const& [v, wt] : pairs) { sum += wt * v; weight += wt; }
+    return sum / weight;
+  }
+  std::sort(pairs.begin(), pairs.end());
+  double total = 0;
+  for (auto const& p : pairs) total += p.second;
+  double cumulative = 0;
+  for (auto const& [v, wt] : pairs) {
+    cumulative += wt;
+    if (cumulative >= 0.5 * total) return v;
+  }
+  return pairs.back().first;
+}
+
+/// One alignment sweep: the measure's value and the optimal paths of z against every series.
+/// paths[k][g] is the path of channel group g (one group of all channels, or one per channel
+/// for independent channels).
+template <class Cost, class T>
+struct path_sweep {
+  std::vector<std::vector<std::vector<std::array<index_t, 2>>>> paths;  // (n, groups, cells)
+  std::vector<double> values;                                           // (n)
+
+  double run(measure<Cost, hard_min> const& m, std::span<T const> z, index_t length,
+             batch_view<T const> series, std::span<double const> w, int threads) {
+    index_t const n = series.batch, channels = series.channels;
+    bool const per_channel = m.independent_channels && channels > 1;
+    index_t const groups = per_channel ? channels : 1;
+    paths.assign(static_cast<std::size_t>(n), {});
+    values.assign(static_cast<std::size_t>(n), 0.0);
+    parallel_for(n, threads, [&](index_t k, int) {
+      auto& pk = paths[static_cast<std::size_t>(k)];
+      pk.resize(static_cast<std::size_t>(groups));
+      series_view<T const> const x = series[k];
+      if (!per_channel) {
+        T v{};
+        pk[0] = alignment_path(m, series_view<T const>{z.data(), length, channels}, x, &v);
+        values[static_cast<std::size_t>(k)] = static_cast<double>(v);
+        return;
+      }
+      std::vector<T> zc(static_cast<std::size_t>(length)), xc(static_cast<std::size_t>(x.length));
+      double total = 0;
+      for (index_t c = 0; c < channels; ++c) {
+        for (index_t i = 0; i < length; ++i) zc[static_cast<std::size_t>(i)] = z[static_cast<std::size_t>(i * channels + c)];
+        for (index_t j = 0; j < x.length; ++j) xc[static_cast<std::size_t>(j)] = x(j, c);
+        T v{};
+        pk[static_cast<std::size_t>(c)] = alignment_path(m, series_view<T const>{zc.data(), length, 1},
+                                                         series_view<T const>{xc.data(), x.length, 1}, &v);
+        total += static_cast<double>(v);
+      }
+      values[static_cast<std::size_t>(k)] = total;
+    });
+    double loss = 0;
+    for (index_t k = 0; k < n; ++k) loss += w[static_cast<std::size_t>(k)] * values[static_cast<std::size_t>(k)];
+    return loss;
+  }
+
+  /// The update: z(i, c) = the statistic of {x_k(j, c) : (i, j) on the path of k}, weights w_k.
+  std::vector<T> update(index_t length, batch_view<T const> series, std::span<double const> w,
+                        location_statistic stat) const {
+    index_t const channels = series.channels;
+    std::vector<std::vector<std::pair<double, double>>> collected(
+        static_cast<std::size_t>(length * channels));
+    for (index_t k = 0; k < series.batch; ++k) {
+      double const wk = w[static_cast<std::size_t>(k)];
+      if (wk == 0) continue;
+      series_view<T const> const x = series[k];
+      auto const& pk = paths[static_cast<std::size_t>(k)];
+      for (std::size_t g = 0; g < pk.size(); ++g) {
+        index_t const c_begin = pk.size() == 1 ? 0 : static_cast<index_t>(g);
+        index_t const c_end = pk.size() == 1 ? channels : c_begin + 1;
+        for (auto const& [i, j] : pk[g])
+          for (index_t c = c_begin; c < c_end; ++c)
+            collected[static_cast<std::size_t>(i * channels + c)].emplace_back(
+                static_cast<double>(x(j, c)), wk);
+      }
+    }
+    std::vector<T> z(collected.size());
+    for (std::size_t s = 0; s < collected.size(); ++s)
+      z[s] = static_cast<T>(locate(collected[s], stat));  // every row lies on every path
+    return z;
+  }
+};
+
+/// The alternating loop. With `guard`, a sweep that raises the loss is rejected and the loop
+/// stops (for updates that are not exact minimisers along fixed paths, as MBA's mean for MSM).
+/// Stops when the relative decrease is <= opt.tolerance or after opt.max_iter sweeps; reports
+/// (stage, sweep, loss) after each accepted sweep.
+template <class Cost, class T>
+barycenter_result<T> path_averaging(measure<Cost, hard_min> const& m, batch_view<T const> series,
+                                    std::span<T const> weights, barycenter_options const& opt,
+                                    std::string_view stage, location_statistic stat, bool guard) {
+  check_options(opt);
+  check_inputs(series, "barycenter");
+  auto const w = normalised_weights(weights, series.batch);
+  std::span<double const> const ws(w);
+  index_t const length = target_length(series, opt.length);
+  std::vector<T> z = initial_barycenter(m, series, ws, length, opt);
+
+  path_sweep<Cost, T> sweep, next;
+  double loss = sweep.run(m, z, length, series, ws, opt.threads);
+  int iterations = 0;
+  for (int it = 1; it <= opt.max_iter; ++it) {
+    std::vector<T> candidate = sweep.update(length, series, ws, stat);
+    double const candidate_loss = next.run(m, candidate, length, series, ws, opt.threads);
+    if (guard && candidate_loss > loss) break;
+    double const decrease = loss - candidate_loss;
+    double const scale = std::max(std::abs(loss), std::numeric_limits<double>::min());
+    z = std::move(candidate);
+    loss = candidate_loss;
+    std::swap(sweep, next);
+    iterations = it;
+    if (opt.progress) opt.progress(stage, it, loss);
+    if (decrease <= opt.tolerance * scale) break;
+  }
+  barycenter_result<T> r;
+  r.values = std::move(z);
+  r.length = length;
+  r.channels = series.channels;
+  r.loss = loss;
+  r.iterations = iterations;
+  return r;
+}
+
+}  // namespace resilin::learn::detail

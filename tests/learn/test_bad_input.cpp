@@ -1,0 +1,73 @@
+// Bad input to the barycentre functions: a typed resilin::invalid_argument naming the argument
+// and the value, for every method.
+#include <cmath>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+#include <support/catch.hpp>
+#include <host/helpers.hpp>
+#include <resilin/learn/learn.hpp>
+
+namespace r = resilin;
+namespace rl = resilin::learn;
+using resilin_test::message_of;
+
+namespace {
+template <class Measure>
+std::string error(Measure const& m, r::batch_view<double const> xs, std::vector<double> const& w,
+                  rl::barycenter_options const& opt = {}) {
+  return message_of<r::invalid_argument>([&] { rl::barycenter(m, xs, std::span<double const>(w), opt); });
+}
+
+bool has(std::string const& message, std::string const& part) {
+  INFO(message);
+  return message.find(part) != std::string::npos;
+}
+}  // namespace
+
+TEST_CASE("barycentres refuse bad weights, options and series", "[learn][bad_input]") {
+  auto const x = resilin_test::random_values<double>(3 * 8, 1);
+  r::batch_view<double const> const xs{x.data(), 3, 8, 1, nullptr};
+  auto check_all = [&](auto const& m) {
+    CHECK(has(error(m, xs, {1.0, 2.0}), "weights has 2 entries, expected one per series (3)"));
+    CHECK(has(error(m, xs, {1.0, -2.0, 1.0}), "weights[1] must be finite and >= 0, got -2"));
+    CHECK(has(error(m, xs, {1.0, std::nan(""), 1.0}), "weights[1] must be finite"));
+    CHECK(has(error(m, xs, {0.0, 0.0, 0.0}), "weights must not all be zero"));
+    rl::barycenter_options opt;
+    opt.length = -3;
+    CHECK(has(error(m, xs, {}, opt), "length must be >= 0"));
+    opt = {};
+    opt.max_iter = -1;
+    CHECK(has(error(m, xs, {}, opt), "max_iter must be >= 0, got -1"));
+    opt = {};
+    opt.tolerance = -1;
+    CHECK(has(error(m, xs, {}, opt), "tolerance"));
+    opt = {};
+    opt.threads = -2;
+    CHECK(has(error(m, xs, {}, opt), "threads must be >= 0"));
+    r::batch_view<double const> const none{x.data(), 0, 8, 1, nullptr};
+    CHECK(has(error(m, none, {}), "empty"));
+    auto y = x;
+    y[5] = std::numeric_limits<double>::infinity();
+    CHECK(has(error(m, r::batch_view<double const>{y.data(), 3, 8, 1, nullptr}, {}), "non-finite"));
+  };
+  check_all(r::measures::soft_dtw(1.0));
+  check_all(r::measures::soft_msm_divergence(1.0));
+  check_all(r::measures::dtw());
+  check_all(r::measures::msm());
+  // gamma is validated before any work
+  auto m = r::measures::soft_dtw(1.0);
+  m.smooth.gamma = 0;
+  CHECK(has(error(m, xs, {}), "gamma must be > 0"));
+  CHECK_THROWS_AS(r::measures::soft_dtw(-1.0), r::invalid_argument);
+  // the loss functions
+  std::vector<double> z(8, 0.0), g(7);
+  CHECK(has(message_of<r::invalid_argument>([&] {
+              rl::barycenter_loss_and_grad(r::measures::soft_dtw(1.0), r::series_view<double const>{z.data(), 8, 1},
+                                           xs, {}, std::span<double>(g));
+            }), "grad has 7 entries"));
+  CHECK(has(message_of<r::invalid_argument>([&] {
+              rl::barycenter_loss(r::measures::dtw(), r::series_view<double const>{z.data(), 4, 2}, xs);
+            }), "channels"));
+}

@@ -1,0 +1,172 @@
+// k-means under elastic measures: two well-separated CBF-like classes are recovered exactly
+// (ARI = 1) with DBA and with soft-DTW barycentres, the run is deterministic for a seed and
+// independent of the thread count, duplicates with k = the number of distinct series, an
+// empty cluster repaired, and bad input.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+#include <support/catch.hpp>
+#include <host/helpers.hpp>
+#include <resilin/apps/synthetic.hpp>
+#include <resilin/learn/learn.hpp>
+
+namespace r = resilin;
+namespace rl = resilin::learn;
+
+namespace {
+
+/// Cylinders and upside-down funnels (CBF classes 1 and 3, the funnels negated): two classes
+/// that no elastic measure confuses. Labels "cylinder" / "funnel".
+r::dataset<double> two_classes(r::index_t per_class, r::index_t length, std::uint64_t seed) {
+  auto const cbf = r::make_cbf<double>({.per_class = per_class, .length = length, .seed = seed});
+  r::dataset<double> ds;
+  for (r::index_t s = 0; s < cbf.size(); ++s) {
+    auto const& label = cbf.labels[static_cast<std::size_t>(s)];
+    if (label == "2") continue;
+    auto const x = cbf.series(s);
+    std::vector<double> v(x.data, x.data + x.size());
+    if (label == "3")
+      for (auto& e : v) e = -e;
+    ds.push_back(label == "1" ? "cylinder" : "funnel", std::span<double const>(v));
+  }
+  return ds;
+}
+
+rl::kmeans_options options(int k, std::uint64_t seed, int threads = 1) {
+  rl::kmeans_options o;
+  o.k = k;
+  o.seed = seed;
+  o.restarts = 2;
+  o.max_iter = 10;
+  o.barycenter.max_iter = 10;
+  o.barycenter.threads = threads;
+  return o;
+}
+
+double ari_with_truth(r::dataset<double> const& ds, std::vector<r::index_t> const& a) {
+  auto const truth = rl::encode_labels(std::span<std::string const>(ds.labels));
+  return rl::adjusted_rand_index(std::span<r::index_t const>(truth), std::span<r::index_t const>(a));
+}
+
+}  // namespace
+
+TEST_CASE("k-means separates two well-separated classes, deterministically", "[learn][kmeans]") {
+  auto const ds = two_classes(8, 48, 11);
+  auto const m = r::measures::dtw();
+  for (std::uint64_t seed : {0u, 1u, 2u}) {
+    INFO("seed " << seed);
+    auto const a = rl::kmeans(m, ds.view(), options(2, seed));
+    CHECK(ari_with_truth(ds, a.assignments) == 1.0);
+    REQUIRE(a.centroids.size() == 2u);
+    CHECK(a.centroids[0].length == 48);
+    double inertia = 0;
+    std::vector<r::index_t> nearest;
+    for (r::index_t i = 0; i < ds.size(); ++i) {
+      double const d0 = r::value(m, ds.series(i), a.centroids[0].view());
+      double const d1 = r::value(m, ds.series(i), a.centroids[1].view());
+      nearest.push_back(d1 < d0 ? 1 : 0);
+      inertia += std::min(d0, d1);
+    }
+    CHECK(nearest == a.assignments);
+    CHECK(a.inertia == Approx(inertia).epsilon(1e-12));
+    auto const b = rl::kmeans(m, ds.view(), options(2, seed, 2));
+    CHECK(b.assignments == a.assignments);
+    CHECK(b.inertia == a.inertia);
+    CHECK(b.iterations == a.iterations);
+    for (std::size_t c = 0; c < 2; ++c) CHECK(resilin_test::bitwise_equal(b.centroids[c].values, a.centroids[c].values));
+  }
+}
+
+TEST_CASE("restarts keep the lowest inertia", "[learn][kmeans]") {
+  // the first restart draws the same seeds as a single run, so more restarts never do worse
+  auto const cbf = r::make_cbf<double>({.per_class = 5, .length = 32, .seed = 21});
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    auto opt = options(3, seed);
+    opt.restarts = 1;
+    auto const single = rl::kmeans(r::measures::dtw(), cbf.view(), opt);
+    opt.restarts = 4;
+    auto const several = rl::kmeans(r::measures::dtw(), cbf.view(), opt);
+    CHECK(several.inertia <= single.inertia);
+  }
+}
+
+TEST_CASE("k-means with soft-DTW barycentres", "[learn][kmeans]") {
+  auto const ds = two_classes(5, 32, 4);
+  auto opt = options(2, 9);
+  std::vector<double> inertias;
+  opt.progress = [&](std::string_view stage, int, double inertia) {
+    CHECK(stage == "kmeans");
+    inertias.push_back(inertia);
+  };
+  auto const a = rl::kmeans(r::measures::soft_dtw(1.0), ds.view(), opt);
+  CHECK(ari_with_truth(ds, a.assignments) == 1.0);
+  REQUIRE(!inertias.empty());
+  auto const b = rl::kmeans(r::measures::soft_dtw(1.0), ds.view(), opt);
+  CHECK(b.assignments == a.assignments);
+  CHECK(b.inertia == a.inertia);
+}
+
+TEST_CASE("k-means with duplicates and k = the number of distinct series", "[learn][kmeans]") {
+  // three distinct series, each three times: k-means++ never seeds a duplicate of a centre
+  auto const base = resilin_test::random_values<double>(3 * 16, 5, -1, 1);
+  r::dataset<double> ds;
+  for (int rep = 0; rep < 3; ++rep)
+    for (int s = 0; s < 3; ++s)
+      ds.push_back(std::to_string(s), std::span<double const>(base.data() + s * 16, 16));
+  for (std::uint64_t seed : {0u, 5u, 77u}) {
+    auto opt = options(3, seed);
+    auto const res = rl::kmeans(r::measures::dtw(), ds.view(), opt);
+    CHECK(ari_with_truth(ds, res.assignments) == 1.0);
+    CHECK(res.inertia < 1e-25);  // barycentres of equal series, up to rounding
+    auto const soft = rl::kmeans(r::measures::soft_dtw_divergence(0.1), ds.view(), opt);
+    CHECK(ari_with_truth(ds, soft.assignments) == 1.0);
+  }
+}
+
+TEST_CASE("an empty cluster takes the series farthest from its centroid", "[learn][kmeans]") {
+  auto const ds = two_classes(3, 32, 8);
+  // both seeds are series 0: ties go to the first centroid, the second is empty at once
+  auto opt = options(2, 0);
+  opt.initial_centres = {0, 0};
+  auto const res = rl::kmeans(r::measures::dtw(), ds.view(), opt);
+  CHECK(ari_with_truth(ds, res.assignments) == 1.0);
+  CHECK(res.iterations >= 2);
+  // the same with duplicated series: every centre starts on the same point
+  r::dataset<double> dup;
+  for (int rep = 0; rep < 2; ++rep)
+    for (r::index_t s = 0; s < 2; ++s) {
+      auto const x = ds.series(s);
+      dup.push_back(ds.labels[static_cast<std::size_t>(s)], std::span<double const>(x.data, static_cast<std::size_t>(x.size())));
+    }
+  opt.initial_centres = {0, 2};  // series 2 duplicates series 0
+  auto const d = rl::kmeans(r::measures::dtw(), dup.view(), opt);
+  CHECK(ari_with_truth(dup, d.assignments) == 1.0);
+  CHECK(d.inertia < 1e-25);
+}
+
+TEST_CASE("k-means refuses bad input", "[learn][kmeans]") {
+  auto const ds = two_classes(2, 16, 1);
+  auto const m = r::measures::dtw();
+  auto bad = [&](rl::kmeans_options const& o) { return resilin_test::message_of<r::invalid_argument>([&] { rl::kmeans(m, ds.view(), o); }); };
+  auto o = options(0, 0);
+  CHECK(bad(o).find("k must be >= 1, got 0") != std::string::npos);
+  o = options(5, 0);
+  CHECK(bad(o).find("k must be <= the number of series (4), got 5") != std::string::npos);
+  o = options(2, 0);
+  o.restarts = 0;
+  CHECK(bad(o).find("restarts") != std::string::npos);
+  o = options(2, 0);
+  o.initial_centres = {0, 9};
+  CHECK(bad(o).find("initial_centres[1]") != std::string::npos);
+  o = options(2, 0);
+  o.initial_centres = {0};
+  CHECK(bad(o).find("initial_centres has 1") != std::string::npos);
+  r::dataset<double> const empty;
+  CHECK(resilin_test::message_of<r::invalid_argument>([&] { rl::kmeans(m, empty.view(), options(1, 0)); })
+            .find("empty") != std::string::npos);
+  auto soft = r::measures::soft_dtw(1.0);
+  soft.smooth.gamma = -1;
+  CHECK(resilin_test::message_of<r::invalid_argument>([&] { rl::kmeans(soft, ds.view(), options(2, 0)); })
+            .find("gamma must be > 0") != std::string::npos);
+}
