@@ -6,7 +6,8 @@
 //   3. 1-NN DTW accuracy on the same split;
 //   4. a synthetic bf16 weight tensor compressed losslessly with lct, decoded and compared;
 // then one results table on stdout (also DIR/results.tsv) and SVG plots of the barycentres
-// (DIR/cbf_soft_dtw.svg, DIR/cbf_soft_msm.svg).
+// (DIR/cbf_soft_dtw.svg, DIR/cbf_soft_msm.svg). When the tool was built with CUDA and a GPU is
+// present, the barycentres' gradients run on it (the backend column says which).
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include <resilin/learn/learn.hpp>
 #include <resilin/lct/lct.hpp>
 #include "classify_command.hpp"
+#include "gpu_support.hpp"
 #include "learn_options.hpp"
 #include "svg_plot.hpp"
 
@@ -63,11 +65,13 @@ double accuracy_of(std::vector<std::string> const& predicted, r::dataset<T> cons
                             std::span<std::string const>(predicted));
 }
 
-/// Nearest centroid with measure m: fits, plots into svg_path, scores on test.
+/// Nearest centroid with measure m (the metric `choice`): fits (the gradients on the GPU when
+/// `gpu` names one), plots into svg_path, scores on test.
 template <class T, class Measure>
-demo_row centroid_row(Measure const& m, std::string const& name, demo_inputs const& in,
-                      r::dataset<T> const& train, r::dataset<T> const& test,
-                      std::string const& svg_path, std::string const& backend) {
+demo_row centroid_row(Measure const& m, measure_choice const& choice, std::string const& name,
+                      demo_inputs const& in, r::dataset<T> const& train, r::dataset<T> const& test,
+                      std::string const& svg_path, std::string const& gpu,
+                      std::string const& host_backend) {
   auto const start = clock::now();
   fit_progress fp("demo");
   r::learn::barycenter_options opt;
@@ -76,7 +80,11 @@ demo_row centroid_row(Measure const& m, std::string const& name, demo_inputs con
   opt.progress = [&fp, &name](std::string_view stage, int it, double loss) {
     fp(name + " " + std::string(stage), it, loss);
   };
-  auto const model = r::learn::fit_nearest_centroid(m, train, opt);
+  auto const model = r::learn::fit_nearest_centroid_with(
+      train, opt, [&](r::batch_view<T const> members, r::learn::barycenter_options const& o) {
+        if (!gpu.empty()) return gpu::barycenter(choice, members, o);
+        return r::learn::barycenter(m, members, {}, o);
+      });
   auto const predicted = r::learn::predict(m, model, test, in.threads);
   fp.finish();
   double const seconds = since(start);
@@ -88,7 +96,8 @@ demo_row centroid_row(Measure const& m, std::string const& name, demo_inputs con
   write_svg<T>(svg_path, name + " barycentres of synthetic Cylinder-Bell-Funnel (faint: training series)",
                class_panels(train, model.classes, centres));
   return {"nearest centroid", name, "accuracy " + fixed(accuracy_of(predicted, test), 4),
-          short_number(loss), backend, seconds};
+          short_number(loss),
+          gpu.empty() ? host_backend : "cuda (" + gpu + "), prediction " + host_backend, seconds};
 }
 
 inline std::uint16_t to_bf16(float f) {  // round to nearest even
@@ -144,14 +153,18 @@ inline void run_demo(demo_inputs const& in) {
   std::string const backend = "host, " + std::to_string(threads) + " thread" + (threads > 1 ? "s" : "");
   std::string const g = short_number(in.gamma);
 
+  std::string const gpu = gpu::device_name();
+  measure_choice const soft_dtw{metric_kind::soft_dtw, in.gamma, in.c, {}};
+  measure_choice const soft_msm{metric_kind::soft_msm, in.gamma, in.c, {}};
   std::vector<demo_row> rows;
-  rows.push_back(centroid_row<double>(r::measures::soft_dtw<double>(in.gamma),
+  rows.push_back(centroid_row<double>(r::measures::soft_dtw<double>(in.gamma), soft_dtw,
                                       "soft-dtw gamma=" + g, in, train, test,
-                                      (fs::path(in.out) / "cbf_soft_dtw.svg").string(), backend));
-  rows.push_back(centroid_row<double>(r::measures::soft_msm<double>(in.gamma, in.c),
+                                      (fs::path(in.out) / "cbf_soft_dtw.svg").string(), gpu,
+                                      backend));
+  rows.push_back(centroid_row<double>(r::measures::soft_msm<double>(in.gamma, in.c), soft_msm,
                                       "soft-msm gamma=" + g + " c=" + short_number(in.c), in,
                                       train, test, (fs::path(in.out) / "cbf_soft_msm.svg").string(),
-                                      backend));
+                                      gpu, backend));
   {
     auto const start = clock::now();
     run_settings s;

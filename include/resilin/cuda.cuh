@@ -9,3 +9,4 @@
 #include <resilin/backend/cuda/backend.cuh>
 #include <resilin/backend/cuda/kernels.cuh>
 #include <resilin/backend/cuda/alignment.cuh>
+#include <resilin/fcdtw/cuda/fcdtw.cuh>

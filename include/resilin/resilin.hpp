@@ -10,6 +10,7 @@
 #include <resilin/core/measure.hpp>
 #include <resilin/core/recursion.hpp>
 #include <resilin/core/views.hpp>
+#include <resilin/cost/cdtw.hpp>
 #include <resilin/cost/dtw.hpp>
 #include <resilin/cost/msm.hpp>
 #include <resilin/cost/soft_msm.hpp>
@@ -17,3 +18,4 @@
 #include <resilin/smoothing/soft_min.hpp>
 #include <resilin/backend/host.hpp>
 #include <resilin/alignment.hpp>
+#include <resilin/fcdtw/fcdtw.hpp>

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <concepts>
 #include <cstddef>
+#include <cmath>
 #include <exception>
+#include <limits>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -25,19 +27,16 @@
 namespace resilin::learn {
 
 namespace detail {
-/// The objective LBFGS++ calls: f(x) and its gradient, remembering the best point evaluated.
+/// The objective LBFGS++ calls: f(x) and its gradient through `evaluate(z, grad)` (the
+/// summed loss at z and its gradient, on the host or a device), remembering the best point.
 /// LBFGS++ has no per-iteration hook, so progress is reported at each evaluation that lowers
 /// the loss (one per accepted step of a monotone line search).
-template <class Measure, class T>
+template <class Evaluate, class T>
 struct lbfgs_objective {
-  Measure const& m;
-  batch_view<T const> series;
-  std::span<double const> w;
+  Evaluate& evaluate;
   index_t length, channels;
-  int threads;
   progress_callback const& progress;
 
-  loss_workspace<T> ws{};
   std::vector<T> z{};
   std::vector<T> best{};
   double best_loss = 0;
@@ -54,52 +53,62 @@ struct lbfgs_objective {
     }
     if (!finite) {  // a line-search trial gone astray (e.g. interpolation in float): reject it
       grad.setZero();
-      return math::infinity<double>();
+      return std::numeric_limits<double>::infinity();
     }
-    double const f = weighted_loss_and_grad(
-        m, series_view<T const>{z.data(), length, channels}, series, w,
-        std::span<double>(grad.data(), static_cast<std::size_t>(grad.size())), threads, ws);
-    if (evaluations++ == 0 || f < best_loss) {
-      if (evaluations > 1) {
+    double const f = evaluate(series_view<T const>{z.data(), length, channels},
+                              std::span<double>(grad.data(), static_cast<std::size_t>(grad.size())));
+    // A point whose loss is not a number (float overflow far from the data) is never kept.
+    if (std::isfinite(f) && (best.empty() || f < best_loss)) {
+      if (!best.empty()) {
         ++improvements;
         if (progress) progress("lbfgs", improvements, f);
       }
       best_loss = f;
       best = z;
     }
-    return f;
+    ++evaluations;
+    return std::isfinite(f) ? f : std::numeric_limits<double>::infinity();
   }
 };
-}  // namespace detail
 
-/// The L-BFGS barycentre of a measure with a differentiable cost model (any smoothing; soft_min
-/// is the intended one, the hard measures have their own methods in dba.hpp and mba.hpp).
-/// weights: one per series, >= 0, not all 0 (empty: uniform). iterations: the L-BFGS
-/// iterations, or, when the line search gives up (the loss is flat to working precision), the
-/// number of steps that lowered the loss until then.
-template <alignment_measure Measure, std::floating_point T>
-barycenter_result<T> lbfgs_barycenter(Measure const& m, batch_view<T const> series,
-                                      std::type_identity_t<std::span<T const>> weights = {},
-                                      barycenter_options const& opt = {}) {
+/// What an L-BFGS barycentre starts from: the normalised weights, the length, the first z.
+template <class T>
+struct lbfgs_start {
+  std::vector<double> w;
+  index_t length = 0;
+  std::vector<T> z0;
+};
+
+/// Checks the measure, inputs and options, and computes the start.
+template <class Measure, std::floating_point T>
+lbfgs_start<T> prepare_lbfgs(Measure const& m, batch_view<T const> series,
+                             std::span<T const> weights, barycenter_options const& opt) {
   static_assert(differentiable_cost_model<typename Measure::cost_type, T>,
                 "lbfgs_barycenter needs a cost model with step_grad");
   m.smooth.validate();
-  detail::check_options(opt);
-  detail::check_inputs(series, "barycenter");
-  auto const w = detail::normalised_weights(weights, series.batch);
-  index_t const length = detail::target_length(series, opt.length);
-  index_t const channels = series.channels;
-  std::vector<T> const z0 = detail::initial_barycenter(m, series, std::span<double const>(w), length, opt);
+  check_options(opt);
+  check_inputs(series, "barycenter");
+  lbfgs_start<T> s;
+  s.w = normalised_weights(weights, series.batch);
+  s.length = target_length(series, opt.length);
+  s.z0 = initial_barycenter(m, series, std::span<double const>(s.w), s.length, opt);
+  return s;
+}
 
-  detail::lbfgs_objective<Measure, T> f{m, series, std::span<double const>(w), length, channels,
-                                        opt.threads, opt.progress};
+/// L-BFGS from z0 on evaluate(z, grad) -> loss; the lowest-loss point evaluated is the result.
+template <std::floating_point T, class Evaluate>
+barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z0,
+                                    index_t length, index_t channels,
+                                    barycenter_options const& opt) {
+  lbfgs_objective<std::remove_reference_t<Evaluate>, T> f{evaluate, length, channels,
+                                                          opt.progress};
   Eigen::VectorXd x(static_cast<Eigen::Index>(z0.size()));
   for (std::size_t i = 0; i < z0.size(); ++i) x[static_cast<Eigen::Index>(i)] = static_cast<double>(z0[i]);
   int iterations = 0;
-  if (opt.max_iter == 0) {
-    Eigen::VectorXd g;
-    f(x, g);
-  } else {
+  Eigen::VectorXd g;
+  f(x, g);  // the start: always a candidate
+  require(!f.best.empty(), "barycenter: the loss at the initial barycentre is not finite");
+  if (opt.max_iter > 0) {
     LBFGSpp::LBFGSParam<double> param;
     param.m = 10;
     param.epsilon = opt.tolerance;
@@ -128,6 +137,26 @@ barycenter_result<T> lbfgs_barycenter(Measure const& m, batch_view<T const> seri
   r.loss = f.best_loss;
   r.iterations = iterations;
   return r;
+}
+}  // namespace detail
+
+/// The L-BFGS barycentre of a measure with a differentiable cost model (any smoothing; soft_min
+/// is the intended one, the hard measures have their own methods in dba.hpp and mba.hpp).
+/// weights: one per series, >= 0, not all 0 (empty: uniform). iterations: the L-BFGS
+/// iterations, or, when the line search gives up (the loss is flat to working precision), the
+/// number of steps that lowered the loss until then. The gradients of all pairs (z, x_k) of an
+/// evaluation run as one batch on the host threads; learn/cuda.cuh runs them on a GPU.
+template <alignment_measure Measure, std::floating_point T>
+barycenter_result<T> lbfgs_barycenter(Measure const& m, batch_view<T const> series,
+                                      std::type_identity_t<std::span<T const>> weights = {},
+                                      barycenter_options const& opt = {}) {
+  auto const start = detail::prepare_lbfgs(m, series, weights, opt);
+  detail::loss_workspace<T> ws;
+  auto evaluate = [&](series_view<T const> z, std::span<double> grad) {
+    return detail::weighted_loss_and_grad(m, z, series, std::span<double const>(start.w), grad,
+                                          opt.threads, ws);
+  };
+  return detail::minimise_lbfgs<T>(evaluate, start.z0, start.length, series.channels, opt);
 }
 
 }  // namespace resilin::learn

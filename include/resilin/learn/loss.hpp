@@ -31,6 +31,17 @@ void check_barycenter_shape(series_view<T const> z, batch_view<T const> series) 
           " channels, the series have ", series.channels);
 }
 
+/// The checks of barycenter_loss_and_grad(); returns the normalised weights.
+template <class T>
+std::vector<double> check_loss_and_grad_call(series_view<T const> z, batch_view<T const> series,
+                                             std::span<T const> weights, std::span<double> grad) {
+  check_inputs(series, "barycenter_loss_and_grad");
+  check_barycenter_shape(z, series);
+  require(static_cast<index_t>(grad.size()) == z.size(), "grad has ", grad.size(),
+          " entries, expected z.size() = ", z.size());
+  return normalised_weights(weights, series.batch);
+}
+
 template <alignment_measure Measure, class T>
 double weighted_loss(Measure const& m, series_view<T const> z, batch_view<T const> series,
                      std::span<double const> w, int threads, loss_workspace<T>& ws) {
@@ -90,11 +101,7 @@ double barycenter_loss_and_grad(Measure const& m, series_view<T const> z,
                                 batch_view<T const> series,
                                 std::type_identity_t<std::span<T const>> weights,
                                 std::span<double> grad, int threads = 0) {
-  detail::check_inputs(series, "barycenter_loss_and_grad");
-  detail::check_barycenter_shape(z, series);
-  detail::require(static_cast<index_t>(grad.size()) == z.size(), "grad has ", grad.size(),
-                  " entries, expected z.size() = ", z.size());
-  auto const w = detail::normalised_weights(weights, series.batch);
+  auto const w = detail::check_loss_and_grad_call(z, series, weights, grad);
   detail::loss_workspace<T> ws;
   return detail::weighted_loss_and_grad(m, z, series, std::span<double const>(w), grad, threads, ws);
 }

@@ -86,10 +86,12 @@ void nearest(Measure const& m, batch_view<T const> series, batch_view<T const> c
 }
 }  // namespace detail
 
-/// One barycentre per class of `train` (uniform weights within the class), by barycenter().
-template <alignment_measure Measure, std::floating_point T>
-nearest_centroid_model<T> fit_nearest_centroid(Measure const& m, dataset<T> const& train,
-                                               barycenter_options const& opt = {}) {
+/// One barycentre per class of `train` (uniform weights within the class) by a caller's
+/// method: fit(batch_view<T const> members, barycenter_options const&) -> barycenter_result<T>
+/// (e.g. learn/cuda.cuh's lbfgs_barycenter on a GPU).
+template <std::floating_point T, class Fit>
+nearest_centroid_model<T> fit_nearest_centroid_with(dataset<T> const& train,
+                                                    barycenter_options const& opt, Fit&& fit) {
   detail::require(!train.empty(), "fit_nearest_centroid: the training set is empty");
   nearest_centroid_model<T> model;
   std::unordered_map<std::string, std::size_t> code;
@@ -104,9 +106,19 @@ nearest_centroid_model<T> fit_nearest_centroid(Measure const& m, dataset<T> cons
   }
   for (auto const& class_members : members) {
     auto const batch = detail::gather(train.view(), std::span<index_t const>(class_members));
-    model.centroids.push_back(barycenter(m, batch.view(), {}, opt));
+    model.centroids.push_back(fit(batch.view(), opt));
   }
   return model;
+}
+
+/// One barycentre per class of `train` (uniform weights within the class), by barycenter().
+template <alignment_measure Measure, std::floating_point T>
+nearest_centroid_model<T> fit_nearest_centroid(Measure const& m, dataset<T> const& train,
+                                               barycenter_options const& opt = {}) {
+  return fit_nearest_centroid_with(train, opt, [&](batch_view<T const> members,
+                                                   barycenter_options const& o) {
+    return barycenter(m, members, {}, o);
+  });
 }
 
 /// The class of the nearest centroid for every series of `test` (its labels are not used).

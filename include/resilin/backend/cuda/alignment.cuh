@@ -40,16 +40,6 @@ namespace resilin {
 
 namespace cuda_detail {
 
-/// Whether a kernel can dereference p (device, managed or mapped host memory).
-inline bool device_accessible(void const* p) noexcept {
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return attr.devicePointer != nullptr;
-}
-
 /// "" when the batch is usable on the device, else the reason.
 template <class T>
 std::string check_device_batch(batch_view<T const> b, char const* name) {

@@ -43,4 +43,16 @@ inline constexpr device_backend device{};
 
 static_assert(execution_backend<device_backend>);
 
+namespace cuda_detail {
+/// Whether a kernel can dereference p (device, managed or mapped host memory).
+inline bool device_accessible(void const* p) noexcept {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attr.devicePointer != nullptr;
+}
+}  // namespace cuda_detail
+
 }  // namespace resilin

@@ -1,0 +1,597 @@
+#pragma once
+// FastCDTW on the GPU (spec/cdtw.md B.4.2): the closed-form objective and its gradients over a
+// batch of (x, y, phi) pairs, and the Monte Carlo estimator for smooth warps (B.3.7).
+//
+// Two layouts for the closed form, both deterministic (no atomics, fixed-order sums):
+//   thread_per_pair  one thread runs the sequential sweep of objective.hpp for its pair and
+//                    writes its own slice of every gradient (1-NN cdist: up to 10^6 pairs);
+//   block_per_pair   one block per pair; thread i takes phi segments i, i + 256, ... and a
+//                    fixed-order tree in shared memory sums the value. Warp adjoints are
+//                    segment-local (two slots per segment, combined after a barrier); dF/dx and
+//                    dF/dy are *gathered* per knot (each knot walks the few segments that reach
+//                    it, in increasing t), which is the host's scatter order, without atomics.
+//   automatic        thread_per_pair for >= 4096 pairs or warps with < 64 segments.
+// Series use the uniform grids linspace(0, 1, length(b)) (ragged batches allowed); warps have
+// `knots` values per pair on linspace(0, 1, knots). Results agree with the host closed form to
+// rounding; run to run they are bitwise identical on one GPU and build.
+//
+// Layers (as resilin/backend/cuda/alignment.cuh):
+//   resilin::fcdtw::expert::values(ws, bytes, exec, batch, out[, layout]) etc. allocate and
+//     throw nothing: ws == nullptr only writes the workspace size; bad input returns
+//     cudaErrorInvalidValue; otherwise the work is enqueued on exec.stream.
+//   resilin::fcdtw::values(resilin::device.on(stream), batch, out[, layout]) etc. allocate the
+//     workspace stream-ordered and throw resilin::invalid_argument / resilin::cuda_error.
+// All pointers are device accessible. What the host cannot check without a copy is a
+// precondition: finite values, per-pair lengths in [2, max_length], monotone warps in [0, 1].
+#include <resilin/backend/cuda/require_cuda.hpp>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <cuda_runtime_api.h>
+#include <resilin/backend/cuda/backend.cuh>
+#include <resilin/backend/cuda/error.cuh>
+#include <resilin/core/error.hpp>
+#include <resilin/core/views.hpp>
+#include <resilin/fcdtw/monte_carlo.hpp>
+#include <resilin/fcdtw/objective.hpp>
+
+namespace resilin::fcdtw {
+
+/// How pairs map onto the GPU (see the file comment).
+enum class pair_layout { automatic, thread_per_pair, block_per_pair };
+
+/// A batch of problems in device memory: pair b warps x[b] against the axis of y[b] with the
+/// PL warp warps[b * knots .. (b + 1) * knots) on linspace(0, 1, knots).
+template <class T>
+struct pair_batch {
+  batch_view<T const> x, y;    // (pairs, max_length, channels) each, same pairs and channels
+  T const* warps = nullptr;    // (pairs, knots)
+  index_t knots = 0;           // K + 1 >= 2
+  path_norm norm = path_norm::l2;
+};
+
+/// Gradient outputs (overwritten; nullptr skips one): dv (pairs, knots), dx and dy shaped like
+/// x and y (padding rows of ragged pairs are set to 0).
+template <class T>
+struct pair_grads {
+  T* dv = nullptr;
+  T* dx = nullptr;
+  T* dy = nullptr;
+};
+
+namespace fcdtw_cuda_detail {
+
+inline constexpr unsigned block_threads = 256;
+
+template <class T>
+RESILIN_HD interpolant<T> series_of(batch_view<T const> const& b, index_t p) noexcept {
+  return uniform_interpolant(b[p]);
+}
+template <class T>
+RESILIN_HD warp_view<T> warp_of(pair_batch<T> const& b, index_t p) noexcept {
+  return uniform_warp(b.warps + p * b.knots, b.knots - 1);
+}
+
+/// The smallest q in [1, n] with s.knot(q) > value (n if none): where the sequential sweep's
+/// knot pointer stands when it enters a segment starting at `value`.
+template <class T>
+RESILIN_HD index_t first_knot_above(interpolant<T> const& s, T value) noexcept {
+  index_t lo = 1, hi = s.length();  // answer in [lo, hi]
+  while (lo < hi) {
+    index_t const mid = lo + (hi - lo) / 2;
+    if (s.knot(mid) > value) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
+/// The pieces of warp segment j alone, exactly as detail::for_each_piece produces them (the
+/// same sweep, detail::sweep_segment), so segments can run on different threads: the knot
+/// pointers start where the sequential sweep's stand on entering segment j (binary search).
+template <class T, class Visit>
+RESILIN_HD void for_each_piece_of_segment(interpolant<T> const& x, interpolant<T> const& y,
+                                          warp_view<T> const& phi, index_t j,
+                                          Visit& visit) noexcept {
+  index_t qx = first_knot_above(x, phi[j]), qy = first_knot_above(y, phi.knot(j));
+  detail::sweep_knots<T> k;
+  detail::sweep_segment(x, y, phi, j, qx, qy, k, visit);
+}
+
+/// dF/d(knot `knot`, channel c) of x (on_x) or y, summed over pieces in visiting order: the
+/// mass-matrix rows L (2a + b)/3, L (a + 2b)/3 spread with the piece's interpolation weights.
+template <class T>
+struct knot_gather {
+  interpolant<T> x, y;
+  path_norm norm;
+  index_t knot, c;
+  bool on_x;
+  T sum = T(0);
+
+  RESILIN_HD void operator()(detail::piece<T> const& p) noexcept {
+    index_t const s = on_x ? p.sx : p.sy;
+    if (s != knot - 1 && s != knot) return;
+    detail::piece_geometry<T> const geo(p, norm);
+    T const a = geo.difference(x, y, p, false, c), b = geo.difference(x, y, p, true, c);
+    T const ga = geo.length * (T(2) * a + b) / T(3);
+    T const gb = geo.length * (a + T(2) * b) / T(3);
+    T const w0 = on_x ? geo.wx0 : geo.wy0, w1 = on_x ? geo.wx1 : geo.wy1;
+    T const part = s == knot ? (T(1) - w0) * ga + (T(1) - w1) * gb : w0 * ga + w1 * gb;
+    if (on_x) sum += part; else sum -= part;
+  }
+};
+
+/// The first warp segment j in [0, K) whose end value (on_values: v_{j+1}; else g_{j+1}) is
+/// >= lo; K when none.
+template <class T>
+RESILIN_HD index_t first_segment_reaching(warp_view<T> const& phi, T lo, bool on_values) noexcept {
+  index_t a = 0, b = phi.segments();
+  while (a < b) {
+    index_t const mid = a + (b - a) / 2;
+    T const end = on_values ? phi[mid + 1] : phi.knot(mid + 1);
+    if (end >= lo) b = mid; else a = mid + 1;
+  }
+  return a;
+}
+
+// ---------------------------------------------------------------- thread programs
+// What one thread does, as RESILIN_HD functions of (pair, thread) so the kernels below are thin
+// launch wrappers and the programs can be run and checked on the CPU.
+
+/// thread_per_pair, pair p: F, and the gradients when g has outputs (its slices zeroed first).
+template <class T>
+RESILIN_HD T pair_program(pair_batch<T> const& b, index_t p, pair_grads<T> const& g) noexcept {
+  if (!g.dv && !g.dx && !g.dy) return value(series_of(b.x, p), series_of(b.y, p), warp_of(b, p), b.norm);
+  index_t const d = b.x.channels;
+  index_t const xs = b.x.max_length * d, ys = b.y.max_length * d;
+  objective_grads<T> og{};
+  if (g.dv) {
+    og.dv = g.dv + p * b.knots;
+    for (index_t k = 0; k < b.knots; ++k) og.dv[k] = T(0);
+  }
+  if (g.dx) {
+    for (index_t k = 0; k < xs; ++k) g.dx[p * xs + k] = T(0);
+    og.dx = series_view<T>{g.dx + p * xs, b.x.length(p), d};
+  }
+  if (g.dy) {
+    for (index_t k = 0; k < ys; ++k) g.dy[p * ys + k] = T(0);
+    og.dy = series_view<T>{g.dy + p * ys, b.y.length(p), d};
+  }
+  return value_and_grad(series_of(b.x, p), series_of(b.y, p), warp_of(b, p), og, b.norm);
+}
+
+/// block_per_pair, pair p, thread tid: the partial F of segments tid, tid + threads, ...; with
+/// slots (pairs, 2K) also segment j's adjoints of v_j (slot 2j) and v_{j+1} (slot 2j + 1).
+template <class T>
+RESILIN_HD T segment_program(pair_batch<T> const& b, index_t p, index_t tid, index_t threads,
+                             T* slots) noexcept {
+  interpolant<T> const x = series_of(b.x, p), y = series_of(b.y, p);
+  warp_view<T> const phi = warp_of(b, p);
+  index_t const K = phi.segments();
+  T total = T(0);
+  for (index_t j = tid; j < K; j += threads) {
+    if (slots) {
+      T* const slot = slots + p * 2 * K + 2 * j;
+      slot[0] = slot[1] = T(0);
+      // Base slot - j + 2j: the visitor's dv[j], dv[j + 1] land on this segment's two slots.
+      objective_grads<T> og{};
+      og.dv = slots + p * 2 * K + j;
+      detail::gradient_visitor<T> visit{x, y, phi, b.norm, og};
+      for_each_piece_of_segment(x, y, phi, j, visit);
+      total += visit.total;
+    } else {
+      detail::value_visitor<T> visit{x, y, b.norm};
+      for_each_piece_of_segment(x, y, phi, j, visit);
+      total += visit.total;
+    }
+  }
+  return total;
+}
+
+/// dF/dv_k of pair p from its segment slots: the right slot of segment k - 1 plus the left
+/// slot of segment k (the host adds them in this order too).
+template <class T>
+RESILIN_HD T combine_slots(T const* slots, index_t p, index_t K, index_t k) noexcept {
+  T const* const s = slots + p * 2 * K;
+  T acc = T(0);
+  if (k > 0) acc += s[2 * (k - 1) + 1];
+  if (k < K) acc += s[2 * k];
+  return acc;
+}
+
+/// dF/dx (on_x) or dF/dy of pair p at flat index item = knot * channels + c of its
+/// (max_length, channels) slice; 0 on padding rows.
+template <class T>
+RESILIN_HD T gather_program(pair_batch<T> const& b, index_t p, index_t item, bool on_x) noexcept {
+  interpolant<T> const x = series_of(b.x, p), y = series_of(b.y, p);
+  warp_view<T> const phi = warp_of(b, p);
+  interpolant<T> const& s = on_x ? x : y;
+  index_t const d = b.x.channels, knot = item / d, c = item % d;
+  index_t const n = s.length(), K = phi.segments();
+  if (knot >= n) return T(0);
+  T const lo = s.knot(knot > 0 ? knot - 1 : 0), hi = s.knot(knot + 1 < n ? knot + 1 : n - 1);
+  knot_gather<T> visit{x, y, b.norm, knot, c, on_x};
+  for (index_t j = first_segment_reaching(phi, lo, on_x); j < K; ++j) {
+    if ((on_x ? phi[j] : phi.knot(j)) > hi) break;
+    for_each_piece_of_segment(x, y, phi, j, visit);
+  }
+  return visit.sum;
+}
+
+/// Monte Carlo chunk c: draws [c * per, (c + 1) * per) with its own scratch and gradient slice
+/// (zeroed first; layout x | y | warp); writes sums[2c] = sum g, sums[2c + 1] = sum g^2.
+template <class T, class X, class W>
+RESILIN_HD void mc_chunk_program(X const& x, interpolant<T> const& y, W const& warp,
+                                 mc_options const& opt, index_t per, index_t c, index_t px,
+                                 index_t pw, T* sums, T* grad_slices, T* scratch) noexcept {
+  index_t const py = y.values.size(), P = px + py + pw;
+  mc_gradients<T> g{};
+  if (grad_slices) {
+    T* const mine = grad_slices + c * P;
+    for (index_t k = 0; k < P; ++k) mine[k] = T(0);
+    g = mc_gradients<T>{px ? mine : nullptr, mine + px, pw ? mine + px + py : nullptr};
+  }
+  index_t const first = c * per, last = first + per < opt.samples ? first + per : opt.samples;
+  mc_sums<T> const s = mc_accumulate(x, y, warp, opt, first, last,
+                                     scratch + c * mc_scratch_size(y.channels()), g);
+  sums[2 * c] = s.value;
+  sums[2 * c + 1] = s.square;
+}
+
+/// Monte Carlo output k: k = 0 the estimate, k = 1 + e gradient entry e (x | y | warp), each
+/// summed over the chunks in chunk order.
+template <class T>
+RESILIN_HD void mc_reduce_program(index_t k, index_t chunks, index_t samples, T const* sums,
+                                  T const* grad_slices, index_t px, index_t py, index_t pw,
+                                  mc_estimate<T>* out, mc_gradients<T> const& g) noexcept {
+  index_t const P = px + py + pw;
+  if (k == 0) {
+    T s = T(0), q = T(0);
+    for (index_t c = 0; c < chunks; ++c) {
+      s += sums[2 * c];
+      q += sums[2 * c + 1];
+    }
+    T const mean = s / static_cast<T>(samples);
+    T se = math::infinity<T>();
+    if (samples > 1) {
+      T const var = (q - static_cast<T>(samples) * mean * mean) / static_cast<T>(samples - 1);
+      se = math::sqrt((var > T(0) ? var : T(0)) / static_cast<T>(samples));
+    }
+    *out = mc_estimate<T>{mean, se};
+    return;
+  }
+  index_t const e = k - 1;
+  if (!grad_slices || e >= P) return;
+  T* const base = e < px ? g.x : (e < px + py ? g.y : g.warp);
+  if (!base) return;
+  T acc = T(0);
+  for (index_t c = 0; c < chunks; ++c) acc += grad_slices[c * P + e];
+  base[e < px ? e : (e < px + py ? e - px : e - px - py)] = acc;
+}
+
+// ---------------------------------------------------------------- kernels
+
+template <class T>
+RESILIN_KERNEL void pair_kernel(pair_batch<T> b, T* out, pair_grads<T> g) {
+  index_t const p = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p < b.x.batch) out[p] = pair_program(b, p, g);
+}
+
+/// One block per pair: partial values, a fixed-order shared-memory tree, then dv from slots.
+template <class T>
+RESILIN_KERNEL void segment_kernel(pair_batch<T> b, T* out, T* slots, T* dv) {
+  __shared__ T partial[block_threads];
+  index_t const p = blockIdx.x;
+  unsigned const tid = threadIdx.x;
+  partial[tid] = segment_program(b, p, tid, block_threads, slots);
+  __syncthreads();  // also publishes this block's slots to the whole block
+  for (unsigned s = block_threads / 2; s > 0; s >>= 1) {
+    if (tid < s) partial[tid] += partial[tid + s];
+    __syncthreads();
+  }
+  if (tid == 0) out[p] = partial[0];
+  if (!slots) return;
+  index_t const K = b.knots - 1;
+  for (index_t k = tid; k <= K; k += block_threads) dv[p * (K + 1) + k] = combine_slots(slots, p, K, k);
+}
+
+template <class T>
+RESILIN_KERNEL void gather_kernel(pair_batch<T> b, T* grad, bool on_x) {
+  index_t const p = blockIdx.x;
+  index_t const items = (on_x ? b.x.max_length : b.y.max_length) * b.x.channels;
+  for (index_t item = threadIdx.x; item < items; item += block_threads)
+    grad[p * items + item] = gather_program(b, p, item, on_x);
+}
+
+template <class T, class X, class W>
+RESILIN_KERNEL void mc_chunk_kernel(X x, interpolant<T> y, W warp, mc_options opt, index_t per,
+                                    index_t chunks, index_t px, index_t pw, T* sums,
+                                    T* grad_slices, T* scratch) {
+  index_t const c = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c < chunks) mc_chunk_program(x, y, warp, opt, per, c, px, pw, sums, grad_slices, scratch);
+}
+
+template <class T>
+RESILIN_KERNEL void mc_reduce_kernel(index_t chunks, index_t samples, T const* sums,
+                                     T const* grad_slices, index_t px, index_t py, index_t pw,
+                                     mc_estimate<T>* out, mc_gradients<T> g) {
+  index_t const k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  mc_reduce_program(k, chunks, samples, sums, grad_slices, px, py, pw, out, g);
+}
+
+// ---------------------------------------------------------------- host-side checks and plans
+
+using ::resilin::cuda_detail::device_accessible;
+
+template <class T>
+std::string check_pointer(T const* p, char const* name) {
+  if (!p) return resilin::detail::message(name, " is null");
+  if (!device_accessible(p)) return resilin::detail::message(name, " is not device memory (host pointer?)");
+  return {};
+}
+
+/// "" when each of the three optional outputs is null or device accessible.
+template <class T>
+std::string check_grads(T const* a, T const* b, T const* c, char const* na, char const* nb,
+                        char const* nc) {
+  T const* const pointers[] = {a, b, c};
+  char const* const names[] = {na, nb, nc};
+  for (int i = 0; i < 3; ++i)
+    if (pointers[i] && !device_accessible(pointers[i]))
+      return resilin::detail::message(names[i], " is not device memory");
+  return {};
+}
+
+template <class T>
+std::string check_batch(pair_batch<T> const& b) {
+  using resilin::detail::message;
+  if (b.x.batch < 0) return message("x: batch must be >= 0, got ", b.x.batch);
+  if (b.x.batch != b.y.batch)
+    return message("pair count mismatch: x has ", b.x.batch, " series, y has ", b.y.batch);
+  if (b.x.channels < 1 || b.x.channels != b.y.channels)
+    return message("channel mismatch: x has ", b.x.channels, ", y has ", b.y.channels);
+  if (b.knots < 2) return message("knots must be >= 2, got ", b.knots);
+  if (b.x.batch == 0) return {};
+  if (b.x.max_length < 2) return message("x: max_length must be >= 2, got ", b.x.max_length);
+  if (b.y.max_length < 2) return message("y: max_length must be >= 2, got ", b.y.max_length);
+  void const* const pointers[] = {b.x.data, b.y.data, b.warps};
+  char const* const names[] = {"x data", "y data", "warps"};
+  for (int i = 0; i < 3; ++i)
+    if (auto e = check_pointer(pointers[i], names[i]); !e.empty()) return e;
+  if (b.x.lengths && !device_accessible(b.x.lengths)) return "x: lengths must be device memory";
+  if (b.y.lengths && !device_accessible(b.y.lengths)) return "y: lengths must be device memory";
+  return {};
+}
+
+template <class T>
+bool per_pair(pair_batch<T> const& b, pair_layout layout) noexcept {
+  if (layout != pair_layout::automatic) return layout == pair_layout::thread_per_pair;
+  return b.x.batch >= 4096 || b.knots - 1 < 64;
+}
+
+inline unsigned blocks_for(index_t n) noexcept {
+  return static_cast<unsigned>((n + block_threads - 1) / block_threads);
+}
+
+template <class T>
+cudaError_t launch_pairs(void* ws, std::size_t& bytes, device_backend exec,
+                         pair_batch<T> const& b, T* out, pair_grads<T> const* g,
+                         pair_layout layout) {
+  bool const thread_layout = per_pair(b, layout);
+  bool const slots = g && g->dv && !thread_layout;
+  std::size_t const need =
+      slots ? static_cast<std::size_t>(b.x.batch) * 2 * static_cast<std::size_t>(b.knots - 1) * sizeof(T) : 0;
+  if (!ws) {
+    bytes = need;
+    return cudaSuccess;
+  }
+  if (bytes < need) return cudaErrorInvalidValue;
+  if (b.x.batch == 0) return cudaSuccess;
+  cudaStream_t const s = exec.stream;
+  if (thread_layout) {
+    pair_kernel<T><<<blocks_for(b.x.batch), block_threads, 0, s>>>(b, out, g ? *g : pair_grads<T>{});
+    return cudaGetLastError();
+  }
+  auto const pairs = static_cast<unsigned>(b.x.batch);
+  segment_kernel<T><<<pairs, block_threads, 0, s>>>(
+      b, out, slots ? static_cast<T*>(ws) : nullptr, slots ? g->dv : nullptr);
+  if (cudaError_t e = cudaGetLastError()) return e;
+  if (g && g->dx) {
+    gather_kernel<T><<<pairs, block_threads, 0, s>>>(b, g->dx, true);
+    if (cudaError_t e = cudaGetLastError()) return e;
+  }
+  if (g && g->dy) {
+    gather_kernel<T><<<pairs, block_threads, 0, s>>>(b, g->dy, false);
+    if (cudaError_t e = cudaGetLastError()) return e;
+  }
+  return cudaSuccess;
+}
+
+/// The workspace of the Monte Carlo launch: sums (chunks, 2), gradient slices (chunks, P)
+/// when gradients are wanted, scratch (chunks, 2d), each aligned to 256 bytes.
+struct mc_plan {
+  index_t chunks = 0;
+  std::size_t sums_offset = 0, grads_offset = 0, scratch_offset = 0, bytes = 0;
+
+  static std::size_t align(std::size_t n) noexcept { return (n + 255) / 256 * 256; }
+  template <class T>
+  static mc_plan make(index_t samples, index_t per, index_t parameters, index_t channels,
+                      bool grads) noexcept {
+    mc_plan p;
+    p.chunks = (samples + per - 1) / per;
+    auto const c = static_cast<std::size_t>(p.chunks);
+    p.grads_offset = align(c * 2 * sizeof(T));
+    p.scratch_offset =
+        p.grads_offset + (grads ? align(c * static_cast<std::size_t>(parameters) * sizeof(T)) : 0);
+    p.bytes = p.scratch_offset +
+              align(c * static_cast<std::size_t>(mc_scratch_size(channels)) * sizeof(T));
+    return p;
+  }
+};
+
+template <class T, class X, class W>
+std::string check_mc_device(X const& x, interpolant<T> const& y, W const& warp,
+                            mc_options const& opt, index_t per, mc_estimate<T> const* out) {
+  using resilin::detail::message;
+  if (opt.samples < 1) return message("samples must be >= 1, got ", opt.samples);
+  if (per < 1) return message("samples_per_thread must be >= 1, got ", per);
+  if (y.length() < 2) return message("y: a piecewise-linear series needs >= 2 samples, got ", y.length());
+  if (y.grid.size != y.length())
+    return message("y: the knot grid has ", y.grid.size, " knots for ", y.length(), " samples");
+  if (static_cast<index_t>(x.channels()) != y.channels())
+    return message("channel mismatch: x has ", static_cast<index_t>(x.channels()), ", y has ",
+                   y.channels());
+  if (static_cast<index_t>(x.parameter_count()) < 0 ||
+      static_cast<index_t>(warp.parameter_count()) < 0)
+    return "parameter_count must be >= 0";
+  if (auto e = check_pointer(y.values.data, "y data"); !e.empty()) return e;
+  if (y.grid.knots && !device_accessible(y.grid.knots)) return "y: knots must be device memory";
+  return check_pointer(out, "out");
+}
+
+}  // namespace fcdtw_cuda_detail
+
+namespace expert {
+
+/// F for every pair into out (pairs). Workspace: none (bytes = 0; pass any non-null ws to
+/// run: ws == nullptr is always a size query).
+template <class T>
+cudaError_t values(void* ws, std::size_t& bytes, device_backend exec, pair_batch<T> const& b,
+                   T* out, pair_layout layout = pair_layout::automatic) {
+  namespace cd = fcdtw_cuda_detail;
+  if (!cd::check_batch(b).empty() || (b.x.batch > 0 && !cd::check_pointer(out, "out").empty()))
+    return cudaErrorInvalidValue;
+  return cd::launch_pairs<T>(ws, bytes, exec, b, out, nullptr, layout);
+}
+
+/// F and its gradients (overwritten; null outputs skipped). Workspace: 2K values per pair
+/// for dv under block_per_pair, none otherwise.
+template <class T>
+cudaError_t values_and_grads(void* ws, std::size_t& bytes, device_backend exec,
+                             pair_batch<T> const& b, T* out, pair_grads<T> const& g,
+                             pair_layout layout = pair_layout::automatic) {
+  namespace cd = fcdtw_cuda_detail;
+  if (!cd::check_batch(b).empty()) return cudaErrorInvalidValue;
+  if (b.x.batch > 0) {
+    if (!cd::check_pointer(out, "out").empty()) return cudaErrorInvalidValue;
+    if (!cd::check_grads(g.dv, g.dx, g.dy, "dv", "dx", "dy").empty()) return cudaErrorInvalidValue;
+  }
+  return cd::launch_pairs<T>(ws, bytes, exec, b, out, &g, layout);
+}
+
+/// The Monte Carlo estimate (into *out, device) and, where grads has non-null device pointers,
+/// its gradients (overwritten): one thread per `samples_per_thread` draws, chunk sums added in
+/// chunk order. The draws are those of the host mc_value with the same options. x, y's data
+/// and the warp's data must be device accessible; X and W are trivially copyable with
+/// RESILIN_HD members (their host validate() is not called: it would read device memory).
+template <class T, class X, class W>
+  requires signal_function<X, T> && warp_function<W, T>
+cudaError_t mc_value_and_grad(void* ws, std::size_t& bytes, device_backend exec, X const& x,
+                              interpolant<T> const& y, W const& warp, mc_options const& opt,
+                              mc_estimate<T>* out, mc_gradients<T> const& grads = {},
+                              index_t samples_per_thread = mc_chunk_samples) {
+  static_assert(std::is_trivially_copyable_v<X> && std::is_trivially_copyable_v<W>,
+                "kernel arguments: the signal and the warp must be trivially copyable");
+  namespace cd = fcdtw_cuda_detail;
+  if (!cd::check_mc_device(x, y, warp, opt, samples_per_thread, out).empty())
+    return cudaErrorInvalidValue;
+  if (!cd::check_grads(grads.x, grads.y, grads.warp, "grads.x", "grads.y", "grads.warp").empty())
+    return cudaErrorInvalidValue;
+  auto const px = static_cast<index_t>(x.parameter_count());
+  auto const pw = static_cast<index_t>(warp.parameter_count());
+  index_t const py = y.values.size();
+  bool const want = grads.any();
+  cd::mc_plan const plan =
+      cd::mc_plan::make<T>(opt.samples, samples_per_thread, px + py + pw, y.channels(), want);
+  if (!ws) {
+    bytes = plan.bytes;
+    return cudaSuccess;
+  }
+  if (bytes < plan.bytes) return cudaErrorInvalidValue;
+  char* const base = static_cast<char*>(ws);
+  T* const sums = reinterpret_cast<T*>(base + plan.sums_offset);
+  T* const slices = want ? reinterpret_cast<T*>(base + plan.grads_offset) : nullptr;
+  T* const scratch = reinterpret_cast<T*>(base + plan.scratch_offset);
+  cudaStream_t const s = exec.stream;
+  cd::mc_chunk_kernel<T, X, W><<<cd::blocks_for(plan.chunks), cd::block_threads, 0, s>>>(
+      x, y, warp, opt, samples_per_thread, plan.chunks, px, pw, sums, slices, scratch);
+  if (cudaError_t e = cudaGetLastError()) return e;
+  index_t const outputs = 1 + (want ? px + py + pw : 0);
+  cd::mc_reduce_kernel<T><<<cd::blocks_for(outputs), cd::block_threads, 0, s>>>(
+      plan.chunks, opt.samples, sums, slices, px, py, pw, out, grads);
+  return cudaGetLastError();
+}
+
+}  // namespace expert
+
+namespace fcdtw_cuda_detail {
+/// Runs an expert call twice (size query, then work) with a stream-ordered workspace.
+template <class Call>
+void with_workspace(device_backend exec, Call&& call) {
+  std::size_t bytes = 0;
+  RESILIN_CUDA_TRY(call(nullptr, bytes));
+  char none = 0;  // a non-null workspace of 0 bytes: "run", not "query"
+  void* ws = &none;
+  if (bytes > 0) {
+    if (exec.allocator.allocate) {
+      ws = exec.allocator.allocate(bytes, exec.stream, exec.allocator.context);
+      if (!ws) RESILIN_CUDA_TRY(cudaErrorMemoryAllocation);
+    } else {
+      RESILIN_CUDA_TRY(cudaMallocAsync(&ws, bytes, exec.stream));
+    }
+  }
+  cudaError_t const st = call(ws, bytes);
+  if (bytes > 0) {
+    if (exec.allocator.deallocate) exec.allocator.deallocate(ws, bytes, exec.stream, exec.allocator.context);
+    else (void)cudaFreeAsync(ws, exec.stream);
+  }
+  RESILIN_CUDA_TRY(st);
+}
+}  // namespace fcdtw_cuda_detail
+
+/// F for every pair of the batch into out (pairs, device); asynchronous on exec.stream.
+/// Throws resilin::invalid_argument (bad input) or resilin::cuda_error.
+template <class T>
+void values(device_backend exec, pair_batch<T> const& b, T* out,
+            pair_layout layout = pair_layout::automatic) {
+  namespace cd = fcdtw_cuda_detail;
+  std::string e = cd::check_batch(b);
+  if (e.empty() && b.x.batch > 0) e = cd::check_pointer(out, "out");
+  resilin::detail::require(e.empty(), e);
+  cd::with_workspace(exec, [&](void* ws, std::size_t& bytes) {
+    return expert::values(ws, bytes, exec, b, out, layout);
+  });
+}
+
+/// F and the gradients (overwritten; null outputs skipped).
+template <class T>
+void values_and_grads(device_backend exec, pair_batch<T> const& b, T* out,
+                      pair_grads<T> const& g, pair_layout layout = pair_layout::automatic) {
+  namespace cd = fcdtw_cuda_detail;
+  std::string e = cd::check_batch(b);
+  if (e.empty() && b.x.batch > 0) e = cd::check_pointer(out, "out");
+  if (e.empty() && b.x.batch > 0) e = cd::check_grads(g.dv, g.dx, g.dy, "dv", "dx", "dy");
+  resilin::detail::require(e.empty(), e);
+  cd::with_workspace(exec, [&](void* ws, std::size_t& bytes) {
+    return expert::values_and_grads(ws, bytes, exec, b, out, g, layout);
+  });
+}
+
+/// The Monte Carlo estimate into *out (device) and its gradients (device, overwritten; null
+/// pointers skipped): the same draws, so the same result up to summation order, as the host
+/// mc_value_and_grad with the same options.
+template <class T, class X, class W>
+  requires signal_function<X, T> && warp_function<W, T>
+void mc_value_and_grad(device_backend exec, X const& x, interpolant<T> const& y, W const& warp,
+                       mc_options const& opt, mc_estimate<T>* out,
+                       mc_gradients<T> const& grads = {},
+                       index_t samples_per_thread = mc_chunk_samples) {
+  namespace cd = fcdtw_cuda_detail;
+  std::string e = cd::check_mc_device(x, y, warp, opt, samples_per_thread, out);
+  if (e.empty()) e = cd::check_grads(grads.x, grads.y, grads.warp, "grads.x", "grads.y", "grads.warp");
+  resilin::detail::require(e.empty(), e);
+  cd::with_workspace(exec, [&](void* ws, std::size_t& bytes) {
+    return expert::mc_value_and_grad(ws, bytes, exec, x, y, warp, opt, out, grads,
+                                     samples_per_thread);
+  });
+}
+
+}  // namespace resilin::fcdtw

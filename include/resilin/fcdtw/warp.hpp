@@ -1,0 +1,206 @@
+#pragma once
+// Piecewise-linear warps phi with K + 1 knot values v on a grid g_0 = 0 < ... < g_K = 1
+// (uniform g_j = j / K by default), built from K logits r (spec/cdtw.md B.3.5, B.4.1, B.4.3):
+//   softplus_cumsum (default): s_i = softplus(r_i), p_i = s_i / (sum s + 1e-12), v_j = sum_{i<j} p_i
+//   softmax_cumsum:            p = softmax(r),                               v_j = sum_{i<j} p_i
+// then v is clamped to [0, 1] with v_0 = 0 and v_K = 1 forced. Zero logits give the identity.
+// logits_backward() maps dF/dv to dF/dr (B.3.6). Everything here is RESILIN_HD and writes into
+// caller-provided buffers.
+#include <cmath>
+#include <concepts>
+#include <resilin/core/config.hpp>
+#include <resilin/core/math.hpp>
+#include <resilin/fcdtw/interpolant.hpp>
+
+namespace resilin::fcdtw {
+
+enum class warp_map { softplus_cumsum, softmax_cumsum };
+
+/// A PL warp: values (K + 1) on grid (K + 1 knots, uniform when grid.knots is null).
+template <class T>
+struct warp_view {
+  T const* values = nullptr;
+  knot_grid<T> grid;
+
+  RESILIN_HD index_t segments() const noexcept { return grid.size - 1; }
+  RESILIN_HD T knot(index_t j) const noexcept { return grid[j]; }
+  RESILIN_HD T operator[](index_t j) const noexcept { return values[j]; }
+};
+
+/// The warp with values v (K + 1 of them) on the uniform grid j / K.
+template <class T>
+RESILIN_HD constexpr warp_view<T> uniform_warp(T const* v, index_t segments) noexcept {
+  return {v, knot_grid<T>{nullptr, segments + 1}};
+}
+
+/// phi(t), phi'(t) and where t falls: phi(t) = (1 - w) v_j + w v_{j+1} on segment j.
+template <class T>
+struct warp_point {
+  T phi;
+  T slope;
+  index_t segment;
+  T w;
+};
+
+/// Evaluates phi and phi' at t in [0, 1] (the right-hand slope at an interior knot, as locate()).
+template <class T>
+RESILIN_HD warp_point<T> evaluate(warp_view<T> phi, T t) noexcept {
+  T const tc = t < T(0) ? T(0) : (t > T(1) ? T(1) : t);
+  index_t const j = phi.grid.locate(tc);
+  T const g0 = phi.grid[j], h = phi.grid[j + 1] - g0;
+  T const w = (tc - g0) / h;
+  T const v0 = phi.values[j], v1 = phi.values[j + 1];
+  return {(T(1) - w) * v0 + w * v1, (v1 - v0) / h, j, w};
+}
+
+/// The pullback of evaluate(): dv += phi_bar * dphi/dv + slope_bar * dphi'/dv. Only v_j and
+/// v_{j+1} move: dphi/dv = (1 - w, w), dphi'/dv = (-1/h, 1/h).
+template <class T>
+RESILIN_HD void evaluate_backward(warp_view<T> phi, warp_point<T> p, T phi_bar, T slope_bar,
+                                  T* dv) noexcept {
+  T const h = phi.grid[p.segment + 1] - phi.grid[p.segment];
+  dv[p.segment] += (T(1) - p.w) * phi_bar - slope_bar / h;
+  dv[p.segment + 1] += p.w * phi_bar + slope_bar / h;
+}
+
+namespace detail {
+template <std::floating_point T>
+RESILIN_HD inline T log1p(T x) noexcept {
+#if RESILIN_DEVICE_PASS
+  if constexpr (std::same_as<T, float>) return ::log1pf(x); else return ::log1p(x);
+#else
+  return std::log1p(x);
+#endif
+}
+/// softplus(r) = log(1 + e^r), without overflow for large r and accurate for very negative r.
+template <class T>
+RESILIN_HD inline T softplus(T r) noexcept {
+  T const pos = r > T(0) ? r : T(0);
+  T const neg_abs = r > T(0) ? -r : r;
+  return pos + log1p(math::exp(neg_abs));
+}
+/// sigmoid(r) = softplus'(r), without overflow for any r.
+template <class T>
+RESILIN_HD inline T sigmoid(T r) noexcept {
+  if (r >= T(0)) return T(1) / (T(1) + math::exp(-r));
+  T const e = math::exp(r);
+  return e / (T(1) + e);
+}
+/// p_i from its logit, the softmax shift m and the normaliser.
+template <class T>
+RESILIN_HD inline T probability(warp_map map, T r, T m, T total) noexcept {
+  return (map == warp_map::softplus_cumsum ? softplus(r) : math::exp(r - m)) / total;
+}
+template <class T>
+RESILIN_HD constexpr T normaliser_eps() noexcept { return static_cast<T>(1e-12); }
+
+/// The increments p (K) into p (may alias nothing else); returns the normaliser
+/// (sum softplus + eps for softplus_cumsum, sum exp(r - max) for softmax_cumsum).
+template <class T>
+RESILIN_HD T increments(warp_map map, T const* r, index_t K, T* p) noexcept {
+  T total = T(0);
+  if (map == warp_map::softplus_cumsum) {
+    for (index_t i = 0; i < K; ++i) total += (p[i] = softplus(r[i]));
+    total += normaliser_eps<T>();
+  } else {
+    T m = r[0];
+    for (index_t i = 1; i < K; ++i) m = r[i] > m ? r[i] : m;
+    for (index_t i = 0; i < K; ++i) total += (p[i] = math::exp(r[i] - m));
+  }
+  for (index_t i = 0; i < K; ++i) p[i] /= total;
+  return total;
+}
+}  // namespace detail
+
+/// v (K + 1) from logits r (K >= 1): monotone, in [0, 1], v_0 = 0, v_K = 1, finite for every
+/// finite r (flat segments allowed). Uses v[1..K] as scratch for the increments.
+template <class T>
+RESILIN_HD void warp_from_logits(warp_map map, T const* r, index_t K, T* v) noexcept {
+  detail::increments(map, r, K, v + 1);
+  v[0] = T(0);
+  T acc = T(0);
+  for (index_t j = 1; j <= K; ++j) {
+    acc += v[j];
+    v[j] = acc < T(1) ? acc : T(1);  // p >= 0, so acc >= 0: monotone after the clamp too
+  }
+  v[K] = T(1);
+}
+
+/// The identity warp on the uniform grid: v_j = j / K (what zero logits give up to rounding).
+template <class T>
+RESILIN_HD void identity_warp(index_t K, T* v) noexcept {
+  for (index_t j = 0; j <= K; ++j) v[j] = static_cast<T>(j) / static_cast<T>(K);
+}
+
+/// dF/dr (K) from dF/dv (K + 1) at logits r. v_0 and v_K are forced, so dv[0] and dv[K] do not
+/// reach the logits (with the forced v_K = 1 the adjoint of the last value cancels exactly).
+/// dr may not alias r or dv.
+///   softplus: dr_i = (gp_i - sum_l p_l gp_l) / S * sigmoid(r_i),  gp_i = sum_{i<j<K} dv_j
+///   softmax:  dr_i = p_i (gp_i - sum_l p_l gp_l)
+template <class T>
+RESILIN_HD void logits_backward(warp_map map, T const* r, index_t K, T const* dv, T* dr) noexcept {
+  // gp into dr (reverse cumulative sum over the free knots 1..K-1).
+  T acc = T(0);
+  for (index_t i = K - 1; i >= 0; --i) {
+    dr[i] = acc;  // gp_i = sum_{j=i+1}^{K-1} dv_j
+    acc += (i >= 1) ? dv[i] : T(0);
+  }
+  // Recompute p on the fly (no scratch): the normaliser first.
+  T total = T(0), m = T(0);
+  if (map == warp_map::softplus_cumsum) {
+    for (index_t i = 0; i < K; ++i) total += detail::softplus(r[i]);
+    total += detail::normaliser_eps<T>();
+  } else {
+    m = r[0];
+    for (index_t i = 1; i < K; ++i) m = r[i] > m ? r[i] : m;
+    for (index_t i = 0; i < K; ++i) total += math::exp(r[i] - m);
+  }
+  T mean = T(0);
+  for (index_t i = 0; i < K; ++i) mean += detail::probability(map, r[i], m, total) * dr[i];
+  for (index_t i = 0; i < K; ++i) {
+    T const centred = dr[i] - mean;
+    dr[i] = map == warp_map::softplus_cumsum ? centred / total * detail::sigmoid(r[i])
+                                             : detail::probability(map, r[i], m, total) * centred;
+  }
+}
+
+/// Host helper, the right inverse of warp_from_logits() for a warm start from given knots v
+/// (K + 1, monotone from 0 to 1): logits r (K) with warp_from_logits(map, r) = v up to
+/// rounding. It scales so that the identity maps to r = 0; a flat increment (no inverse) gets
+/// a logit whose increment is below 1e-30 of the largest one.
+template <std::floating_point T>
+void logits_from_knots(warp_map map, T const* v, index_t K, T* r) {
+  T const floor = static_cast<T>(1e-30);
+  for (index_t i = 0; i < K; ++i) {
+    T const p = v[i + 1] - v[i];
+    T const q = (p > floor ? p : floor) * static_cast<T>(K);  // 1 at the identity
+    if (map == warp_map::softmax_cumsum) {
+      r[i] = std::log(q);
+    } else {  // softplus^{-1}(q log 2), stable at both ends
+      T const s = q * std::log(T(2));
+      r[i] = s > T(1) ? s + std::log1p(-std::exp(-s)) : std::log(std::expm1(s));
+    }
+  }
+}
+
+namespace detail {
+/// Host validation of a warp: K >= 1, a valid grid, finite values in [0, 1], non-decreasing,
+/// v_0 = 0 and v_K = 1. Throws resilin::invalid_argument naming the knot and value.
+template <class T>
+void check_warp(warp_view<T> const& phi, char const* name = "warp") {
+  using resilin::detail::require;
+  require(phi.grid.size >= 2, name, ": needs >= 1 segment (2 knots), got ", phi.grid.size,
+          " knots");
+  require(phi.values != nullptr, name, ": values are null");
+  check_knot_grid(phi.grid, name);
+  index_t const K = phi.segments();
+  require(phi.values[0] == T(0), name, ": v_0 must be 0, got ", phi.values[0]);
+  require(phi.values[K] == T(1), name, ": v_K must be 1, got ", phi.values[K]);
+  for (index_t j = 1; j <= K; ++j)
+    require(phi.values[j] >= phi.values[j - 1] && phi.values[j] <= T(1), name,
+            ": values must be non-decreasing in [0, 1], got v_", j - 1, " = ", phi.values[j - 1],
+            " and v_", j, " = ", phi.values[j]);
+}
+}  // namespace detail
+
+}  // namespace resilin::fcdtw

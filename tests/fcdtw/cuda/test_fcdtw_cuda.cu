@@ -1,0 +1,275 @@
+// FastCDTW on the GPU against the host closed form of objective.hpp and the host Monte Carlo
+// estimator (spec/cdtw.md B.4.4 #14): values and gradients on ragged batches, both layouts,
+// float (1e-5 relative) and double (1e-12), coincident breakpoints (identity warp on the series
+// grid); run-to-run bitwise determinism; the Monte Carlo kernel against the host estimate with
+// the same draws; input validation. Exits 77 (skipped) without a GPU (support/gpu_main.cpp).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+#include <support/catch.hpp>
+#include <resilin/fcdtw/cuda/fcdtw.cuh>
+
+namespace fc = resilin::fcdtw;
+using resilin::index_t;
+
+namespace {
+
+template <class T>
+struct device_buffer {
+  T* ptr = nullptr;
+  std::size_t size = 0;
+  explicit device_buffer(std::size_t n) : size(n) {
+    if (n) RESILIN_CUDA_TRY(cudaMalloc(&ptr, n * sizeof(T)));
+  }
+  explicit device_buffer(std::vector<T> const& v) : device_buffer(v.size()) {
+    if (size) RESILIN_CUDA_TRY(cudaMemcpy(ptr, v.data(), size * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  device_buffer(device_buffer const&) = delete;
+  device_buffer& operator=(device_buffer const&) = delete;
+  ~device_buffer() {
+    if (ptr) (void)cudaFree(ptr);
+  }
+  std::vector<T> host() const {
+    std::vector<T> v(size);
+    RESILIN_CUDA_TRY(cudaDeviceSynchronize());
+    if (size) RESILIN_CUDA_TRY(cudaMemcpy(v.data(), ptr, size * sizeof(T), cudaMemcpyDeviceToHost));
+    return v;
+  }
+};
+
+/// A ragged batch of random pairs with random monotone warps (from logits), in host memory.
+template <class T>
+struct host_batch {
+  index_t pairs, d, max_x, max_y, knots;
+  std::vector<T> x, y, v;
+  std::vector<index_t> len_x, len_y;
+
+  host_batch(std::uint32_t seed, index_t pairs_, index_t d_, index_t max_x_, index_t max_y_,
+             index_t knots_, bool identity = false)
+      : pairs(pairs_), d(d_), max_x(max_x_), max_y(max_y_), knots(knots_) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<double> val(-1, 1), logit(-2, 2);
+    x.assign(static_cast<std::size_t>(pairs * max_x * d), T(0));
+    y.assign(static_cast<std::size_t>(pairs * max_y * d), T(0));
+    v.resize(static_cast<std::size_t>(pairs * knots));
+    for (index_t p = 0; p < pairs; ++p) {
+      index_t const lx = identity ? max_x : 2 + static_cast<index_t>(gen() % static_cast<unsigned>(max_x - 1));
+      index_t const ly = identity ? max_y : 2 + static_cast<index_t>(gen() % static_cast<unsigned>(max_y - 1));
+      len_x.push_back(lx);
+      len_y.push_back(ly);
+      for (index_t k = 0; k < lx * d; ++k) x[static_cast<std::size_t>(p * max_x * d + k)] = static_cast<T>(val(gen));
+      for (index_t k = 0; k < ly * d; ++k) y[static_cast<std::size_t>(p * max_y * d + k)] = static_cast<T>(val(gen));
+      std::vector<T> r(static_cast<std::size_t>(knots - 1));
+      for (T& a : r) a = identity ? T(0) : static_cast<T>(logit(gen));
+      if (identity) fc::identity_warp(knots - 1, v.data() + p * knots);
+      else fc::warp_from_logits(fc::warp_map::softplus_cumsum, r.data(), knots - 1, v.data() + p * knots);
+    }
+  }
+  fc::interpolant<T> hx(index_t p) const {
+    return fc::uniform_interpolant(resilin::series_view<T const>{x.data() + p * max_x * d, len_x[static_cast<std::size_t>(p)], d});
+  }
+  fc::interpolant<T> hy(index_t p) const {
+    return fc::uniform_interpolant(resilin::series_view<T const>{y.data() + p * max_y * d, len_y[static_cast<std::size_t>(p)], d});
+  }
+  fc::warp_view<T> hv(index_t p) const { return fc::uniform_warp(v.data() + p * knots, knots - 1); }
+};
+
+/// The same batch in device memory.
+template <class T>
+struct device_batch {
+  device_buffer<T> x, y, v;
+  device_buffer<index_t> len_x, len_y;
+  fc::pair_batch<T> view;
+  explicit device_batch(host_batch<T> const& h)
+      : x(h.x), y(h.y), v(h.v), len_x(h.len_x), len_y(h.len_y) {
+    view.x = {x.ptr, h.pairs, h.max_x, h.d, len_x.ptr};
+    view.y = {y.ptr, h.pairs, h.max_y, h.d, len_y.ptr};
+    view.warps = v.ptr;
+    view.knots = h.knots;
+  }
+};
+
+template <class T>
+T tolerance() { return sizeof(T) == 4 ? T(1e-5) : T(1e-12); }
+
+/// |a - b| <= tol * max(1, max|b|) entrywise (gradients are compared at the scale of the vector).
+template <class T>
+void require_close(std::vector<T> const& got, std::vector<T> const& want, char const* what) {
+  REQUIRE(got.size() == want.size());
+  T scale = T(1);
+  for (T w : want) scale = std::max(scale, std::abs(w));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO(what << "[" << i << "] gpu " << got[i] << " host " << want[i]);
+    CHECK(std::abs(got[i] - want[i]) <= tolerance<T>() * scale * (sizeof(T) == 4 ? 10 : 1));
+  }
+}
+
+template <class T>
+void check_batch(host_batch<T> const& h, fc::pair_layout layout) {
+  device_batch<T> const db(h);
+  std::size_t const P = static_cast<std::size_t>(h.pairs);
+  // Host closed form, pair by pair.
+  std::vector<T> f(P), dv(P * static_cast<std::size_t>(h.knots), T(0)), dx(h.x.size(), T(0)), dy(h.y.size(), T(0));
+  for (index_t p = 0; p < h.pairs; ++p) {
+    fc::objective_grads<T> g{dv.data() + p * h.knots,
+                             {dx.data() + p * h.max_x * h.d, h.len_x[static_cast<std::size_t>(p)], h.d},
+                             {dy.data() + p * h.max_y * h.d, h.len_y[static_cast<std::size_t>(p)], h.d}};
+    f[static_cast<std::size_t>(p)] = fc::value_and_grad(h.hx(p), h.hy(p), h.hv(p), g);
+  }
+  device_buffer<T> out(P), gdv(dv.size()), gdx(dx.size()), gdy(dy.size());
+  fc::values(resilin::device, db.view, out.ptr, layout);
+  require_close(out.host(), f, "F (values)");
+  fc::values_and_grads(resilin::device, db.view, out.ptr, {gdv.ptr, gdx.ptr, gdy.ptr}, layout);
+  auto const f1 = out.host(), dv1 = gdv.host(), dx1 = gdx.host(), dy1 = gdy.host();
+  require_close(f1, f, "F");
+  require_close(dv1, dv, "dF/dv");
+  require_close(dx1, dx, "dF/dx");
+  require_close(dy1, dy, "dF/dy");
+  // Run to run: bitwise identical.
+  fc::values_and_grads(resilin::device, db.view, out.ptr, {gdv.ptr, gdx.ptr, gdy.ptr}, layout);
+  CHECK(std::memcmp(out.host().data(), f1.data(), P * sizeof(T)) == 0);
+  CHECK(std::memcmp(gdv.host().data(), dv1.data(), dv.size() * sizeof(T)) == 0);
+  CHECK(std::memcmp(gdx.host().data(), dx1.data(), dx.size() * sizeof(T)) == 0);
+  CHECK(std::memcmp(gdy.host().data(), dy1.data(), dy.size() * sizeof(T)) == 0);
+  // Only some gradients: the others stay untouched.
+  device_buffer<T> only_dv(dv.size());
+  fc::values_and_grads(resilin::device, db.view, out.ptr, {only_dv.ptr, nullptr, nullptr}, layout);
+  CHECK(std::memcmp(only_dv.host().data(), dv1.data(), dv.size() * sizeof(T)) == 0);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("GPU closed form equals the host closed form, both layouts", "[cuda][fcdtw]",
+                   float, double) {
+  for (auto layout : {fc::pair_layout::thread_per_pair, fc::pair_layout::block_per_pair}) {
+    SECTION("random ragged batch") { check_batch(host_batch<TestType>(7, 37, 2, 23, 31, 17), layout); }
+    SECTION("long pairs, more segments than threads") {
+      check_batch(host_batch<TestType>(8, 3, 3, 700, 900, 600), layout);
+    }
+    SECTION("coincident breakpoints: identity warp on the series grid") {
+      check_batch(host_batch<TestType>(9, 5, 2, 40, 40, 40, true), layout);
+    }
+  }
+  SECTION("automatic layout, many pairs") {
+    check_batch(host_batch<TestType>(10, 5000, 1, 12, 10, 11), fc::pair_layout::automatic);
+  }
+}
+
+TEST_CASE("GPU workspace query: none for values, 2K per pair for block_per_pair dv", "[cuda][fcdtw]") {
+  host_batch<double> const h(3, 4, 1, 10, 10, 9);
+  device_batch<double> const db(h);
+  std::size_t bytes = 123;
+  CHECK(fc::expert::values<double>(nullptr, bytes, resilin::device, db.view, static_cast<double*>(nullptr),
+                                   fc::pair_layout::block_per_pair) == cudaErrorInvalidValue);
+  device_buffer<double> out(4), dv(4 * 9);
+  CHECK(fc::expert::values<double>(nullptr, bytes, resilin::device, db.view, out.ptr,
+                                   fc::pair_layout::block_per_pair) == cudaSuccess);
+  CHECK(bytes == 0);
+  CHECK(fc::expert::values_and_grads<double>(nullptr, bytes, resilin::device, db.view, out.ptr,
+                                             {dv.ptr, nullptr, nullptr},
+                                             fc::pair_layout::block_per_pair) == cudaSuccess);
+  CHECK(bytes == 4 * 2 * 8 * sizeof(double));
+  std::size_t small = bytes - 1;
+  device_buffer<char> ws(bytes);
+  CHECK(fc::expert::values_and_grads<double>(ws.ptr, small, resilin::device, db.view, out.ptr,
+                                             {dv.ptr, nullptr, nullptr},
+                                             fc::pair_layout::block_per_pair) == cudaErrorInvalidValue);
+}
+
+TEMPLATE_TEST_CASE("GPU Monte Carlo equals the host estimate with the same draws", "[cuda][fcdtw]",
+                   float, double) {
+  using T = TestType;
+  host_batch<T> const h(21, 1, 2, 15, 19, 12);
+  device_batch<T> const db(h);
+  auto const x = fc::uniform_interpolant(resilin::series_view<T const>{db.x.ptr, h.len_x[0], 2});
+  auto const y = fc::uniform_interpolant(resilin::series_view<T const>{db.y.ptr, h.len_y[0], 2});
+  auto const warp = fc::pl_warp(db.v.ptr, h.knots);
+  for (auto layout : {fc::sampling::plain, fc::sampling::stratified}) {
+    fc::mc_options const opt{5000, 77, 3, layout};
+    auto const host = fc::mc_value_and_grad(h.hx(0), h.hy(0), fc::pl_warp(h.v.data(), h.knots), opt);
+    device_buffer<fc::mc_estimate<T>> est(1);
+    device_buffer<T> gx(host.grad_x.size()), gy(host.grad_y.size()), gw(host.grad_warp.size());
+    fc::mc_value_and_grad(resilin::device, fc::pl_signal<T>{x}, y, warp, opt, est.ptr,
+                          fc::mc_gradients<T>{gx.ptr, gy.ptr, gw.ptr}, 64);
+    auto const e = est.host()[0];
+    CHECK(std::abs(e.value - host.value) <= tolerance<T>() * 10 * host.value);
+    CHECK(std::abs(e.standard_error - host.standard_error) <= 1e-3 * host.standard_error);
+    auto const gx1 = gx.host(), gy1 = gy.host(), gw1 = gw.host();
+    require_close(gx1, host.grad_x, "MC dF/dx");
+    require_close(gy1, host.grad_y, "MC dF/dy");
+    require_close(gw1, host.grad_warp, "MC dF/dv");
+    // Bitwise determinism, and the value-only path gives the same estimate.
+    fc::mc_value_and_grad(resilin::device, fc::pl_signal<T>{x}, y, warp, opt, est.ptr,
+                          fc::mc_gradients<T>{gx.ptr, gy.ptr, gw.ptr}, 64);
+    auto const e2 = est.host()[0];
+    CHECK(std::memcmp(&e2, &e, sizeof e) == 0);
+    CHECK(std::memcmp(gx.host().data(), gx1.data(), gx1.size() * sizeof(T)) == 0);
+    CHECK(std::memcmp(gw.host().data(), gw1.data(), gw1.size() * sizeof(T)) == 0);
+    fc::mc_value_and_grad(resilin::device, fc::pl_signal<T>{x}, y, warp, opt, est.ptr, {}, 64);
+    CHECK(est.host()[0].value == e.value);
+  }
+}
+
+/// A smooth user warp usable on both sides: phi(t) = t + a sin(2 pi t) / (2 pi), |a| <= 1.
+template <class T>
+struct device_sine_warp {
+  T a;
+  RESILIN_HD index_t parameter_count() const noexcept { return 1; }
+  RESILIN_HD fc::warp_sample<T> operator()(T t) const noexcept {
+    T const w = T(2) * T(3.14159265358979323846);
+    return {t + a * ::sin(w * t) / w, T(1) + a * ::cos(w * t)};
+  }
+  RESILIN_HD void pullback(T t, T bar_phi, T bar_slope, T* grad) const noexcept {
+    T const w = T(2) * T(3.14159265358979323846);
+    grad[0] += bar_phi * ::sin(w * t) / w + bar_slope * ::cos(w * t);
+  }
+};
+
+TEST_CASE("GPU Monte Carlo with a user warp functor equals the host estimate", "[cuda][fcdtw]") {
+  host_batch<double> const h(22, 1, 3, 30, 25, 2);
+  device_batch<double> const db(h);
+  auto const x = fc::uniform_interpolant(resilin::series_view<double const>{db.x.ptr, h.len_x[0], 3});
+  auto const y = fc::uniform_interpolant(resilin::series_view<double const>{db.y.ptr, h.len_y[0], 3});
+  device_sine_warp<double> const warp{0.7};
+  fc::mc_options const opt{20000, 5, 0, fc::sampling::stratified};
+  auto const host = fc::mc_value_and_grad(h.hx(0), h.hy(0), warp, opt);
+  device_buffer<fc::mc_estimate<double>> est(1);
+  device_buffer<double> gx(host.grad_x.size()), gw(1);
+  fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{x}, y, warp, opt, est.ptr,
+                        fc::mc_gradients<double>{gx.ptr, nullptr, gw.ptr});
+  auto const e = est.host()[0];
+  CHECK(std::abs(e.value - host.value) <= 1e-12 * host.value);
+  require_close(gx.host(), host.grad_x, "MC dF/dx (user warp)");
+  require_close(gw.host(), host.grad_warp, "MC dF/da (user warp)");
+}
+
+TEST_CASE("GPU entry points reject bad input with resilin::invalid_argument", "[cuda][fcdtw]") {
+  host_batch<double> const h(4, 3, 2, 10, 10, 9);
+  device_batch<double> db(h);
+  device_buffer<double> out(3);
+  using E = resilin::invalid_argument;
+  auto bad = db.view;
+  bad.knots = 1;
+  CHECK_THROWS_AS(fc::values(resilin::device, bad, out.ptr), E);
+  bad = db.view;
+  bad.y.channels = 1;
+  CHECK_THROWS_AS(fc::values(resilin::device, bad, out.ptr), E);
+  bad = db.view;
+  bad.y.batch = 2;
+  CHECK_THROWS_AS(fc::values(resilin::device, bad, out.ptr), E);
+  std::vector<double> host_out(3);
+  CHECK_THROWS_AS(fc::values(resilin::device, db.view, host_out.data()), E);
+  bad = db.view;
+  bad.x.data = h.x.data();  // host memory
+  CHECK_THROWS_AS(fc::values(resilin::device, bad, out.ptr), E);
+  auto const y = fc::uniform_interpolant(resilin::series_view<double const>{db.y.ptr, 10, 2});
+  auto const x = fc::uniform_interpolant(resilin::series_view<double const>{db.x.ptr, 10, 2});
+  device_buffer<fc::mc_estimate<double>> est(1);
+  CHECK_THROWS_AS(fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{x}, y,
+                                        fc::pl_warp(db.v.ptr, 9), {0, 1, 0, fc::sampling::plain},
+                                        est.ptr),
+                  E);
+}

@@ -1,0 +1,140 @@
+// The shared-warp cost matrix (mass-matrix / one-product form) and its VJP against the closed
+// form called pair by pair, finite differences through the logits, thread-count determinism,
+// and input validation.
+#include <support/catch.hpp>
+
+#include <cmath>
+#include <vector>
+#include <resilin/fcdtw/shared_warp.hpp>
+#include "fcdtw_test_support.hpp"
+
+using namespace fcdtw_test;
+using resilin::batch_view;
+using resilin::matrix_view;
+using resilin::series_view;
+
+namespace {
+struct problem {
+  index_t bx = 4, by = 5, nx = 9, ny = 11, d = 2;
+  std::vector<double> xs, ys, xk, G;
+  owned_warp w;
+  problem(std::uint64_t seed, bool flat) {
+    xs = resilin_test::random_values(static_cast<std::size_t>(bx * nx * d), seed);
+    ys = resilin_test::random_values(static_cast<std::size_t>(by * ny * d), seed + 1);
+    xk = random_knots(nx, seed + 2);
+    G = resilin_test::random_values(static_cast<std::size_t>(bx * by), seed + 3);
+    w = flat ? owned_warp{{0, 0.2, 0.2, 0.2, 0.7, 0.9, 0.9, 1}, {}}
+             : warp_from(resilin_test::random_values(7, seed + 4, -1.5, 1.5));
+  }
+  batch_view<double const> X() const { return {xs.data(), bx, nx, d}; }
+  batch_view<double const> Y() const { return {ys.data(), by, ny, d}; }
+  interpolant<double> x(index_t i) const { return knotted_interpolant(X()[i], xk.data()); }
+  interpolant<double> y(index_t j) const { return uniform_interpolant(Y()[j]); }
+  shared_warp_options<double> options(int threads = 0) const {
+    return {path_norm::l2, threads, xk.data(), nullptr};
+  }
+};
+double scale(double v) { return std::max(1.0, std::abs(v)); }
+}  // namespace
+
+TEST_CASE("shared-warp cost matrix equals the closed form pair by pair", "[fcdtw][shared]") {
+  for (bool flat : {false, true})
+    for (auto norm : {path_norm::l2, path_norm::l1}) {
+      problem const p(10, flat);
+      auto o = p.options();
+      o.norm = norm;
+      std::vector<double> C(static_cast<std::size_t>(p.bx * p.by));
+      cdist_shared(p.w.view(), p.X(), p.Y(), matrix_view<double>{C.data(), p.bx, p.by}, o);
+      for (index_t i = 0; i < p.bx; ++i)
+        for (index_t j = 0; j < p.by; ++j) {
+          double const f = value(p.x(i), p.y(j), p.w.view(), norm);
+          CHECK(std::abs(C[i * p.by + j] - f) < 1e-12 * scale(f));
+        }
+    }
+}
+
+TEST_CASE("shared-warp VJP equals the sum of per-pair gradients", "[fcdtw][shared]") {
+  for (bool flat : {false, true}) {
+    problem const p(20, flat);
+    index_t const K = p.w.segments();
+    std::vector<double> gx(p.xs.size(), 9.0), gy(p.ys.size(), 9.0), dv(K + 1, 9.0),
+        C(p.G.size());
+    cdist_shared_vjp(p.w.view(), p.X(), p.Y(), matrix_view<double const>{p.G.data(), p.bx, p.by},
+                     batch_view<double>{gx.data(), p.bx, p.nx, p.d},
+                     batch_view<double>{gy.data(), p.by, p.ny, p.d}, dv.data(),
+                     matrix_view<double>{C.data(), p.bx, p.by}, p.options());
+    std::vector<double> wx(gx.size(), 0.0), wy(gy.size(), 0.0), wv(dv.size(), 0.0);
+    for (index_t i = 0; i < p.bx; ++i)
+      for (index_t j = 0; j < p.by; ++j) {
+        objective_grads<double> g{wv.data(), {wx.data() + i * p.nx * p.d, p.nx, p.d},
+                                  {wy.data() + j * p.ny * p.d, p.ny, p.d}, p.G[i * p.by + j]};
+        double const f = value_and_grad(p.x(i), p.y(j), p.w.view(), g);
+        CHECK(std::abs(C[i * p.by + j] - f) < 1e-12 * scale(f));
+      }
+    CHECK(resilin_test::max_rel_diff(gx, wx) < 1e-12);
+    CHECK(resilin_test::max_rel_diff(gy, wy) < 1e-12);
+    CHECK(resilin_test::max_rel_diff(dv, wv) < 1e-11);
+  }
+}
+
+TEST_CASE("shared-warp logits gradient matches finite differences", "[fcdtw][shared]") {
+  problem const p(30, false);
+  auto const r = resilin_test::random_values(7, 34, -1.5, 1.5);
+  auto loss = [&](std::vector<double> const& rr) {
+    auto const w = warp_from(rr);
+    std::vector<double> C(p.G.size());
+    cdist_shared(w.view(), p.X(), p.Y(), matrix_view<double>{C.data(), p.bx, p.by}, p.options());
+    double s = 0;
+    for (std::size_t k = 0; k < C.size(); ++k) s += p.G[k] * C[k];
+    return s;
+  };
+  auto const w = warp_from(r);
+  std::vector<double> dv(8), dr(7);
+  cdist_shared_vjp(w.view(), p.X(), p.Y(), matrix_view<double const>{p.G.data(), p.bx, p.by},
+                   batch_view<double>{}, batch_view<double>{}, dv.data(), matrix_view<double>{},
+                   p.options());
+  logits_backward(warp_map::softplus_cumsum, r.data(), 7, dv.data(), dr.data());
+  auto const fd = resilin_test::central_differences(loss, r, 1e-6);
+  CHECK(resilin_test::max_rel_diff(dr, fd) < 1e-7);
+}
+
+TEST_CASE("shared-warp results do not depend on the thread count", "[fcdtw][shared]") {
+  problem const p(40, false);
+  std::vector<std::vector<double>> out;
+  for (int threads : {1, 3}) {
+    std::vector<double> C(p.G.size()), gx(p.xs.size()), gy(p.ys.size()), dv(8);
+    cdist_shared(p.w.view(), p.X(), p.Y(), matrix_view<double>{C.data(), p.bx, p.by},
+                 p.options(threads));
+    cdist_shared_vjp(p.w.view(), p.X(), p.Y(), matrix_view<double const>{p.G.data(), p.bx, p.by},
+                     batch_view<double>{gx.data(), p.bx, p.nx, p.d},
+                     batch_view<double>{gy.data(), p.by, p.ny, p.d}, dv.data(), {},
+                     p.options(threads));
+    C.insert(C.end(), gx.begin(), gx.end());
+    C.insert(C.end(), gy.begin(), gy.end());
+    C.insert(C.end(), dv.begin(), dv.end());
+    out.push_back(C);
+  }
+  CHECK(out[0] == out[1]);
+}
+
+TEST_CASE("shared-warp input validation", "[fcdtw][shared]") {
+  problem const p(50, false);
+  std::vector<double> C(p.G.size());
+  matrix_view<double> const Cv{C.data(), p.bx, p.by};
+  std::vector<double> bad{0, 0.5, 0.9};  // v_K != 1
+  CHECK_THROWS_AS(cdist_shared(uniform_warp(bad.data(), 2), p.X(), p.Y(), Cv, p.options()),
+                  resilin::invalid_argument);
+  std::vector<double> down{0, 0.5, 0.4, 1};
+  CHECK_THROWS_AS(cdist_shared(uniform_warp(down.data(), 3), p.X(), p.Y(), Cv, p.options()),
+                  resilin::invalid_argument);
+  std::vector<index_t> lens{9, 9, 5, 9};
+  batch_view<double const> const ragged{p.xs.data(), p.bx, p.nx, p.d, lens.data()};
+  CHECK_THROWS_AS(cdist_shared(p.w.view(), ragged, p.Y(), Cv, p.options()), resilin::invalid_argument);
+  CHECK_THROWS_AS(cdist_shared(p.w.view(), p.X(), p.Y(), matrix_view<double>{C.data(), p.by, p.bx},
+                               p.options()),
+                  resilin::invalid_argument);
+  std::vector<double> knots(static_cast<std::size_t>(p.nx), 0.5);
+  auto o = p.options();
+  o.x_knots = knots.data();
+  CHECK_THROWS_AS(cdist_shared(p.w.view(), p.X(), p.Y(), Cv, o), resilin::invalid_argument);
+}
