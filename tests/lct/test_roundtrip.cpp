@@ -77,7 +77,9 @@ TEST_CASE("stale codebooks escape heavily and still round-trip", "[lct][roundtri
 }
 
 TEST_CASE("threads do not change the bytes", "[lct][roundtrip]") {
-  auto g = gaussian_bf16(300000, 0.02f, 11);
+  // > 2^20 elements: one worker takes the paired-exponent histogram path (>= 2^19 per worker),
+  // four workers the single-exponent path; both must give the same book and bytes.
+  auto g = gaussian_bf16((1 << 20) + 12345, 0.02f, 11);
   lct::encode_options one, many;
   one.max_threads = 1;
   many.max_threads = 4;

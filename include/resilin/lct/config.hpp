@@ -24,6 +24,22 @@
 #  endif
 #endif
 
+// x86 bit-manipulation instructions for the host hot loops (BEXTR, PEXT); never in a CUDA
+// device pass.
+#if defined(__BMI__) && !defined(__CUDA_ARCH__)
+#  define RESILIN_LCT_HAS_BMI 1
+#else
+#  define RESILIN_LCT_HAS_BMI 0
+#endif
+#if defined(__BMI2__) && !defined(__CUDA_ARCH__)
+#  define RESILIN_LCT_HAS_BMI2 1
+#else
+#  define RESILIN_LCT_HAS_BMI2 0
+#endif
+#if RESILIN_LCT_HAS_BMI || RESILIN_LCT_HAS_BMI2
+#  include <immintrin.h>
+#endif
+
 // Inlining hints for the host hot loops.
 #if defined(__GNUC__) || defined(__clang__)
 #  define RESILIN_LCT_INLINE inline __attribute__((always_inline))

@@ -1,6 +1,7 @@
 #pragma once
-// Host decoder: a 4096-entry LUT, four chunks decoded in lock-step per worker (huff0-style
-// interleaved streams, 4 symbols per 64-bit refill), then a merge pass with the raw planes.
+// Host decoder: a 4096-entry multi-symbol LUT (up to 3 symbols per lookup), four chunks decoded
+// in lock-step per worker (huff0-style interleaved streams, 4 lookups per 64-bit refill), then a
+// merge pass with the raw planes.
 // Every chunk must end exactly at its recorded bit count, or decoding is refused.
 #include <algorithm>
 #include <bit>
@@ -29,6 +30,7 @@ namespace detail {
 
 struct decode_tables {
   std::uint16_t lut[lut_size];
+  std::uint32_t multi[lut_size];
 };
 
 /// 32 bits of the stream starting at bit `pos`; bytes past the end read as zero.
@@ -70,43 +72,127 @@ inline void decode_one(cursor& c, std::uint8_t const* s, std::uint64_t size, std
   --c.left;
 }
 
-/// Slow path of decode_four (escapes are rare).
-RESILIN_LCT_NOINLINE inline void decode_four_careful(cursor& c, std::uint8_t const* s, std::uint64_t size,
-                                                     std::uint16_t const* lut, unsigned exp_bits) noexcept {
-  for (int k = 0; k < 4; ++k) decode_one(c, s, size, lut, exp_bits);
-}
+/// Multi-symbol LUT entry (huff0 "X2"-style, up to 3 symbols per 12-bit lookup): bits 0..5 bits
+/// consumed, bits 6..7 symbols emitted, bits 8..31 the symbols (first in bits 8..15). An entry
+/// whose first code is the escape emits and consumes nothing, so a stalled lookup is the only
+/// sign of an escape the fast loop has to test.
+RESILIN_LCT_INLINE unsigned multi_bits(std::uint32_t e) noexcept { return e & 63u; }
+RESILIN_LCT_INLINE unsigned multi_count(std::uint32_t e) noexcept { return (e >> 6) & 3u; }
 
-/// Fast path: 4 symbols from one 64-bit load; falls back to decode_one on any escape.
-RESILIN_LCT_INLINE void decode_four(cursor& c, std::uint8_t const* s, std::uint64_t size, std::uint16_t const* lut,
-                        unsigned exp_bits) noexcept {
-  std::uint64_t w = load_be64(s + (c.pos >> 3)) << (c.pos & 7);
-  std::uint16_t const e0 = lut[w >> 52]; w <<= (e0 & 63u);
-  std::uint16_t const e1 = lut[w >> 52]; w <<= (e1 & 63u);
-  std::uint16_t const e2 = lut[w >> 52]; w <<= (e2 & 63u);
-  std::uint16_t const e3 = lut[w >> 52];
-  if (((e0 | e1 | e2 | e3) & lut_escape) == 0) {
-    std::uint32_t const four = (e0 >> 8) | (std::uint32_t(e1 >> 8) << 8) | (std::uint32_t(e2 >> 8) << 16) |
-                               (std::uint32_t(e3 >> 8) << 24);
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(c.out, &four, 4);   // out[0] = e0's symbol
-    } else {
-      for (int k = 0; k < 4; ++k) c.out[k] = static_cast<std::uint8_t>(four >> (8 * k));
+/// Fills multi[w] from the single-symbol LUT: the longest run of at most 3 whole non-escape codes
+/// at the start of the 12-bit window w. A second code read with zero fill past the window is
+/// genuine whenever it ends inside the window (prefix-freeness), which is all that is accepted.
+inline void build_multi_lut(std::uint16_t const* lut, std::uint32_t* multi) noexcept {
+  for (std::uint32_t w = 0; w < lut_size; ++w) {
+    std::uint32_t syms = 0;
+    unsigned used = 0, n = 0;
+    while (n < 3) {
+      std::uint16_t const e = lut[(w << used) & (lut_size - 1u)];
+      unsigned const l = lut_length(e);
+      if ((e & lut_escape) || l == 0 || used + l > lut_bits) break;
+      syms |= std::uint32_t{lut_symbol(e)} << (8 * n);
+      used += l;
+      ++n;
     }
-    c.out += 4;
-    c.left -= 4;
-    c.pos += (e0 & 63u) + (e1 & 63u) + (e2 & 63u) + (e3 & 63u);
-  } else {
-    decode_four_careful(c, s, size, lut, exp_bits);
+    multi[w] = syms << 8 | n << 6 | used;
   }
 }
 
+/// Bytes of output slack after each chunk's exponent buffer (the fast loop stores 4 bytes per
+/// lookup; the byte after the last symbol is scratch).
+inline constexpr std::uint32_t exponent_slack = 16;
+
+/// Escape (or invalid code) met by the fast loop: one careful symbol, by value so that the fast
+/// loop's cursors stay in registers.
+struct stream_state {
+  std::uint64_t pos;
+  std::uint8_t* out;
+};
+RESILIN_LCT_NOINLINE inline stream_state decode_escape(stream_state st, std::uint8_t const* s, std::uint64_t size,
+                                                       std::uint16_t const* lut, unsigned exp_bits) noexcept {
+  cursor c{st.pos, 0, 1, st.out};
+  decode_one(c, s, size, lut, exp_bits);
+  return {c.pos, c.out};
+}
+
+/// Fast step of one stream: 4 lookups (<= 48 bits of a 64-bit load) emit up to 12 symbols.
+/// The caller guarantees 12 symbols left and 8 readable bytes at the cursor.
+RESILIN_LCT_INLINE void decode_multi(stream_state& st, std::uint8_t const* s, std::uint64_t size,
+                                     std::uint16_t const* lut, std::uint32_t const* multi, unsigned exp_bits) noexcept {
+  std::uint64_t w = load_be64(s + (st.pos >> 3)) << (st.pos & 7);
+  std::uint32_t const e0 = multi[w >> 52]; w <<= multi_bits(e0);
+  std::uint32_t const e1 = multi[w >> 52]; w <<= multi_bits(e1);
+  std::uint32_t const e2 = multi[w >> 52]; w <<= multi_bits(e2);
+  std::uint32_t const e3 = multi[w >> 52];
+  std::uint8_t* o = st.out;
+  auto put = [&o](std::uint32_t e) {
+    std::uint32_t const v = e >> 8;
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(o, &v, 4);
+    } else {
+      for (int k = 0; k < 3; ++k) o[k] = static_cast<std::uint8_t>(v >> (8 * k));
+    }
+    o += multi_count(e);
+  };
+  put(e0); put(e1); put(e2); put(e3);
+  st.out = o;
+  st.pos += (e0 + e1 + e2 + e3) & 63u;   // the low fields cannot carry: 4 * 12 < 64
+  // an escape stalls every later lookup, so it shows in the last one: decode it carefully
+  if (multi_count(e3) == 0) [[unlikely]] st = decode_escape(st, s, size, lut, exp_bits);
+}
+
+/// Symbols a fast step may emit, and so the least a cursor must have left to take one.
+inline constexpr std::uint32_t fast_step_symbols = 12;
+
 RESILIN_LCT_INLINE bool fast_ok(cursor const& c, std::uint64_t size) noexcept {
-  return c.left >= 4 && (c.pos >> 3) + 8 <= size;
+  return c.left >= fast_step_symbols && (c.pos >> 3) + 8 <= size;
+}
+
+/// The four streams in lock-step while each has a fast step left (huff0-style interleaving: four
+/// independent dependency chains). Cursors live in locals; limits are checked once per round.
+inline void decode_four_streams(cursor* cur, std::uint8_t const* s, std::uint64_t size, std::uint16_t const* lut,
+                                std::uint32_t const* multi, unsigned exp_bits) noexcept {
+  if (size < 8) return;
+  std::uint64_t const pos_limit = (size - 8) * 8 + 7;   // (pos >> 3) + 8 <= size
+  stream_state st[4];
+  std::uint8_t* out_limit[4];
+  for (int k = 0; k < 4; ++k) {
+    st[k] = {cur[k].pos, cur[k].out};
+    out_limit[k] = cur[k].left >= fast_step_symbols ? cur[k].out + (cur[k].left - fast_step_symbols) : nullptr;
+  }
+  if (out_limit[0] && out_limit[1] && out_limit[2] && out_limit[3]) {
+    while (st[0].out <= out_limit[0] && st[1].out <= out_limit[1] && st[2].out <= out_limit[2] &&
+           st[3].out <= out_limit[3] && st[0].pos <= pos_limit && st[1].pos <= pos_limit && st[2].pos <= pos_limit &&
+           st[3].pos <= pos_limit) {
+      decode_multi(st[0], s, size, lut, multi, exp_bits);
+      decode_multi(st[1], s, size, lut, multi, exp_bits);
+      decode_multi(st[2], s, size, lut, multi, exp_bits);
+      decode_multi(st[3], s, size, lut, multi, exp_bits);
+    }
+  }
+  for (int k = 0; k < 4; ++k) {
+    cur[k].left -= static_cast<std::uint32_t>(st[k].out - cur[k].out);
+    cur[k].pos = st[k].pos;
+    cur[k].out = st[k].out;
+  }
+}
+
+/// One stream alone (chunk groups of fewer than 4, and the ends of the interleaved ones).
+inline void decode_stream(cursor& c, std::uint8_t const* s, std::uint64_t size, std::uint16_t const* lut,
+                          std::uint32_t const* multi, unsigned exp_bits) noexcept {
+  while (fast_ok(c, size)) {
+    stream_state st{c.pos, c.out};
+    decode_multi(st, s, size, lut, multi, exp_bits);
+    c.left -= static_cast<std::uint32_t>(st.out - c.out);
+    c.pos = st.pos;
+    c.out = st.out;
+  }
+  while (c.left) decode_one(c, s, size, lut, exp_bits);
 }
 
 /// Decodes the exponents of `nc` (1..4) chunks into out[k] (lock-step for 4 coded chunks).
-inline void decode_exponents(stream_view const& v, std::uint16_t const* lut, std::uint64_t c0, unsigned nc,
-                             std::uint8_t* const* out) {
+inline void decode_exponents(stream_view const& v, std::uint16_t const* lut, std::uint32_t const* multi,
+                             std::uint64_t c0, unsigned nc, std::uint8_t* const* out) {
   std::uint8_t const* s = v.stream.data();
   std::uint64_t const size = v.stream.size();
   unsigned const b = exponent_bits(v.type);
@@ -125,19 +211,9 @@ inline void decode_exponents(stream_view const& v, std::uint16_t const* lut, std
       cur[k].left = 0;
     }
   }
-  if (nc == 4 && coded[0] && coded[1] && coded[2] && coded[3]) {
-    while (fast_ok(cur[0], size) && fast_ok(cur[1], size) && fast_ok(cur[2], size) && fast_ok(cur[3], size)) {
-      decode_four(cur[0], s, size, lut, b);
-      decode_four(cur[1], s, size, lut, b);
-      decode_four(cur[2], s, size, lut, b);
-      decode_four(cur[3], s, size, lut, b);
-    }
-  }
-  for (unsigned k = 0; k < nc; ++k) {
-    if (!coded[k]) continue;
-    while (fast_ok(cur[k], size)) decode_four(cur[k], s, size, lut, b);
-    while (cur[k].left) decode_one(cur[k], s, size, lut, b);
-  }
+  if (nc == 4 && coded[0] && coded[1] && coded[2] && coded[3]) decode_four_streams(cur, s, size, lut, multi, b);
+  for (unsigned k = 0; k < nc; ++k)
+    if (coded[k]) decode_stream(cur[k], s, size, lut, multi, b);
   for (unsigned k = 0; k < nc; ++k)
     if (cur[k].pos != cur[k].end)
       RESILIN_LCT_THROW(format_error(errc::corrupt, "chunk " + std::to_string(c0 + k) + ": decoding ended at bit " +
@@ -221,17 +297,19 @@ inline void decode(stream_view const& v, void* out, std::uint64_t out_bytes, dec
   std::uint32_t codes[257] = {};
   canonical_codes(v.book->lengths(), codes);
   build_decode_lut(v.book->lengths(), v.key_ref, codes, tables->lut);
+  detail::build_multi_lut(tables->lut, tables->multi);
   std::uint64_t const C = chunk_count(v.count, v.chunk_log2);
   std::uint64_t const groups = div_up(C, 4);
   std::uint64_t const K = std::uint64_t{1} << v.chunk_log2;
   unsigned const workers = detail::worker_count(groups, opt.max_threads, 2);
   detail::parallel_for(groups, workers, [&](unsigned, std::uint64_t g0, std::uint64_t g1) {
-    std::vector<std::uint8_t> exps(4 * K);
+    std::uint64_t const stride = K + detail::exponent_slack;
+    std::vector<std::uint8_t> exps(4 * stride);
     for (std::uint64_t g = g0; g < g1; ++g) {
       std::uint64_t const c0 = 4 * g;
       unsigned const nc = static_cast<unsigned>(std::min<std::uint64_t>(4, C - c0));
-      std::uint8_t* e[4] = {exps.data(), exps.data() + K, exps.data() + 2 * K, exps.data() + 3 * K};
-      detail::decode_exponents(v, tables->lut, c0, nc, e);
+      std::uint8_t* e[4] = {exps.data(), exps.data() + stride, exps.data() + 2 * stride, exps.data() + 3 * stride};
+      detail::decode_exponents(v, tables->lut, tables->multi, c0, nc, e);
       for (unsigned k = 0; k < nc; ++k)
         detail::merge_chunk(v, (c0 + k) * K, chunk_elements(v.count, v.chunk_log2, c0 + k), e[k], out);
     }

@@ -1,7 +1,8 @@
 #pragma once
 // Host encoder: histogram pass (modal exponent, refresh statistics), then chunks encoded in
-// parallel with a table lookup per element and a 64-bit bit buffer; byte-identical to the
-// CUDA encoder.
+// parallel: codes of 4 elements are combined off the critical path (from a pair table indexed by
+// two exponents gathered with PEXT where that is fast, else from the per-exponent table) and
+// appended to a 64-bit accumulator with one unaligned store; byte-identical to the CUDA encoder.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -32,6 +33,8 @@ struct encode_scratch {
   std::vector<std::vector<std::uint8_t>> regions;
   std::vector<std::uint32_t> sizes;
   std::vector<histogram> hists;
+  std::vector<std::uint32_t> pair_counts;   ///< per-worker pair-histogram tables
+  std::vector<std::uint32_t> pair_codes;    ///< codes of exponent pairs (encoder fast path)
 };
 
 namespace detail {
@@ -53,41 +56,212 @@ struct bit_writer {
   }
 };
 
+/// Host form of the encoder table, indexed by the element's bits above the exponent shift
+/// (sign included, so no mask is needed): entry = code << 6 | length. With the length in the
+/// low 6 bits an entry is itself a shift count, and entries can be summed to add lengths.
+inline constexpr unsigned host_table_size = 512;
+struct host_encode_table {
+  std::uint32_t entry[host_table_size];
+  unsigned max_len = 0;   ///< longest code of any exponent that occurs (selects the group size)
+  /// Optional pair table indexed by e0 | e1 << exponent_bits (two adjacent elements' exponents,
+  /// gathered with one PEXT): the two codes concatenated, code << 6 | length. Only the entries
+  /// of exponents that occur are filled; set when max_len <= max_pair_code_length.
+  std::uint32_t const* pairs = nullptr;
+};
+/// The pair path needs a fast PEXT and little-endian element order within a 64-bit load.
+inline constexpr bool little_endian_pext = fast_pext && std::endian::native == std::endian::little;
+inline constexpr unsigned max_pair_code_length = 13;   ///< 2 * 13 code bits + 6 length bits fit a uint32
+inline constexpr std::uint64_t pair_table_min_elements = std::uint64_t{1} << 18;
+
+/// Fills the pair entries of the exponents that occur; `pairs` holds 2^(2 * exponent_bits) entries.
 template <dtype T>
-inline std::uint32_t exponent_at(void const* data, std::uint64_t i) noexcept {
+void build_pair_table(host_encode_table& h, histogram const& present, std::uint32_t* pairs) noexcept {
+  constexpr unsigned b = exponent_bits(T);
+  unsigned const nk = alphabet_size(T);
+  for (unsigned e1 = 0; e1 < nk; ++e1) {
+    if (!present[e1]) continue;
+    std::uint32_t const t1 = h.entry[e1];
+    for (unsigned e0 = 0; e0 < nk; ++e0) {
+      if (!present[e0]) continue;
+      std::uint32_t const t0 = h.entry[e0];
+      pairs[e0 | e1 << b] = ((t0 >> 6) << (t1 & 63u) | (t1 >> 6)) << 6 | ((t0 & 63u) + (t1 & 63u));
+    }
+  }
+  h.pairs = pairs;
+}
+
+/// PEXT mask gathering the exponents of the two elements in the low 2 * element_bytes bytes.
+template <dtype T>
+constexpr std::uint64_t pair_mask() noexcept {
+  constexpr unsigned bits = 8 * element_bytes(T);
+  constexpr std::uint64_t one = ((std::uint64_t{1} << exponent_bits(T)) - 1u) << exponent_shift(T);
+  return one | one << bits;
+}
+
+/// Converts a device-format table (code << 5 | length); `present[e]` marks exponents that occur.
+template <dtype T>
+void build_host_table(std::uint32_t const* table, histogram const& present, host_encode_table& h) noexcept {
+  unsigned const nk = alphabet_size(T);
+  h.max_len = 0;
+  for (unsigned i = 0; i < host_table_size; ++i) {
+    std::uint32_t const t = table[i & (nk - 1u)];
+    h.entry[i] = (t >> 5) << 6 | (t & 31u);
+  }
+  for (unsigned e = 0; e < nk; ++e)
+    if (present[e]) h.max_len = std::max(h.max_len, table[e] & 31u);
+}
+
+template <dtype T>
+RESILIN_LCT_INLINE std::uint32_t table_index(void const* data, std::uint64_t i) noexcept {
   if constexpr (T == dtype::fp32) {
     std::uint32_t u; std::memcpy(&u, static_cast<std::uint8_t const*>(data) + 4 * i, 4);
-    return (u >> 23) & 0xFFu;
+    return u >> 23;
   } else {
     std::uint16_t u; std::memcpy(&u, static_cast<std::uint8_t const*>(data) + 2 * i, 2);
-    return (u >> exponent_shift(T)) & (alphabet_size(T) - 1u);
+    return static_cast<std::uint32_t>(u >> exponent_shift(T));
   }
 }
 
+/// Table indices of elements [i, i + G): one 64-bit load per four 16-bit or two 32-bit elements.
+template <dtype T, unsigned G>
+RESILIN_LCT_INLINE void table_indices(void const* data, std::uint32_t i, std::uint32_t* idx) noexcept {
+  if constexpr (std::endian::native == std::endian::little) {
+    constexpr unsigned bits = 8 * element_bytes(T);
+    constexpr unsigned shift = exponent_shift(T);
+    constexpr std::uint64_t mask = (std::uint64_t{1} << (bits - shift)) - 1u;
+    constexpr unsigned per_load = 64 / bits;
+    static_assert(G % per_load == 0 || per_load % G == 0);
+    std::uint8_t const* p = static_cast<std::uint8_t const*>(data) + std::uint64_t{i} * element_bytes(T);
+    if constexpr (G >= per_load) {
+      for (unsigned j = 0; j < G / per_load; ++j) {
+        std::uint64_t x;
+        std::memcpy(&x, p + 8 * j, 8);
+        for (unsigned k = 0; k < per_load; ++k) {
+          unsigned const at = bits * k + shift;
+          if (at + (bits - shift) >= 64) {
+            idx[j * per_load + k] = static_cast<std::uint32_t>(x >> at);
+          } else {
+#if RESILIN_LCT_HAS_BMI
+            idx[j * per_load + k] = static_cast<std::uint32_t>(_bextr_u64(x, at, bits - shift));   // one op
+#else
+            idx[j * per_load + k] = static_cast<std::uint32_t>((x >> at) & mask);
+#endif
+          }
+        }
+      }
+    } else {   // G = 2 elements of 16 bits
+      std::uint32_t x;
+      std::memcpy(&x, p, 4);
+      idx[0] = (x >> shift) & static_cast<std::uint32_t>(mask);
+      idx[1] = x >> (16 + shift);
+    }
+  } else {
+    for (unsigned k = 0; k < G; ++k) idx[k] = table_index<T>(data, i + k);
+  }
+}
+
+/// Offset from `boundary` of the first code of elements [i, i + G) that ends at or after it,
+/// the codes starting at bit `before`. Branch free: which code crosses is data, not a pattern.
+template <dtype T, unsigned G>
+RESILIN_LCT_INLINE std::uint8_t gap_in_group(void const* data, std::uint32_t i, std::uint32_t const* table,
+                                             std::uint64_t before, std::uint64_t boundary) noexcept {
+  std::uint64_t end[G];
+  std::uint64_t e = before;
+  for (unsigned k = 0; k < G; ++k) { e += table[table_index<T>(data, i + k)] & 63u; end[k] = e; }
+  std::uint64_t first = end[G - 1];
+  for (unsigned k = G - 1; k-- > 0;) first = end[k] >= boundary ? end[k] : first;
+  return static_cast<std::uint8_t>(first - boundary);
+}
+
+/// The group of codes that starts last in a window (so crosses into the next one), per window:
+/// bit position where the group starts << 32 | its first element (one store per group).
+using group_mark = std::uint64_t;
+
 /// Writes the codes of `count` elements starting at `data` to `out` (zero padded to a word) and
-/// the gap of every 128-bit window to `gaps`; returns the number of code bits.
-template <dtype T>
+/// the gap of every 128-bit window to `gaps`; returns the number of code bits. G codes are
+/// combined off the critical path and appended with one shift, so G * max_len + 7 must fit in
+/// 64 bits. Every group ends with an 8-byte store at out + bitpos / 8 holding the bits not yet
+/// in whole bytes at its top: the bit_writer's layout with its byte pointer and pending count
+/// derived from bitpos. Gaps: a group spans at most one window boundary (G * 20 < 128), so the
+/// last group starting in window j is the one that crosses into window j + 1; recording every
+/// group at marks[start / 128] (overwriting) finds those without a data-dependent branch, and
+/// their gaps are worked out after the loop. `marks` holds window_count(count * 20) + 1 entries.
+template <dtype T, unsigned G, bool Pairs = false>
 std::uint32_t write_codes(void const* data, std::uint32_t count, std::uint32_t const* table, std::uint8_t* out,
-                          std::uint8_t* gaps) noexcept {
-  bit_writer w{out};
-  std::uint64_t bitpos = 0, boundary = window_bits;
-  std::uint8_t* g = gaps;
-  *g++ = 0;
-  auto one = [&](std::uint64_t i) {
-    std::uint32_t const t = table[exponent_at<T>(data, i)];
-    w.put(t);
-    bitpos += t & 31u;
-    if (bitpos >= boundary) { *g++ = static_cast<std::uint8_t>(bitpos - boundary); boundary += window_bits; }
+                          std::uint8_t* gaps, group_mark* marks, std::uint32_t const* pairs = nullptr) noexcept {
+  static_assert(G == 2 || G == 4);
+  static_assert(!Pairs || G == 4);
+  static_assert(window_bits == 128);
+  (void)pairs;   // only read by the PEXT path
+  std::uint64_t acc = 0, bitpos = 0;
+  auto append = [&](std::uint64_t code, unsigned len) {
+    std::uint64_t const before = bitpos;
+    bitpos += len;
+    acc = (acc << len) | code;
+    unsigned const pending = static_cast<unsigned>(before & 7u) + len;   // 1 .. 63
+    store_be64(out + (before >> 3), acc << ((64 - pending) & 63u));
   };
   std::uint32_t i = 0;
-  for (; i + 2 <= count; i += 2) { one(i); one(i + 1); w.flush(); }
-  if (i < count) { one(i); w.flush(); }
-  // the last store wrote zeros after the final bit: word padding is already zero
+  std::uint32_t const groups_end = count - count % G;
+  for (; i < groups_end; i += G) {
+    std::uint64_t code;
+    std::uint32_t sum;   // low 6 bits: total length (no carry: G * 20 < 64)
+    if constexpr (Pairs) {
+#if RESILIN_LCT_HAS_BMI2
+      std::uint8_t const* p = static_cast<std::uint8_t const*>(data) + std::uint64_t{i} * element_bytes(T);
+      std::uint64_t x, y;
+      std::memcpy(&x, p, 8);
+      if constexpr (element_bytes(T) == 4) std::memcpy(&y, p + 8, 8); else y = x >> 32;
+      std::uint32_t const p01 = pairs[_pext_u64(x, pair_mask<T>())];
+      std::uint32_t const p23 = pairs[_pext_u64(y, pair_mask<T>())];
+      code = (std::uint64_t{p01 >> 6} << (p23 & 63u)) | (p23 >> 6);
+      sum = p01 + p23;
+#endif
+    } else if constexpr (G == 4) {
+      std::uint32_t t[G];
+      table_indices<T, G>(data, i, t);
+      for (unsigned k = 0; k < G; ++k) t[k] = table[t[k]];
+      std::uint64_t const c01 = (std::uint64_t{t[0] >> 6} << (t[1] & 63u)) | (t[1] >> 6);
+      std::uint64_t const c23 = (std::uint64_t{t[2] >> 6} << (t[3] & 63u)) | (t[3] >> 6);
+      std::uint32_t const s23 = t[2] + t[3];
+      code = (c01 << (s23 & 63u)) | c23;
+      sum = t[0] + t[1] + s23;
+    } else {
+      std::uint32_t t[G];
+      table_indices<T, G>(data, i, t);
+      for (unsigned k = 0; k < G; ++k) t[k] = table[t[k]];
+      code = (std::uint64_t{t[0] >> 6} << (t[1] & 63u)) | (t[1] >> 6);
+      sum = t[0] + t[1];
+    }
+    marks[bitpos >> 7] = bitpos << 32 | i;
+    append(code, sum & 63u);
+  }
+  std::uint8_t* g = gaps;
+  *g++ = 0;
+  std::uint64_t const crossed = bitpos >> 7;
+  for (std::uint64_t j = 0; j < crossed; ++j)
+    *g++ = gap_in_group<T, G>(data, static_cast<std::uint32_t>(marks[j]), table, marks[j] >> 32, window_bits * (j + 1));
+  std::uint64_t boundary = window_bits * (crossed + 1);
+  for (; i < count; ++i) {
+    std::uint32_t const t = table[table_index<T>(data, i)];
+    append(t >> 6, t & 63u);
+    if (bitpos >= boundary) { *g++ = static_cast<std::uint8_t>(bitpos - boundary); boundary += window_bits; }
+  }
+  // the last store zeroed the rest of the final byte; the word padding may lie beyond it
   std::uint32_t const code_bits = static_cast<std::uint32_t>(bitpos);
   std::uint32_t const code_bytes = static_cast<std::uint32_t>(div_up(code_bits, 8));
   std::uint32_t const word_bytes = static_cast<std::uint32_t>(4 * div_up(code_bits, 32));
-  for (std::uint32_t b = code_bytes; b < word_bytes; ++b) out[b] = 0;   // (count == 0 only)
+  for (std::uint32_t b = code_bytes; b < word_bytes; ++b) out[b] = 0;
   return code_bits;
+}
+
+template <dtype T>
+std::uint32_t write_codes(void const* data, std::uint32_t count, host_encode_table const& table, std::uint8_t* out,
+                          std::uint8_t* gaps, group_mark* marks) noexcept {
+  if (table.pairs && little_endian_pext)
+    return write_codes<T, 4, little_endian_pext>(data, count, table.entry, out, gaps, marks, table.pairs);
+  return 4 * table.max_len + 7 <= 64 ? write_codes<T, 4>(data, count, table.entry, out, gaps, marks)
+                                     : write_codes<T, 2>(data, count, table.entry, out, gaps, marks);
 }
 
 /// Packs `n` 5-bit gap fields MSB first at `out`, zero padded to a word; returns the words.
@@ -102,13 +276,13 @@ inline std::uint32_t write_gaps(std::uint8_t const* gaps, std::uint32_t n, std::
 
 /// Encodes one chunk into `out` (capacity: max_region_words * 4 + 8 bytes); returns bits[c].
 template <dtype T>
-std::uint32_t encode_chunk(void const* data, std::uint32_t count, std::uint32_t const* table,
-                           std::uint32_t const* raw_table, std::uint8_t* out, std::uint8_t* gaps,
+std::uint32_t encode_chunk(void const* data, std::uint32_t count, host_encode_table const& table,
+                           host_encode_table const& raw_table, std::uint8_t* out, std::uint8_t* gaps, group_mark* marks,
                            std::uint32_t& region_words) noexcept {
   unsigned const b = exponent_bits(T);
-  std::uint32_t const code_bits = write_codes<T>(data, count, table, out, gaps);
+  std::uint32_t const code_bits = write_codes<T>(data, count, table, out, gaps, marks);
   if (prefer_raw(code_bits, count, b)) {
-    std::uint32_t const raw_bits = write_codes<T>(data, count, raw_table, out, gaps);
+    std::uint32_t const raw_bits = write_codes<T>(data, count, raw_table, out, gaps, marks);
     region_words = raw_region_words(count, b);
     return raw_bits | raw_chunk_flag;
   }
@@ -158,9 +332,18 @@ void encode_typed(void const* data, std::uint64_t n, codebook const* given, enco
 
   // pass 1: histogram (free statistics for refresh) and the modal exponent
   s.hists.assign(workers, histogram{});
+  constexpr bool pairs_ok = fast_pext && T != dtype::fp16;
+  bool const use_pairs = pairs_ok && n / workers >= pair_histogram_min_elements;
+  if (use_pairs) s.pair_counts.resize(workers * pair_table_entries);
   parallel_for(C, workers, [&](unsigned w, std::uint64_t c0, std::uint64_t c1) {
     std::uint64_t const b = c0 * K, e = std::min(n, c1 * K);
-    if (e > b) accumulate_histogram(T, static_cast<std::uint8_t const*>(data) + b * element_bytes(T), e - b, s.hists[w]);
+    void const* src = static_cast<std::uint8_t const*>(data) + b * element_bytes(T);
+    if (e <= b) return;
+    if (use_pairs) {
+      accumulate_histogram_pairs(T, src, e - b, s.hists[w], s.pair_counts.data() + w * pair_table_entries);
+    } else {
+      accumulate_histogram(T, src, e - b, s.hists[w]);
+    }
   });
   out.exponents = histogram{};
   for (auto const& h : s.hists) for (unsigned x = 0; x < 256; ++x) out.exponents[x] += h[x];
@@ -175,6 +358,13 @@ void encode_typed(void const* data, std::uint64_t n, codebook const* given, enco
   canonical_codes(out.book.lengths(), codes);
   build_encode_table(out.book.lengths(), out.key_ref, codes, table);
   build_raw_table(exponent_bits(T), raw_table);
+  host_encode_table host, host_raw;
+  build_host_table<T>(table, out.exponents, host);
+  build_host_table<T>(raw_table, out.exponents, host_raw);
+  if (little_endian_pext && host.max_len <= max_pair_code_length && n >= pair_table_min_elements) {
+    s.pair_codes.resize(std::size_t{1} << (2 * exponent_bits(T)));
+    build_pair_table<T>(host, out.exponents, s.pair_codes.data());
+  }
 
   // pass 2: raw planes and chunk regions, one contiguous range of chunks per worker
   out.raw.resize(raw_plane_bytes(T, n));
@@ -184,7 +374,9 @@ void encode_typed(void const* data, std::uint64_t n, codebook const* given, enco
   std::uint64_t const cap = 4ull * max_region_words(static_cast<std::uint32_t>(K), exponent_bits(T)) + 16;
   parallel_for(C, workers, [&](unsigned w, std::uint64_t c0, std::uint64_t c1) {
     auto& buf = s.regions[w];
-    std::vector<std::uint8_t> gaps(window_count(static_cast<std::uint32_t>(K) * max_symbol_bits(exponent_bits(T))) + 2);
+    std::size_t const windows = window_count(static_cast<std::uint32_t>(K) * max_symbol_bits(exponent_bits(T))) + 2;
+    std::vector<std::uint8_t> gaps(windows);
+    std::vector<group_mark> marks(windows);
     std::size_t used = 0;
     for (std::uint64_t c = c0; c < c1; ++c) {
       if (buf.size() < used + cap) buf.resize(std::max<std::size_t>(used + cap, buf.size() * 3 / 2));
@@ -192,7 +384,7 @@ void encode_typed(void const* data, std::uint64_t n, codebook const* given, enco
       void const* src = static_cast<std::uint8_t const*>(data) + c * K * element_bytes(T);
       split_raw<T>(data, n, c * K, cnt, out.raw.data());
       std::uint32_t words = 0;
-      out.bits[c] = encode_chunk<T>(src, cnt, table, raw_table, buf.data() + used, gaps.data(), words);
+      out.bits[c] = encode_chunk<T>(src, cnt, host, host_raw, buf.data() + used, gaps.data(), marks.data(), words);
       s.sizes[c] = words;
       used += 4ull * words;
     }

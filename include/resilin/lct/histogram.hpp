@@ -1,16 +1,23 @@
 #pragma once
 // Exponent histograms, the modal exponent and the entropy figures derived from them.
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <span>
 
+#include <resilin/lct/config.hpp>
 #include <resilin/lct/dtype.hpp>
 
 namespace resilin::lct {
 
 using histogram = std::array<std::uint64_t, 256>;   // only the first 2^exponent_bits bins are used
+
+namespace detail {
+inline std::uint32_t get_u16(std::uint8_t const* p) noexcept { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
+inline std::uint32_t get_u32(std::uint8_t const* p) noexcept { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
+}  // namespace detail
 
 /// Adds the exponent counts of n elements (bit patterns, little endian in memory) to `hist`.
 inline void accumulate_histogram(dtype t, void const* data, std::uint64_t n, histogram& hist) {
@@ -42,6 +49,77 @@ inline void accumulate_histogram(dtype t, void const* data, std::uint64_t n, his
   }
   for (int k = 0; k < 4; ++k) for (int b = 0; b < 256; ++b) hist[b] += part[k][b];
 }
+
+namespace detail {
+
+/// Whether the pair histogram below is available and pays off (PEXT is microcoded on Zen 1/2).
+#if RESILIN_LCT_HAS_BMI2 && !defined(__znver1__) && !defined(__znver2__)
+inline constexpr bool fast_pext = true;
+#else
+inline constexpr bool fast_pext = false;
+#endif
+inline constexpr std::uint64_t pair_histogram_min_elements = std::uint64_t{1} << 19;
+inline constexpr std::size_t pair_table_entries = 2u * 65536u;                 ///< scratch size
+
+/// bf16 / fp32 histogram counting pairs of adjacent exponents: one increment per two elements
+/// into a 2^16-bin table (two tables, alternating, so a run of the modal pair does not serialise
+/// on one counter), folded into `hist` at the end. `pairs` is scratch of pair_table_entries.
+/// Only worth it for large n: the fold touches 2^17 counters.
+inline void accumulate_histogram_pairs(dtype t, void const* data, std::uint64_t n, histogram& hist,
+                                       std::uint32_t* pairs) noexcept {
+#if RESILIN_LCT_HAS_BMI2
+  if constexpr (std::endian::native != std::endian::little) {
+    accumulate_histogram(t, data, n, hist);
+    return;
+  }
+  std::memset(pairs, 0, pair_table_entries * sizeof(std::uint32_t));
+  std::uint32_t* const t0 = pairs;
+  std::uint32_t* const t1 = pairs + 65536;
+  std::uint8_t const* p = static_cast<std::uint8_t const*>(data);
+  std::uint64_t const eb = element_bytes(t);
+  // the two exponents of a 64-bit (fp32) or 32-bit (bf16) pair -> a 16-bit index; the fold is
+  // symmetric, so which exponent lands in the high byte does not matter
+  std::uint64_t const mask = t == dtype::fp32 ? 0x7F8000007F800000ull : 0x7F807F80ull;
+  std::uint64_t i = 0;
+  // counters stay below 2^32: fold every 2^32 elements (2^30 increments per table)
+  while (i < n) {
+    std::uint64_t const stop = n - i < (std::uint64_t{1} << 32) ? n : i + (std::uint64_t{1} << 32);
+    if (t == dtype::fp32) {
+      for (; i + 4 <= stop; i += 4) {
+        std::uint64_t x, y;
+        std::memcpy(&x, p + eb * i, 8);
+        std::memcpy(&y, p + eb * i + 8, 8);
+        ++t0[_pext_u64(x, mask)];
+        ++t1[_pext_u64(y, mask)];
+      }
+    } else {
+      for (; i + 4 <= stop; i += 4) {
+        std::uint64_t x;
+        std::memcpy(&x, p + eb * i, 8);
+        ++t0[_pext_u64(x, mask)];
+        ++t1[_pext_u64(x >> 32, mask)];
+      }
+    }
+    for (; i < stop; ++i) hist[exponent_of(t, eb == 4 ? get_u32(p + 4 * i) : get_u16(p + 2 * i))] += 1;
+    // fold: hist[a] += row sum a (first exponent), hist[b] += column sum b (second exponent)
+    std::uint64_t col[256] = {};
+    for (std::uint32_t* tab : {t0, t1}) {
+      for (unsigned a = 0; a < 256; ++a) {
+        std::uint64_t row = 0;
+        std::uint32_t* r = tab + 256 * a;
+        for (unsigned b = 0; b < 256; ++b) { row += r[b]; col[b] += r[b]; r[b] = 0; }
+        hist[a] += row;
+      }
+    }
+    for (unsigned b = 0; b < 256; ++b) hist[b] += col[b];
+  }
+#else
+  (void)pairs;
+  accumulate_histogram(t, data, n, hist);
+#endif
+}
+
+}  // namespace detail
 
 /// Most frequent exponent (the smallest on ties); 0 for an empty histogram.
 inline unsigned modal_exponent(histogram const& h, unsigned n_keys) noexcept {
