@@ -9,7 +9,8 @@ function(resilin_warnings target)
 endfunction()
 
 # resilin_add_test(NAME SOURCES s... [LIBS l...] [LABELS x...] [CUDA] [ARGS a...])
-# CUDA tests return 77 when no device is present; CTest reports them as skipped.
+# CUDA tests link resilin_gpu_test_main: they return 77 when no device is present, which CTest
+# reports as skipped.
 function(resilin_add_test name)
   cmake_parse_arguments(T "CUDA" "" "SOURCES;LIBS;LABELS;ARGS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
@@ -19,6 +20,8 @@ function(resilin_add_test name)
   add_test(NAME ${name} COMMAND ${name} ${T_ARGS})
   set(labels ${T_LABELS})
   if(T_CUDA)
+    # the GPU test entry point (exit 77 without a device), compiled once in tests/
+    target_link_libraries(${name} PRIVATE resilin_gpu_test_main)
     list(APPEND labels cuda)
     set_target_properties(${name} PROPERTIES CUDA_STANDARD 20 CUDA_STANDARD_REQUIRED ON)
     set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77)
@@ -36,11 +39,10 @@ function(resilin_add_tests prefix)
   set(extra)
   if(T_CUDA)
     set(extra CUDA)
-    list(APPEND sources_common "${PROJECT_SOURCE_DIR}/tests/support/gpu_main.cpp")
   endif()
   foreach(src IN LISTS sources)
     get_filename_component(name "${src}" NAME_WE)
-    resilin_add_test(${prefix}_${name} ${extra} SOURCES "${src}" ${sources_common}
+    resilin_add_test(${prefix}_${name} ${extra} SOURCES "${src}"
                      LIBS ${T_LIBS} LABELS ${T_LABELS})
   endforeach()
 endfunction()

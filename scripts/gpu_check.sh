@@ -1,80 +1,165 @@
 #!/usr/bin/env bash
-# One-command GPU check of the CUDA backend (issue 3): configures a build for sm_90, builds the
-# CUDA tests, the host-emulated schedule test and the CUDA benchmarks, runs the CUDA tests
-# (ctest -L cuda) and the benchmarks, writes bench/results/<date>-<gpu>.md and prints a short
-# table last. Budget: under 8 minutes on an H200 (benchmark min_time is kept small).
-#   usage: scripts/gpu_check.sh [build-dir]      (env: RESILIN_CUDA_ARCH, default 90)
+# One-command GPU check (issues 3 and 8): configures a build for sm_90, builds every CUDA test
+# (the targets `ctest -N -L cuda` lists), the host-emulated schedule test and the CUDA benchmarks
+# (alignment recursion with each cost model, FastCDTW, the lct codec), runs the CUDA tests
+# (ctest -L cuda; a skipped test is a failure on a GPU machine) and the benchmarks, writes
+# bench/results/<date>-<gpu>.md (first line: the headline) and prints a short table last.
+# Budget: 8 minutes on a 16-core H200 machine, build included (benchmark min_time is small and
+# every step runs under `timeout` against the remaining budget).
+#   usage: scripts/gpu_check.sh [build-dir]
+#   env: RESILIN_CUDA_ARCH (default 90), RESILIN_JOBS (default nproc), RESILIN_BUDGET_S (480),
+#        RESILIN_PREFIX_PATH (CMAKE_PREFIX_PATH for Catch2 and Google Benchmark; default
+#        <build-dir>/deps/usr when it exists: a copy of Debian's catch2 and libbenchmark-dev
+#        files carried to a machine that lacks them)
 # Without a GPU it still builds everything (a compile check), then exits 2 with a message.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-root="$(pwd)"
 source scripts/env.sh
 build="${1:-build-gpu}"
 arch="${RESILIN_CUDA_ARCH:-90}"
 jobs="${RESILIN_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+budget="${RESILIN_BUDGET_S:-480}"
 nvcc_bin="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
 start=$(date +%s)
+elapsed() { echo $(( $(date +%s) - start )); }
+# seconds a step may take: its cap, or what is left of the budget (10 s kept for the report)
+allow() { local left=$(( budget - $(elapsed) - 10 )); [ "$left" -lt "$1" ] && echo $(( left > 5 ? left : 5 )) || echo "$1"; }
 
 echo "== configure ($build, sm_$arch)"
-# CMake < 3.26 does not know nvcc's C++20 flag: supply it (harmless on newer CMake).
 mkdir -p "$build"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$nvcc_bin" \
-  -DCMAKE_CUDA_ARCHITECTURES="$arch" -DRESILIN_BUILD_BENCH=ON -DRESILIN_BUILD_EXAMPLES=OFF \
+generator=()
+if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+prefix_path="${RESILIN_PREFIX_PATH:-}"
+[ -z "$prefix_path" ] && [ -d "$build/deps/usr" ] && prefix_path="$(cd "$build/deps/usr" && pwd)"
+prefix=()
+[ -n "$prefix_path" ] && { prefix=(-DCMAKE_PREFIX_PATH="$prefix_path"); echo "prefix path: $prefix_path"; }
+# CMake < 3.26 does not know nvcc's C++20 flag: supply it (harmless on newer CMake).
+cmake -S . -B "$build" "${generator[@]}" "${prefix[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_COMPILER="$nvcc_bin" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DRESILIN_BUILD_TESTS=ON \
+  -DRESILIN_BUILD_BENCH=ON -DRESILIN_BUILD_EXAMPLES=OFF \
   -DCMAKE_CUDA20_STANDARD_COMPILE_OPTION=-std=c++20 \
   -DCMAKE_CUDA20_EXTENSION_COMPILE_OPTION=-std=c++20 >"$build/gpu_check.configure.log" 2>&1 \
   || { tail -30 "$build/gpu_check.configure.log"; echo "gpu_check: configure failed"; exit 1; }
 
-echo "== build (CUDA tests, schedule test, benchmarks; -j$jobs)"
-targets="cuda_test_cell_kernel cuda_test_wavefront host_test_device_schedule"
-have_bench=0
-if grep -q "bm_soft_dtw_cuda" "$build/Makefile" "$build"/bench/cuda/Makefile 2>/dev/null; then
-  targets="$targets bm_soft_dtw_cuda"; have_bench=1
-fi
-cmake --build "$build" -j "$jobs" --target $targets || { echo "gpu_check: build failed"; exit 1; }
-echo "build done in $(( $(date +%s) - start )) s"
+# CTest test names equal their target names.
+cuda_tests="$(ctest --test-dir "$build" -N -L cuda 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *//p' | tr '\n' ' ')"
+[ -n "$cuda_tests" ] || { echo "gpu_check: no CUDA tests configured (nvcc not found?)"; exit 1; }
+known_targets="$(cmake --build "$build" --target help 2>/dev/null)"
+benches=""
+for b in bm_soft_dtw_cuda bm_fcdtw_cuda bm_lct_cuda; do
+  if grep -qE "(^|[ .:])$b(:|$| )" <<<"$known_targets"; then benches="$benches $b"; fi
+done
+targets="$cuda_tests host_test_device_schedule$benches"
+cuda_units=$(( $(wc -w <<<"$cuda_tests") + $(wc -w <<<"$benches") ))
+echo "== build ($cuda_units CUDA executables, one .cu each, + the schedule test; -j$jobs)"
+[ -n "$benches" ] || echo "gpu_check: Google Benchmark not found: no benchmarks (set RESILIN_PREFIX_PATH)"
+build_start=$(date +%s)
+build_targets() {
+  if [ -f "$build/build.ninja" ]; then cmake --build "$build" -j "$jobs" --target $targets; return; fi
+  # Makefiles: the top-level Makefile is .NOTPARALLEL (it would build one target after another,
+  # each a single nvcc job); CMakeFiles/Makefile2 builds the targets side by side.
+  local goals="" t d
+  for t in $targets; do
+    d="$(sed -n "s|^$t: \(.*\)/rule\$|\1|p" "$build/CMakeFiles/Makefile2")"
+    [ -n "$d" ] || { cmake --build "$build" -j "$jobs" --target $targets; return; }
+    goals="$goals $d/all"
+  done
+  make -C "$build" -f CMakeFiles/Makefile2 -j "$jobs" $goals
+}
+build_targets >"$build/gpu_check.build.log" 2>&1 \
+  || { grep -E "error|Error" "$build/gpu_check.build.log" | head -30; echo "gpu_check: build failed (log: $build/gpu_check.build.log)"; exit 1; }
+build_s=$(( $(date +%s) - build_start ))
+echo "build done in $build_s s (total $(elapsed) s)"
 
 echo "== host-emulated kernel schedule (CPU)"
-"$build/tests/host/host_test_device_schedule" || { echo "gpu_check: schedule test failed"; exit 1; }
+"$build/tests/host/host_test_device_schedule" >"$build/gpu_check.schedule.log" 2>&1 \
+  || { tail -30 "$build/gpu_check.schedule.log"; echo "gpu_check: schedule test failed"; exit 1; }
+tail -2 "$build/gpu_check.schedule.log"
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "gpu_check: no NVIDIA GPU here (nvidia-smi missing or lists no device)."
-  echo "gpu_check: everything built; GPU tests and benchmarks NOT run."
+  echo "gpu_check: everything built in $build_s s; GPU tests and benchmarks NOT run."
   exit 2
 fi
 gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 gpu_tag="$(echo "$gpu_name" | tr 'A-Z' 'a-z' | grep -o 'h200\|h100\|a100\|l40s\|rtx [0-9]*\|[a-z0-9]*$' | head -1 | tr ' ' '-')"
 [ -n "$gpu_tag" ] || gpu_tag=gpu
 
-echo "== CUDA tests on $gpu_name"
+echo "== CUDA tests on $gpu_name: $cuda_tests"
 tests_ok=0
-timeout 240 ctest --test-dir "$build" -L cuda --output-on-failure 2>&1 | tee "$build/gpu_check.ctest.log"
+timeout "$(allow 150)" ctest --test-dir "$build" -L cuda --output-on-failure 2>&1 | tee "$build/gpu_check.ctest.log"
 ctest_rc=${PIPESTATUS[0]}
 # a skipped test (77) is not a pass on a GPU machine
 if [ "$ctest_rc" -eq 0 ] && ! grep -qi "not run\|skipped" "$build/gpu_check.ctest.log"; then tests_ok=1; fi
 
-summary="$build/bench-summary.md"
-rm -f "$summary"
-if [ "$have_bench" -eq 1 ]; then
-  echo "== benchmarks"
-  timeout 240 "$build/bench/cuda/bm_soft_dtw_cuda" --benchmark_min_time=0.05 --summary="$summary" \
-    >"$build/gpu_check.bench.log" 2>&1
-  echo "benchmark exit code $?"
-else
-  echo "gpu_check: Google Benchmark or bench/cuda not configured; no benchmarks"
-fi
+# run_bench NAME DIR CAP: the benchmark's own table goes to $build/NAME.md, its log to .log
+bench_rc=""
+run_bench() {
+  local name=$1 dir=$2 cap=$3 rc
+  rm -f "$build/$name.md"
+  if [[ " $benches " != *" $name "* ]]; then bench_rc="$bench_rc $name=not-built"; return; fi
+  echo "== $name (up to $(allow "$cap") s)"
+  timeout "$(allow "$cap")" "$build/$dir/$name" --benchmark_min_time=0.05 --summary="$build/$name.md" \
+    >"$build/$name.log" 2>&1
+  rc=$?
+  grep -a "FAILED" "$build/$name.log" | head -5
+  echo "$name exit code $rc"
+  bench_rc="$bench_rc $name=$rc"
+}
+run_bench bm_soft_dtw_cuda bench/cuda 150
+run_bench bm_fcdtw_cuda bench/cuda 60
+run_bench bm_lct_cuda bench/lct 90
+
+# the number in column COL of the row whose first cell is NAME in a benchmark table
+cell() { awk -F'|' -v n="$2" -v c="$3" '{ k=$2; gsub(/^ +| +$/, "", k) } k==n { v=$c; gsub(/ /, "", v); print v; exit }' "$build/$1.md" 2>/dev/null; }
+# "value unit (goal ..., PASS|MISS)" for value >= goal
+versus() { if [ -z "$1" ]; then echo "(not measured) vs goal >= $2 $3"; else
+  awk -v v="$1" -v g="$2" -v u="$3" 'BEGIN { printf "%s %s (goal >= %s: %s)", v, u, g, (v + 0 >= g + 0 ? "PASS" : "MISS") }'; fi; }
+
+sdtw_head="$(cell bm_soft_dtw_cuda headline/fwd+bwd 4)"
+dtw_h1="$(cell bm_soft_dtw_cuda H1/8192x395x4437/dtw_fwd 4)"
+msm="$(cell bm_soft_dtw_cuda C1/soft_msm/32x1024x1/fwd+bwd 4)"
+cdtw="$(cell bm_soft_dtw_cuda C1/soft_cdtw/32x1024x1/fwd+bwd 4)"
+fc_thread="$(cell bm_fcdtw_cuda fcdtw/P100000x128/thread_per_pair/value+grad 5)"
+fc_block="$(cell bm_fcdtw_cuda fcdtw/P16x4096/block_per_pair/value+grad 5)"
+lct_dec="$(cell bm_lct_cuda bf16/256Mi/decode 4)"
+lct_enc="$(cell bm_lct_cuda bf16/256Mi/encode 4)"
+# correctness the benchmarks check before timing (lct: device bytes == host bytes, round trip)
+lct_check="$(grep -q FAILED "$build/bm_lct_cuda.md" 2>/dev/null && echo "; verification FAILED" || true)"
+fc_check="$(grep -q FAILED "$build/bm_fcdtw_cuda.md" 2>/dev/null && echo "; host check FAILED" || true)"
 
 mkdir -p bench/results
 result="bench/results/$(date +%Y-%m-%d)-${gpu_tag}.md"
 {
-  if [ -s "$summary" ]; then head -1 "$summary"; else
+  if [ -s "$build/bm_soft_dtw_cuda.md" ] && head -1 "$build/bm_soft_dtw_cuda.md" | grep -q '^headline:'; then
+    head -1 "$build/bm_soft_dtw_cuda.md"
+  else
     echo "headline: soft-dtw fwd+bwd B=32 n=m=1024 d=64 float: (benchmark did not run) G cells/s, peak memory (n/a) MB"
   fi
   echo
   if [ "$tests_ok" -eq 1 ]; then echo "all GPU tests passed"; else echo "GPU tests FAILED or were skipped (see ctest output)"; fi
   echo
-  echo "machine: $gpu_name; nvcc $("$nvcc_bin" --version | grep -o 'release [0-9.]*'); commit $(git rev-parse --short HEAD 2>/dev/null || echo n/a) (working tree may differ)"
+  echo "machine: $gpu_name; nvcc $("$nvcc_bin" --version | grep -o 'release [0-9.]*'); sm_$arch; build $build_s s on $jobs jobs; commit $(git rev-parse --short HEAD 2>/dev/null || echo n/a) (working tree may differ); benchmark exit codes:$bench_rc"
   echo
-  if [ -s "$summary" ]; then tail -n +2 "$summary"; fi
+  echo "## Goals"
+  echo
+  echo "| capability | measured |"
+  echo "|---|---|"
+  echo "| soft-DTW fwd+bwd B=32 n=m=1024 d=64 float | $(versus "$sdtw_head" 50 "G cells/s") |"
+  echo "| hard DTW fwd univariate (H1, 8192 x 395 x 4437) | $(versus "$dtw_h1" 1000 "G cells/s") |"
+  echo "| lct bf16 decode (256 Mi N(0,0.02)) | $(versus "$lct_dec" 1000 "GB/s")$lct_check |"
+  echo "| lct bf16 encode (256 Mi N(0,0.02)) | $(versus "$lct_enc" 500 "GB/s")$lct_check |"
+  echo "| soft-MSM fwd+bwd B=32 n=m=1024 d=1 | ${msm:-(not measured)} G cells/s |"
+  echo "| soft-CDTW (grid) fwd+bwd B=32 n=m=1024 d=1 | ${cdtw:-(not measured)} G cells/s |"
+  echo "| FastCDTW value+grad 1e5 pairs n=128 (thread/pair) | ${fc_thread:-(not measured)} G pieces/s$fc_check |"
+  echo "| FastCDTW value+grad 16 pairs n=4096 (block/pair) | ${fc_block:-(not measured)} G pieces/s$fc_check |"
+  for b in bm_soft_dtw_cuda bm_fcdtw_cuda bm_lct_cuda; do
+    [ -s "$build/$b.md" ] || continue
+    echo
+    echo "## $b"
+    echo
+    if [ "$b" = bm_soft_dtw_cuda ]; then tail -n +2 "$build/$b.md"; else cat "$build/$b.md"; fi
+  done
   echo
   echo '```'
   grep -E "tests passed|tests failed|Test +#" "$build/gpu_check.ctest.log" || true
@@ -82,7 +167,8 @@ result="bench/results/$(date +%Y-%m-%d)-${gpu_tag}.md"
 } >"$result"
 
 echo
-echo "== summary (written to $result, total $(( $(date +%s) - start )) s)"
+echo "== summary (written to $result, total $(elapsed) s, build $build_s s)"
 head -3 "$result"
-[ -s "$summary" ] && grep -E "^\| (config|headline|M[123]/|B1/32x1024x64|F1/16x4096|L1|S1|H1)" "$summary"
+sed -n '/^## Goals/,/^## bm_/p' "$result" | grep '^|'
 [ "$tests_ok" -eq 1 ] || exit 1
+exit 0

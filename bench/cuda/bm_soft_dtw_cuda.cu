@@ -1,5 +1,6 @@
 // Google Benchmark suite of the CUDA backend: the configurations M1-M3, B1, F1, L1, S1 and H1
-// of spec/softdtw.md section 5. Time is measured with CUDA events around the enqueued work
+// of spec/softdtw.md section 5, plus the other cost models through the same recursion kernels
+// (soft-MSM, grid soft-CDTW: rows C1/*). Time is measured with CUDA events around the enqueued work
 // (UseManualTime), the workspace comes from the expert layer and is allocated once outside the
 // timed region. Reported per run: G cells/s (cells = sum over pairs of n * m, B*N*M here) and
 // peak device memory = inputs + outputs (+ gradients) + workspace, in MB.
@@ -10,8 +11,10 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 #include <benchmark/benchmark.h>
+#include "support/cuda_bench.cuh"
 #include <resilin/cuda.cuh>
 
 namespace r = resilin;
@@ -19,12 +22,15 @@ namespace r = resilin;
 namespace {
 
 enum class mode { value, train };
+/// The measure a row runs: soft-DTW (hard DTW when gamma = 0), soft-MSM (c = 1) or grid soft-CDTW.
+enum class cost { dtw, soft_msm, soft_cdtw };
 
 struct config {
   std::string id;
   r::index_t batch, n, m, d;
   double gamma;  // 0: hard DTW
   mode what;
+  cost model = cost::dtw;
 };
 
 struct row {
@@ -88,39 +94,21 @@ void run(benchmark::State& state, config const& c, M const& meas) {
                                        r::batch_view<T>{gx->p, c.batch, c.n, c.d, nullptr},
                                        r::batch_view<T>{gy->p, c.batch, c.m, c.d, nullptr});
   };
-  RESILIN_CUDA_TRY(launch());  // warm-up
-  RESILIN_CUDA_TRY(cudaStreamSynchronize(s));
-  cudaEvent_t start, stop;
-  RESILIN_CUDA_TRY(cudaEventCreate(&start));
-  RESILIN_CUDA_TRY(cudaEventCreate(&stop));
-  double total_ms = 0;
-  for (auto _ : state) {
-    RESILIN_CUDA_TRY(cudaEventRecord(start, s));
-    RESILIN_CUDA_TRY(launch());
-    RESILIN_CUDA_TRY(cudaEventRecord(stop, s));
-    RESILIN_CUDA_TRY(cudaEventSynchronize(stop));
-    float ms = 0;
-    RESILIN_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
-    total_ms += ms;
-    state.SetIterationTime(ms / 1e3);
-  }
+  double const ms = resilin_bench::timed_iterations(state, s, launch);
   double const cells = double(c.batch) * double(c.n) * double(c.m);
   state.SetItemsProcessed(static_cast<int64_t>(cells * double(state.iterations())));
-  double const ms = total_ms / double(state.iterations());
   state.counters["Gcells_per_s"] = cells / (ms * 1e-3) / 1e9;
   state.counters["peak_MB"] = double(peak) / 1e6;
   row rw{c.id, ms, cells / (ms * 1e-3) / 1e9, double(peak) / 1e6};
-  bool replaced = false;
-  for (auto& e : g_rows)
-    if (e.name == rw.name) { e = rw; replaced = true; }
-  if (!replaced) g_rows.push_back(rw);
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
+  resilin_bench::keep_row(g_rows, rw);
   (void)cudaStreamDestroy(s);
 }
 
 void run_config(benchmark::State& state, config c) {
-  if (c.gamma > 0) run(state, c, r::measures::soft_dtw<float>(static_cast<float>(c.gamma)));
+  auto const gamma = static_cast<float>(c.gamma);
+  if (c.model == cost::soft_msm) run(state, c, r::measures::soft_msm<float>(gamma));
+  else if (c.model == cost::soft_cdtw) run(state, c, r::measures::soft_cdtw<float>(gamma));
+  else if (c.gamma > 0) run(state, c, r::measures::soft_dtw<float>(gamma));
   else run(state, c, r::measures::dtw());
 }
 
@@ -148,34 +136,28 @@ std::vector<config> configs() {
   // H1 (cuDTW-Ada: N = 65536 pairs of 395 x 4437, hard DTW, 1-D, forward); 8192 pairs here to
   // keep the whole check under 8 minutes; cells/s is the comparable number.
   v.push_back({"H1/8192x395x4437/dtw_fwd", 8192, 395, 4437, 1, 0.0, mode::value});
+  // C1: the other cost models through the same kernels, B=32, n=m=1024, d=1, gamma 1.
+  for (auto [name, model] : {std::pair{"soft_msm", cost::soft_msm}, std::pair{"soft_cdtw", cost::soft_cdtw}}) {
+    v.push_back({std::string("C1/") + name + "/32x1024x1/fwd", 32, 1024, 1024, 1, 1.0, mode::value, model});
+    v.push_back({std::string("C1/") + name + "/32x1024x1/fwd+bwd", 32, 1024, 1024, 1, 1.0, mode::train, model});
+  }
   return v;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string summary;
-  std::vector<char*> args;
-  for (int k = 0; k < argc; ++k) {
-    if (std::strncmp(argv[k], "--summary=", 10) == 0) summary = argv[k] + 10;
-    else args.push_back(argv[k]);
-  }
-  int n = static_cast<int>(args.size());
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::puts("no CUDA device: benchmarks skipped");
-    return 77;
-  }
+  auto args = resilin_bench::parse_args(argc, argv);
+  if (!resilin_bench::have_device()) return 77;
   for (auto const& c : configs())
     benchmark::RegisterBenchmark(c.id.c_str(), run_config, c)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
         ->MinTime(0.05);
-  benchmark::Initialize(&n, args.data());
+  benchmark::Initialize(&args.argc, args.argv.data());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  cudaDeviceProp prop{};
-  (void)cudaGetDeviceProperties(&prop, 0);
+  std::string const gpu = resilin_bench::device_name();
   std::string text;
   char line[512];
   for (auto const& rw : g_rows)
@@ -186,7 +168,7 @@ int main(int argc, char** argv) {
                     rw.gcells, rw.peak_mb);
       text += line;
     }
-  std::snprintf(line, sizeof line, "\nGPU: %s; float, gamma 1 unless noted, no band, manual time (CUDA events)\n\n", prop.name);
+  std::snprintf(line, sizeof line, "\nGPU: %s; float, gamma 1 unless noted, no band, manual time (CUDA events)\n\n", gpu.c_str());
   text += line;
   text += "| config | ms | G cells/s | peak MB |\n|---|---:|---:|---:|\n";
   for (auto const& rw : g_rows) {
@@ -194,12 +176,6 @@ int main(int argc, char** argv) {
                   rw.gcells, rw.peak_mb);
     text += line;
   }
-  std::fputs(text.c_str(), stdout);
-  if (!summary.empty()) {
-    if (std::FILE* f = std::fopen(summary.c_str(), "w")) {
-      std::fputs(text.c_str(), f);
-      std::fclose(f);
-    }
-  }
+  resilin_bench::publish_summary(text, args.summary);
   return 0;
 }

@@ -26,8 +26,8 @@ namespace {
 
 struct settings {
   int threads = 0;
-  int max_iter = 50;  // barycentres of the final model and of k-means
-  int loo_iter = 20;  // barycentres refitted during leave-one-out
+  int max_iter = 30;  // barycentres of the final model
+  int loo_iter = 10;  // barycentres refitted during leave-one-out
 };
 
 using clock_type = std::chrono::steady_clock;

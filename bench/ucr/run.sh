@@ -22,10 +22,10 @@ out="bench/results/$(date +%F)-ucr-eval.md"
   echo
   echo "1-NN DTW: full window, squared point cost, ties to the first training series; the"
   echo "published column is 1 - the UCR 2018 DTW-full error (Chinatown: the raw files as shipped)."
-  echo "NC = nearest centroid: one barycentre per class by L-BFGS on the summed loss (50"
+  echo "NC = nearest centroid: one barycentre per class by L-BFGS on the summed loss (30"
   echo "iterations, Euclidean-mean start). gamma in {0.01, 0.1, 1, 10} for soft-DTW and"
   echo "gamma x c in {0.1, 1} x {0.1, 1} for soft-MSM, chosen by leave-one-out accuracy on TRAIN"
-  echo "(LOO column; barycentres refitted without the held-out series, 20 iterations). k-means:"
+  echo "(LOO column; barycentres refitted without the held-out series, 10 iterations). k-means:"
   echo "k = number of classes on TEST, soft-DTW with the chosen gamma, 2 restarts, 10 rounds,"
   echo "10 L-BFGS iterations per update; ARI against the TEST labels."
   echo

@@ -15,6 +15,7 @@
 #include <resilin/apps/synthetic.hpp>
 #include "io.hpp"
 #include "learn_options.hpp"
+#include "metric_ops.hpp"
 #include "options.hpp"
 #include "progress.hpp"
 #include "svg_plot.hpp"
@@ -45,7 +46,7 @@ std::vector<index_t> nearest(run_settings const& s, Measure const& m, r::dataset
   progress p("classify", "test series", test.size());
   for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
     r::matrix_view<T> const out{d.data() + begin * train.size(), end - begin, train.size()};
-    r::pairwise(s.exec, m, rows(test.view(), begin, end), train.view(), out);
+    pairwise_values(s.exec, m, rows(test.view(), begin, end), train.view(), out);
     for (index_t i = begin; i < end; ++i) {
       index_t arg = 0;
       for (index_t j = 1; j < train.size(); ++j)
@@ -62,15 +63,14 @@ std::vector<std::string> centroid_labels(run_settings const& s, Measure const& m
                                          learn_options const& lo, r::dataset<T> const& train,
                                          r::dataset<T> const& test, std::string const& title) {
   fit_progress fp("classify");
-  auto const model =
-      r::learn::fit_nearest_centroid(m, train, barycenter_settings(lo, s.exec.threads, &fp));
+  auto const model = fit_centroids(m, train, barycenter_settings(lo, s.exec.threads, &fp));
   fp.finish();
   if (!lo.svg.empty()) {
     std::vector<r::series_view<T const>> centres;
     for (auto const& c : model.centroids) centres.push_back(c.view());
     write_svg<T>(lo.svg, title, class_panels(train, model.classes, centres));
   }
-  return r::learn::predict(m, model, test, s.exec.threads);
+  return predict_centroids(m, model, test, s.exec.threads);
 }
 
 template <class T, class Measure>

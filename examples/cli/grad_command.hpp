@@ -8,6 +8,7 @@
 #include <resilin/alignment.hpp>
 #include "distance_command.hpp"
 #include "io.hpp"
+#include "metric_ops.hpp"
 #include "options.hpp"
 #include "progress.hpp"
 
@@ -22,7 +23,7 @@ void run_grad(run_settings const& s, Measure const& m, pair_files const& f) {
   r::batch_view<T> const g{grads.data(), a.size(), a.max_length, a.channels, a.lengths.data()};
   progress p("grad", "rows", a.size());
   for_row_chunks(a.size(), p, [&](index_t begin, index_t end) {
-    r::pairwise_grads(s.exec, m, rows(a.view(), begin, end), b.view(), rows(g, begin, end));
+    pairwise_gradients(s.exec, m, rows(a.view(), begin, end), b.view(), rows(g, begin, end));
   });
   table_writer w;
   for (index_t i = 0; i < a.size(); ++i) {

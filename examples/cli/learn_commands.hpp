@@ -17,6 +17,7 @@
 #include <resilin/learn/learn.hpp>
 #include "io.hpp"
 #include "learn_options.hpp"
+#include "metric_ops.hpp"
 #include "options.hpp"
 #include "svg_plot.hpp"
 
@@ -57,8 +58,7 @@ void run_barycenter(run_settings const& s, Measure const& m, single_input const&
   auto const data = in.load_data<T>(s);
   check_inputs(s.measure, data, in.name(), data, in.name());
   fit_progress fp("barycenter");
-  auto const model =
-      r::learn::fit_nearest_centroid(m, data, barycenter_settings(lo, s.exec.threads, &fp));
+  auto const model = fit_centroids(m, data, barycenter_settings(lo, s.exec.threads, &fp));
   fp.finish();
 
   table_writer w;
@@ -127,7 +127,7 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   ko.seed = ki.seed;
   ko.barycenter = barycenter_settings(lo, s.exec.threads, nullptr);
   ko.progress = [&fp](std::string_view stage, int it, double loss) { fp(stage, it, loss); };
-  auto const result = r::learn::kmeans(m, data.view(), ko);
+  auto const result = kmeans_of(m, data, ko);
   fp.finish();
 
   table_writer w;

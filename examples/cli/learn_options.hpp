@@ -23,7 +23,8 @@ struct learn_options {
 inline void add_learn_options(CLI::App& cmd, learn_options& o) {
   o.max_iter_opt =
       cmd.add_option("--max-iter", o.max_iter,
-                     "barycentre iterations (L-BFGS for soft metrics, DBA for dtw, MBA for msm)")
+                     "barycentre iterations (L-BFGS for soft metrics, DBA for dtw, MBA for msm, "
+                     "warp/centroid rounds for fast-cdtw)")
           ->capture_default_str();
   o.init_opt = cmd.add_option("--init", o.init,
                               "barycentre start: mean (Euclidean mean, resampled to the mean "

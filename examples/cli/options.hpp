@@ -1,6 +1,7 @@
 #pragma once
 // The options shared by distance, grad and classify, their validation, and the dispatch
-// from (precision, metric) to a typed measure: visit(settings, f) calls f(T{}, measure).
+// from (precision, metric) to a typed measure: visit(settings, f) calls f(T{}, measure), the
+// measure being a resilin::measure or fast_cdtw_metric (see metric.hpp, metric_ops.hpp).
 #include <cmath>
 #include <cstdio>
 #include <concepts>
@@ -20,6 +21,8 @@ struct alignment_options {
   long long band = 0;
   double window = 0;
   double c = 1.0;
+  long long steps = 300;
+  double lr = 0.01;
   std::string backend = "host";
   std::string precision = "double";
   int threads = 0;
@@ -28,6 +31,8 @@ struct alignment_options {
   CLI::Option* band_opt = nullptr;
   CLI::Option* window_opt = nullptr;
   CLI::Option* c_opt = nullptr;
+  CLI::Option* steps_opt = nullptr;
+  CLI::Option* lr_opt = nullptr;
 };
 
 enum class precision_kind { single, double_ };
@@ -50,8 +55,10 @@ inline std::string short_number(double v) {
 inline void add_alignment_options(CLI::App& cmd, alignment_options& o) {
   cmd.add_option("--metric,-m", o.metric,
                  "euclidean | dtw | soft-dtw | soft-dtw-div | msm | soft-msm | soft-msm-div | "
-                 "cdtw | soft-cdtw | soft-cdtw-div. "
-                 "euclidean and dtw sum squared differences (the UCR convention; no square root)")
+                 "cdtw | soft-cdtw | soft-cdtw-div | fast-cdtw. "
+                 "euclidean and dtw sum squared differences (the UCR convention; no square root). "
+                 "fast-cdtw fits a warp per pair by Adam (--steps, --lr) and is asymmetric: "
+                 "M(A_i, B_j) warps B_j onto A_i's time axis")
       ->required();
   o.gamma_opt = cmd.add_option("--gamma,-g", o.gamma, "soft-min temperature, > 0 (soft metrics)")
                     ->capture_default_str();
@@ -62,6 +69,10 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o) {
   o.window_opt->excludes(o.band_opt);
   o.c_opt = cmd.add_option("--c", o.c, "MSM split/merge cost, >= 0 (msm metrics)")
                 ->capture_default_str();
+  o.steps_opt = cmd.add_option("--steps", o.steps, "Adam steps per warp fit, >= 0 (fast-cdtw)")
+                    ->capture_default_str();
+  o.lr_opt = cmd.add_option("--lr", o.lr, "Adam learning rate of the warp fits, > 0 (fast-cdtw)")
+                 ->capture_default_str();
   cmd.add_option("--backend", o.backend, "host | cuda")->capture_default_str();
   cmd.add_option("--precision", o.precision, "double | float")->capture_default_str();
   cmd.add_option("--threads,-j", o.threads, "threads, 0 = all cores")->capture_default_str();
@@ -78,9 +89,19 @@ inline run_settings resolve(alignment_options const& o) {
   s.measure.c = o.c;
   require(o.gamma > 0 && std::isfinite(o.gamma), "--gamma must be > 0 and finite, got ", o.gamma);
   s.measure.gamma = o.gamma;
+  bool const fast = s.measure.metric == metric_kind::fast_cdtw;
+  require(fast || (o.steps_opt->count() == 0 && o.lr_opt->count() == 0),
+          "--steps and --lr apply to metric fast-cdtw only, not to '", o.metric, "'");
+  require(o.steps >= 0, "--steps must be >= 0, got ", o.steps);
+  require(o.lr > 0 && std::isfinite(o.lr), "--lr must be > 0 and finite, got ", o.lr);
+  s.measure.steps = static_cast<r::index_t>(o.steps);
+  s.measure.lr = o.lr;
   bool const banded = o.band_opt->count() > 0 || o.window_opt->count() > 0;
   require(!(banded && s.measure.metric == metric_kind::euclidean),
           "--band and --window do not apply to metric 'euclidean' (use dtw --band R)");
+  require(!(banded && fast),
+          "--band and --window do not apply to metric 'fast-cdtw' (its warp is unconstrained)");
+  if (fast) s.band_text = "-";
   if (o.band_opt->count() > 0) {
     require(o.band >= 0, "--band must be >= 0, got ", o.band);
     s.measure.band = r::band_spec::radius(static_cast<r::index_t>(o.band));
@@ -105,11 +126,12 @@ inline run_settings resolve(alignment_options const& o) {
   return s;
 }
 
-/// Calls f(T{}, measure) with T = float or double and the measure of s.measure.
+/// Calls f(T{}, measure) with T = float or double and the measure of s.measure (a
+/// resilin::measure, or fast_cdtw_metric: commands pass it on through metric_ops.hpp).
 template <class F>
 void visit(run_settings const& s, F&& f) {
   auto const with = [&]<std::floating_point T>(T tag) {
-    visit_measure<T>(s.measure, [&](auto const& m) { f(tag, m); });
+    visit_metric<T>(s.measure, [&](auto const& m) { f(tag, m); });
   };
   if (s.precision == precision_kind::single) with(0.0f);
   else with(0.0);

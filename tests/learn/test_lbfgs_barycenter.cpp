@@ -9,6 +9,7 @@
 #include <vector>
 #include <support/catch.hpp>
 #include <host/helpers.hpp>
+#include "learn_helpers.hpp"
 #include <resilin/apps/synthetic.hpp>
 #include <resilin/learn/learn.hpp>
 
@@ -19,30 +20,9 @@ using resilin_test::random_values;
 
 namespace {
 
-/// A padded batch that owns its values.
 template <class T>
-struct batch {
-  std::vector<T> values;
-  std::vector<r::index_t> lengths;
-  r::index_t max_length = 0, channels = 1;
-  r::batch_view<T const> view() const {
-    return {values.data(), static_cast<r::index_t>(lengths.size()), max_length, channels, lengths.data()};
-  }
-};
-
-template <class T>
-batch<T> random_batch(std::vector<r::index_t> lengths, r::index_t channels, std::uint64_t seed) {
-  batch<T> b;
-  b.channels = channels;
-  for (auto l : lengths) b.max_length = std::max(b.max_length, l);
-  b.values.assign(lengths.size() * static_cast<std::size_t>(b.max_length * channels), T(0));
-  for (std::size_t k = 0; k < lengths.size(); ++k) {
-    auto v = random_values<T>(static_cast<std::size_t>(lengths[k] * channels), seed + k, -2, 2);
-    std::copy(v.begin(), v.end(), b.values.begin() + static_cast<std::ptrdiff_t>(k * b.max_length * channels));
-  }
-  b.lengths = std::move(lengths);
-  return b;
-}
+using batch = resilin_test::owned_batch<T>;
+using resilin_test::random_batch;
 
 /// The first `count` series of one CBF class ("1", "2" or "3"), length `length`.
 batch<double> cbf_class(std::string const& label, r::index_t count, r::index_t length,

@@ -26,6 +26,15 @@
 #  define RESILIN_INLINE inline
 #endif
 
+// RESILIN_UNROLL(n): ask GCC to unroll the next loop n times (host SIMD loops); nothing
+// elsewhere (nvcc's front end and other compilers warn about GCC's pragma).
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#  define RESILIN_PRAGMA(x) _Pragma(#x)
+#  define RESILIN_UNROLL(n) RESILIN_PRAGMA(GCC unroll n)
+#else
+#  define RESILIN_UNROLL(n)
+#endif
+
 namespace resilin {
 /// Signed index type of every length, channel count and cell index.
 using index_t = std::int64_t;

@@ -100,13 +100,9 @@ std::vector<T> euclidean_mean(batch_view<T const> series, std::span<double const
   return std::vector<T>(acc.begin(), acc.end());
 }
 
-/// The index of the medoid: argmin_j sum_k w_k M(x_j, x_k) (ties: the first).
-template <alignment_measure Measure, class T>
-index_t medoid_index(Measure const& m, batch_view<T const> series, std::span<double const> w,
-                     int threads) {
-  index_t const n = series.batch;
-  std::vector<T> d(static_cast<std::size_t>(n * n));
-  pairwise(host_backend{threads}, m, series, series, matrix_view<T>{d.data(), n, n});
+/// The row j of the (n, n) matrix d minimising sum_k w_k d(j, k) (ties: the first).
+template <class T>
+index_t medoid_of(std::span<T const> d, index_t n, std::span<double const> w) {
   index_t best = 0;
   double best_loss = 0;
   for (index_t j = 0; j < n; ++j) {
@@ -116,6 +112,16 @@ index_t medoid_index(Measure const& m, batch_view<T const> series, std::span<dou
     if (j == 0 || loss < best_loss) { best = j; best_loss = loss; }
   }
   return best;
+}
+
+/// The index of the medoid: argmin_j sum_k w_k M(x_j, x_k) (ties: the first).
+template <alignment_measure Measure, class T>
+index_t medoid_index(Measure const& m, batch_view<T const> series, std::span<double const> w,
+                     int threads) {
+  index_t const n = series.batch;
+  std::vector<T> d(static_cast<std::size_t>(n * n));
+  pairwise(host_backend{threads}, m, series, series, matrix_view<T>{d.data(), n, n});
+  return medoid_of(std::span<T const>(d), n, w);
 }
 
 /// The starting barycentre (length, channels) chosen by opt.init.

@@ -1,6 +1,6 @@
 #pragma once
-// A faster value-only traversal for the soft-min with uniform step costs (DTW costs): the
-// recursion in the exponential domain. With P = exp(-R / gamma),
+// A faster forward for the soft-min with uniform step costs (DTW costs): the recursion in the
+// exponential domain. With P = exp(-R / gamma),
 //     P(i, j) = exp(-delta(i, j) / gamma) * (P(i-1, j-1) + P(i-1, j) + P(i, j-1)),
 // one exponential per cell and no logarithm. Each P is held as m * 2^k (m in [1, 2), k an
 // integer stored in T), so no magnitude overflows or underflows: the three predecessors are
@@ -8,13 +8,16 @@
 // Rounding: each cell adds a relative error of a few ulp to P, i.e. an absolute error of a few
 // ulp of (gamma + delta) to R, against a few ulp of R per cell in the log domain.
 // It is used only where every k stays an exact integer in T (checked per pair from a bound on
-// delta); everywhere else, and for gradients, the log-domain traversal runs.
+// delta); everywhere else the log-domain traversal runs. For gradients the forward also keeps
+// the row above every strip for the backward of exp_domain_grad.hpp.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <vector>
 #include <resilin/backend/host/lane_cost.hpp>
 #include <resilin/backend/host/simd.hpp>
+#include <resilin/core/band.hpp>
 #include <resilin/core/math.hpp>
 #include <resilin/cost/dtw.hpp>
 #include <resilin/smoothing/soft_min.hpp>
@@ -113,7 +116,7 @@ RESILIN_INLINE exp_value<T> exp_cell(exp_value<T> const& d, exp_value<T> const& 
   using I = typename P::int_type;
   typename P::mask b;
   std::memcpy(&b, &mm.v, sizeof b);
-  typename P::mask const e = (b >> tr::mant) - I(tr::bias);
+  typename P::mask const e = simd::shift_right_logical(b, tr::mant) - I(tr::bias);  // mm > 0
   b = (b & ((I(1) << tr::mant) - 1)) | (I(tr::bias) << tr::mant);
   P m;
   std::memcpy(&m.v, &b, sizeof b);
@@ -127,65 +130,134 @@ RESILIN_INLINE exp_value<T> exp_cell(exp_value<T> const& d, exp_value<T> const& 
   return {m, km + kx + ef};
 }
 
-/// Value-only forward of a soft_min problem with uniform step costs, in O(m) memory.
+/// One strip of the exponential-domain forward. Reads P(i0 - 1, j) = above_m[j + 1] *
+/// 2^above_k[j + 1], writes P(i0 + H - 1, j) to below_* the same way (below may be above: the
+/// writes trail the reads), and with `out` stores every step's K packs of m then K packs of k
+/// at out + (t - t0) * 2K. Returns the packs of the strip's last step in `last`.
+template <class T, class Lanes>
+void exp_forward_strip(Lanes& lanes, strip_geometry<T> const& geo, T scale,
+                       T const* above_m, T const* above_k, T* below_m, T* below_k,
+                       simd::pack<T>* out, exp_value<T>* last) {
+  using V = simd::pack<T>;
+  constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
+  V const ones(T(1)), unreachable(unreachable_k<T>);
+  exp_value<T> cur[K], prev[K];
+  for (int q = 0; q < K; ++q) cur[q] = prev[q] = {ones, unreachable};
+  geo.for_each_step([&](index_t t, auto masked) __attribute__((always_inline)) {
+    exp_value<T> next[K];
+    // unrolled, the rotation below is register renaming instead of copies through the stack
+RESILIN_UNROLL(16)
+    for (int q = 0; q < K; ++q) {
+      exp_value<T> a1, a2;
+      if (q == 0) {
+        a1 = {V(above_m[t + 1]), V(above_k[t + 1])};
+        a2 = {V(above_m[t]), V(above_k[t])};
+      } else {
+        a1 = cur[q - 1];
+        a2 = prev[q - 1];
+      }
+      exp_value<T> const up{simd::shift_in_front(cur[q].m, a1.m), simd::shift_in_front(cur[q].k, a1.k)};
+      exp_value<T> const diag{simd::shift_in_front(prev[q].m, a2.m),
+                              simd::shift_in_front(prev[q].k, a2.k)};
+      if constexpr (decltype(masked)::value) {
+        auto const in = geo.inside(q, V(static_cast<T>(t)));
+        exp_value<T> const c = exp_cell(diag, up, cur[q], lanes.costs(q, t, in).diag * scale);
+        next[q] = {simd::select(in, c.m, ones), simd::select(in, c.k, unreachable)};
+      } else {
+        next[q] = exp_cell(diag, up, cur[q], lanes.costs(q, t, typename V::mask{}).diag * scale);
+      }
+    }
+RESILIN_UNROLL(16)
+    for (int q = 0; q < K; ++q) {
+      prev[q] = cur[q];
+      cur[q] = next[q];
+    }
+    if (out) {
+      V* const o = out + (t - geo.t0) * 2 * K;
+      for (int q = 0; q < K; ++q) {
+        o[q] = next[q].m;
+        o[K + q] = next[q].k;
+      }
+    }
+    index_t const jl = t - (H - 1);  // the strip's last row feeds the next strip
+    if (jl >= -1) {
+      below_m[jl + 1] = next[K - 1].m[W - 1];
+      below_k[jl + 1] = next[K - 1].k[W - 1];
+    }
+  });
+  for (int q = 0; q < K; ++q) last[q] = cur[q];
+}
+
+/// -log2(e) / gamma: x = scale * delta is the exponent of the cell factor 2^x.
+template <class T, class Smooth>
+T exp_domain_scale(Smooth const& smooth) noexcept {
+  return -T(1.4426950408889634) * math::inverse_temperature(smooth.gamma);
+}
+
+/// Packs of one strip in a stored table: 2K per step, from two unreachable steps before t0
+/// (so that the backward reads the steps t - 1 and t - 2 of every step t without a test).
+template <class T>
+index_t exp_strip_packs(strip_geometry<T> const& geo) noexcept {
+  return (geo.t1 - geo.t0 + 3) * 2 * strip_vectors<T>;
+}
+
+/// Fills the two leading unreachable steps of a stored strip; returns where step t0 goes.
+template <class T>
+simd::pack<T>* exp_pad_strip(simd::pack<T>* strip) noexcept {
+  constexpr int K = strip_vectors<T>;
+  for (int u = 0; u < 2; ++u)
+    for (int q = 0; q < K; ++q) {
+      strip[u * 2 * K + q] = simd::pack<T>(T(1));
+      strip[u * 2 * K + K + q] = simd::pack<T>(unreachable_k<T>);
+    }
+  return strip + 4 * K;
+}
+
+/// Packs of the stored table of every strip of an n-row problem.
+template <class T>
+index_t exp_table_packs(band_geometry const& band, index_t n) {
+  constexpr int H = strip_vectors<T> * simd::pack<T>::width;
+  index_t total = 0;
+  for (index_t i0 = 0; i0 < n; i0 += H) total += exp_strip_packs(strip_geometry<T>(band, n, i0));
+  return total;
+}
+
+/// Forward of a soft_min problem with uniform step costs: returns R(n-1, m-1). Value only
+/// (keep_rows false) it needs O(m) memory in row_m / row_k. With keep_rows the row above every
+/// strip s stays in row_*[s * (m + H + 1) + j + 1], from which backward_exp_domain recomputes
+/// the strip: (n / H + 1) rows instead of the whole table. With `table` (exp_table_packs
+/// packs) it also stores every strip there (exp_pad_strip layout), one after the other.
 template <class T, class P, class Lanes>
-T forward_exp_domain(P const& p, Lanes& lanes, std::vector<T>& row_m, std::vector<T>& row_k) {
+T forward_exp_domain(P const& p, Lanes& lanes, std::vector<T>& row_m, std::vector<T>& row_k,
+                     bool keep_rows = false, simd::pack<T>* table = nullptr) {
   using V = simd::pack<T>;
   constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
   index_t const n = p.x.length, m = p.y.length;
   T const ku = unreachable_k<T>;
-  row_m.assign(static_cast<std::size_t>(m + H + 1), T(1));  // row_*[j + 1]: P(i0 - 1, j)
-  row_k.assign(static_cast<std::size_t>(m + H + 1), ku);
+  index_t const strips = (n + H - 1) / H, row = m + H + 1;
+  auto const size = static_cast<std::size_t>(keep_rows ? (strips + 1) * row : row);
+  row_m.assign(size, T(1));
+  row_k.assign(size, ku);
   row_k[0] = T(0);  // the virtual origin: R(-1, -1) = 0, P = 1 * 2^0
-  T const scale = -T(1.4426950408889634) * math::inverse_temperature(p.smooth.gamma);
-  index_t const strips = (n + H - 1) / H;
+  T const scale = exp_domain_scale<T>(p.smooth);
   lanes.begin_pair(p.cost, p.x, p.y);
   exp_value<T> last[K];
-  V const ones(T(1)), unreachable(ku);
   for (index_t s = 0; s < strips; ++s) {
     strip_geometry<T> const geo(p.band, n, s * H);
     lanes.begin_strip(s * H);
-    exp_value<T> cur[K], prev[K];
-    for (int q = 0; q < K; ++q) cur[q] = prev[q] = {ones, unreachable};
-    for (index_t t = geo.t0; t <= geo.t1; ++t) {
-      V const tv(static_cast<T>(t));
-      exp_value<T> next[K];
-      for (int q = 0; q < K; ++q) {
-        exp_value<T> a1, a2;
-        if (q == 0) {
-          auto const j1 = static_cast<std::size_t>(t + 1), j2 = static_cast<std::size_t>(t);
-          a1 = {V(row_m[j1]), V(row_k[j1])};
-          a2 = {V(row_m[j2]), V(row_k[j2])};
-        } else {
-          a1 = cur[q - 1];
-          a2 = prev[q - 1];
-        }
-        exp_value<T> const up{simd::shift_in_front(cur[q].m, a1.m), simd::shift_in_front(cur[q].k, a1.k)};
-        exp_value<T> const diag{simd::shift_in_front(prev[q].m, a2.m),
-                                simd::shift_in_front(prev[q].k, a2.k)};
-        auto const in = geo.inside(q, tv);
-        V const x = lanes.costs(q, t, in).diag * scale;
-        exp_value<T> const c = exp_cell(diag, up, cur[q], x);
-        next[q] = {simd::select(in, c.m, ones), simd::select(in, c.k, unreachable)};
-      }
-      for (int q = 0; q < K; ++q) {
-        prev[q] = cur[q];
-        cur[q] = next[q];
-      }
-      index_t const jl = t - (H - 1);  // the strip's last row feeds the next strip
-      if (jl >= -1) {
-        row_m[static_cast<std::size_t>(jl + 1)] = next[K - 1].m[W - 1];
-        row_k[static_cast<std::size_t>(jl + 1)] = next[K - 1].k[W - 1];
-      }
-    }
-    for (int q = 0; q < K; ++q) last[q] = cur[q];
+    index_t const a = keep_rows ? s * row : 0, b = keep_rows ? a + row : 0;
+    exp_forward_strip(lanes, geo, scale, row_m.data() + a, row_k.data() + a, row_m.data() + b,
+                      row_k.data() + b, table ? exp_pad_strip(table) : nullptr, last);
+    if (table) table += exp_strip_packs(geo);
     lanes.end_strip();
   }
   lanes.end_pair();
   int const o = static_cast<int>((n - 1) % H);
   T const mo = last[o / W].m[o % W], ko = last[o / W].k[o % W];
   if (ko <= ku / 2) return math::infinity<T>();
-  return -p.smooth.gamma * T(0.6931471805599453) * (ko + std::log2(mo));
+  // in double: k is large (|R| / (gamma ln2)), so k + log2 m in float would lose R's last bits
+  return static_cast<T>(-static_cast<double>(p.smooth.gamma) * 0.6931471805599453 *
+                        (static_cast<double>(ko) + std::log2(static_cast<double>(mo))));
 }
 
 }  // namespace resilin::host_detail

@@ -4,7 +4,9 @@
 // the point distances of a whole vector at once from x rows held in registers and a reversed
 // copy of y, and accumulates the gradient the same way. Both are host-only details of the
 // strip traversal: the cost model itself stays the one RESILIN_HD definition.
+#include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 #include <resilin/backend/host/simd.hpp>
 #include <resilin/core/band.hpp>
@@ -29,6 +31,7 @@ struct strip_geometry {
   static constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
   V start[K], end[K];
   index_t t0 = 0, t1 = -1;
+  index_t full0 = 0, full1 = -1;  // steps at which every lane is in the band (none if empty)
   index_t i0 = 0;
   int rows = 0;  // valid rows in this strip
 
@@ -42,6 +45,8 @@ struct strip_geometry {
           start[q].set(k, static_cast<T>(r.lo + o));
           end[q].set(k, static_cast<T>(r.hi + o));
           if (r.hi + o > t1) t1 = r.hi + o;
+          if (rows == 0 || r.lo + o > full0) full0 = r.lo + o;
+          if (rows == 0 || r.hi + o < full1) full1 = r.hi + o;
           ++rows;
         } else {
           start[q].set(k, T(1));
@@ -50,6 +55,27 @@ struct strip_geometry {
       }
     }
     t0 = static_cast<index_t>(start[0][0]);
+    if (rows < H) full1 = full0 - 1;  // lanes past the last row are never in the band
+  }
+  /// Calls step(t, std::true_type) where some lane may be out of the band and
+  /// step(t, std::false_type) where none is, for t from t0 to t1 (Reverse: t1 down to t0).
+  template <bool Reverse = false, class Step>
+  RESILIN_INLINE void for_each_step(Step&& step) const {
+    index_t const a = std::max(full0, t0), b = std::min(full1, t1);
+    if (a > b) {
+      if constexpr (Reverse) for (index_t t = t1; t >= t0; --t) step(t, std::true_type{});
+      else for (index_t t = t0; t <= t1; ++t) step(t, std::true_type{});
+      return;
+    }
+    if constexpr (Reverse) {
+      for (index_t t = t1; t > b; --t) step(t, std::true_type{});
+      for (index_t t = b; t >= a; --t) step(t, std::false_type{});
+      for (index_t t = a - 1; t >= t0; --t) step(t, std::true_type{});
+    } else {
+      for (index_t t = t0; t < a; ++t) step(t, std::true_type{});
+      for (index_t t = a; t <= b; ++t) step(t, std::false_type{});
+      for (index_t t = b + 1; t <= t1; ++t) step(t, std::true_type{});
+    }
   }
   RESILIN_INLINE typename V::mask inside(int q, V tv) const noexcept {
     return (start[q] <= tv) & (tv <= end[q]);
@@ -206,6 +232,7 @@ struct dtw_lane_cost : strip_series<T, false> {
   RESILIN_INLINE step3<V> costs(int q, index_t t, typename V::mask) const noexcept {
     index_t const d = this->x.channels, p = this->ypos(q, t);
     V s(T(0));
+RESILIN_UNROLL(4)
     for (index_t c = 0; c < d; ++c)
       s += Distance::term(this->xrows[static_cast<std::size_t>(q * d + c)] -
                           V::load(this->ychannel(c) + p));
@@ -213,8 +240,14 @@ struct dtw_lane_cost : strip_series<T, false> {
   }
 
   RESILIN_INLINE void accumulate(int q, index_t t, typename V::mask, step3<V> const& g) {
-    V const u = g.diag + g.up + g.left;  // 0 in lanes outside the band
+    accumulate_adjoint(q, t, g.diag + g.up + g.left);
+  }
+
+  /// The gradient of a uniform step cost needs only u = the adjoint of the cell (the sum of its
+  /// move uses), 0 in lanes outside the band.
+  RESILIN_INLINE void accumulate_adjoint(int q, index_t t, V u) {
     index_t const d = this->x.channels, p = this->ypos(q, t);
+RESILIN_UNROLL(4)
     for (index_t c = 0; c < d; ++c) {
       auto const r = static_cast<std::size_t>(q * d + c);
       V const part = u * Distance::partial(this->xrows[r], V::load(this->ychannel(c) + p));

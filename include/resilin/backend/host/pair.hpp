@@ -5,6 +5,7 @@
 #include <array>
 #include <vector>
 #include <resilin/backend/host/exp_domain.hpp>
+#include <resilin/backend/host/exp_domain_grad.hpp>
 #include <resilin/backend/host/lane_cost_soft_msm.hpp>
 #include <resilin/backend/host/strip.hpp>
 #include <resilin/core/measure.hpp>
@@ -17,6 +18,7 @@ struct workspace {
   std::vector<T> rowbuf, rowbuf_k, g_up, g_diag;
   std::vector<T> channel;  // independent channels: one channel of x, y, gx, gy, contiguous
   strip_table<T> table;
+  table_buffer<simd::pack<T>> strip_cells;  // one strip of the exponential-domain backward
 };
 
 /// Copies channel c of s to out (s.length values) and views it as a one-channel series.
@@ -39,7 +41,8 @@ T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_vie
               workspace<T>& ws) {
   if constexpr (std::same_as<Smooth, soft_min<T>> && requires { typename Cost::distance_type; }) {
     using D = typename Cost::distance_type;
-    if constexpr (vector_distance<D>) {  // soft-DTW: the exponential domain where it is exact
+    // soft-DTW (not other costs that name a distance): the exponential domain where it is exact
+    if constexpr (vector_distance<D> && std::same_as<Cost, dtw_cost<D>>) {
       if (exp_domain_applies<T, D>(x, y, m.smooth.gamma)) {
         bool const t = y.length > x.length;  // keep the rolling rows along the shorter series
         auto const p = t ? make_problem(m, y, x) : make_problem(m, x, y);
@@ -83,6 +86,26 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
                        series_view<T const> y, series_view<T> gx, series_view<T> gy, T seed,
                        workspace<T>& ws) {
   auto const p = make_problem(m, x, y);
+  if constexpr (std::same_as<Smooth, soft_min<T>> && requires { typename Cost::distance_type; }) {
+    using D = typename Cost::distance_type;
+    // soft-DTW (not other costs that name a distance): the exponential domain where it is exact
+    if constexpr (vector_distance<D> && std::same_as<Cost, dtw_cost<D>>) {
+      if (exp_domain_applies<T, D>(x, y, m.smooth.gamma)) {
+        dtw_lane_cost<T, D> lanes;
+        // Up to 32 MiB the table is stored whole (its fresh pages cost less than recomputing the
+        // forward, and a batch reuses them); beyond, each strip is recomputed in the backward.
+        auto const packs = static_cast<std::size_t>(exp_table_packs<T>(p.band, x.length));
+        bool const whole = packs * sizeof(simd::pack<T>) <= (std::size_t(32) << 20);
+        T const v = forward_exp_domain(p, lanes, ws.rowbuf, ws.rowbuf_k, true,
+                                       whole ? ws.strip_cells.reserve(packs) : nullptr);
+        if (v < math::infinity<T>()) {  // else unreachable: the log domain gives zero weights
+          backward_exp_domain(p, ws.rowbuf, ws.rowbuf_k, ws.strip_cells, whole, seed, lanes,
+                              ws.g_up, ws.g_diag, gx, gy);
+          return v;
+        }
+      }
+    }
+  }
   lane_cost<T, Cost> lanes;
   T const v = forward(p, lanes, ws.rowbuf, &ws.table);
   backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <resilin/core/config.hpp>
 
 namespace resilin::simd {
@@ -81,6 +82,19 @@ template <class T> RESILIN_INLINE typename pack<T>::mask operator<=(pack<T> a, p
 template <class T>
 RESILIN_INLINE pack<T> select(typename pack<T>::mask c, pack<T> a, pack<T> b) noexcept {
   return pack<T>::wrap(c ? a.v : b.v);
+}
+
+/// bits >> s as a logical shift (AVX2 has none for signed 64-bit lanes, so the arithmetic shift
+/// that >> means for them costs several instructions); for fields of non-negative numbers.
+template <class M>
+RESILIN_INLINE M shift_right_logical(M bits, int s) noexcept {
+  using U = std::make_unsigned_t<std::remove_cvref_t<decltype(bits[0])>>;
+  typedef U umask __attribute__((vector_size(sizeof(M))));
+  umask u;  // memcpy, not a vector reinterpret_cast: nvcc's front end rejects the latter
+  std::memcpy(&u, &bits, sizeof u);
+  u = u >> s;
+  std::memcpy(&bits, &u, sizeof u);
+  return bits;
 }
 template <class T>
 RESILIN_INLINE pack<T> min(pack<T> a, pack<T> b) noexcept { return pack<T>::wrap(b.v < a.v ? b.v : a.v); }
@@ -198,7 +212,7 @@ RESILIN_INLINE pack<T> log(pack<T> x) noexcept {
   constexpr int mant = std::numeric_limits<T>::digits - 1;
   constexpr I bias = std::numeric_limits<T>::max_exponent - 1;
   constexpr I mant_mask = (I(1) << mant) - 1;
-  typename P::mask e = (bits >> mant) - bias;
+  typename P::mask e = shift_right_logical(bits, mant) - bias;  // x > 0: the sign bit is 0
   typename P::mask fb = (bits & mant_mask) | (bias << mant);  // f in [1, 2)
   P f;
   std::memcpy(&f.v, &fb, sizeof fb);
@@ -252,9 +266,15 @@ template <std::floating_point T>
 struct pack {
   static constexpr int width = lanes<T>;
   using int_type = typename detail::int_of<T>::type;
-  struct mask {
+  struct mask {  // integer lanes: the operators the host code applies to its GCC masks
+    int_type v[width];
     RESILIN_HD int_type operator[](int) const noexcept { return 0; }
-    friend RESILIN_HD mask operator&(mask a, mask) noexcept { return a; }
+    template <class U> friend RESILIN_HD mask operator&(mask a, U) noexcept { return a; }
+    template <class U> friend RESILIN_HD mask operator|(mask a, U) noexcept { return a; }
+    template <class U> friend RESILIN_HD mask operator+(mask a, U) noexcept { return a; }
+    template <class U> friend RESILIN_HD mask operator-(mask a, U) noexcept { return a; }
+    template <class U> friend RESILIN_HD mask operator<<(mask a, U) noexcept { return a; }
+    template <class U> friend RESILIN_HD mask operator>>(mask a, U) noexcept { return a; }
   };
   T v[width];
 
@@ -286,6 +306,7 @@ template <class T> RESILIN_HD pack<T> max(pack<T> a, pack<T>) noexcept { return 
 template <class T> RESILIN_HD pack<T> exp(pack<T> a) noexcept { return a; }
 template <class T> RESILIN_HD pack<T> log(pack<T> a) noexcept { return a; }
 template <class T> RESILIN_HD pack<T> sqrt(pack<T> a) noexcept { return a; }
+template <class M> M shift_right_logical(M bits, int) noexcept { return bits; }
 template <class T, class U> pack<T> shift_in_front(pack<T> a, U) noexcept { return a; }
 template <class T, class U> pack<T> shift_in_back(pack<T> a, U) noexcept { return a; }
 

@@ -1,0 +1,213 @@
+// FastCDTW closed form on the GPU (spec/cdtw.md B.4.2): F and F with all gradients (dv, dx, dy)
+// for a batch of (x, y, phi) pairs, float, one channel, random series in [-1, 1] and random
+// monotone PL warps with K = n - 1 segments. Two shapes, one per layout:
+//   P100000x128   100000 pairs, n = m = 128, thread_per_pair (1-NN cdist scale)
+//   P16x4096      16 pairs, n = m = 4096, block_per_pair (long series)
+// Reported: ms, M pairs/s and G pieces/s, where pieces = the sweep's pieces of positive length
+// summed over the pairs (counted once on the host with the same sweep). Time from CUDA events
+// around the enqueued work (UseManualTime); buffers and workspace are allocated once outside the
+// timed region. Before timing, the GPU values of the first pairs are checked against the host
+// closed form (relative 1e-4); a mismatch prints FAILED and makes the program exit 1.
+//
+//   bm_fcdtw_cuda [google benchmark flags] [--summary=FILE]
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include "support/cuda_bench.cuh"
+#include <resilin/fcdtw/cuda/fcdtw.cuh>
+
+namespace r = resilin;
+namespace fc = resilin::fcdtw;
+using r::index_t;
+
+namespace {
+
+struct config {
+  std::string id;
+  index_t pairs, length;  // n = m = length, knots = length (K = length - 1)
+  fc::pair_layout layout;
+  bool grads;
+};
+
+struct row {
+  std::string name;
+  double ms = 0, mpairs = 0, gpieces = 0;
+  bool verified = false;
+};
+std::vector<row> g_rows;  // the benchmark executable's summary (not library state)
+bool g_failed = false;
+
+template <class T>
+struct dev {
+  T* p = nullptr;
+  explicit dev(std::size_t count) { RESILIN_CUDA_TRY(cudaMalloc(&p, (count ? count : 1) * sizeof(T))); }
+  explicit dev(std::vector<T> const& h) : dev(h.size()) {
+    RESILIN_CUDA_TRY(cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  ~dev() { if (p) (void)cudaFree(p); }
+  dev(dev const&) = delete;
+  dev& operator=(dev const&) = delete;
+};
+
+/// Counts the pieces of a sweep (on the host; RESILIN_HD because the sweep is).
+struct piece_counter {
+  std::uint64_t count = 0;
+  RESILIN_HD void operator()(fc::detail::piece<float> const&) noexcept { ++count; }
+};
+
+/// The host side of a shape: series, warps and the piece count (deterministic LCG data).
+struct host_problem {
+  index_t pairs, length;
+  std::vector<float> x, y, v;
+  std::uint64_t pieces = 0;
+
+  host_problem(index_t pairs_, index_t length_) : pairs(pairs_), length(length_) {
+    std::size_t const series = static_cast<std::size_t>(pairs) * static_cast<std::size_t>(length);
+    std::uint32_t s = 12345u + static_cast<std::uint32_t>(length);
+    auto uniform = [&s] {  // in [-1, 1)
+      s = s * 1664525u + 1013904223u;
+      return static_cast<float>(s >> 8) / static_cast<float>(1u << 24) * 2.f - 1.f;
+    };
+    x.resize(series);
+    y.resize(series);
+    v.resize(series);  // knots = length per pair
+    for (auto& a : x) a = uniform();
+    for (auto& a : y) a = uniform();
+    std::vector<float> logits(static_cast<std::size_t>(length - 1));
+    for (index_t p = 0; p < pairs; ++p) {
+      for (auto& a : logits) a = 2.f * uniform();
+      fc::warp_from_logits(fc::warp_map::softplus_cumsum, logits.data(), length - 1, v.data() + p * length);
+      piece_counter count;
+      fc::detail::for_each_piece(hx(p), hy(p), hv(p), count);
+      pieces += count.count;
+    }
+  }
+  fc::interpolant<float> hx(index_t p) const {
+    return fc::uniform_interpolant(r::series_view<float const>{x.data() + p * length, length, 1});
+  }
+  fc::interpolant<float> hy(index_t p) const {
+    return fc::uniform_interpolant(r::series_view<float const>{y.data() + p * length, length, 1});
+  }
+  fc::warp_view<float> hv(index_t p) const { return fc::uniform_warp(v.data() + p * length, length - 1); }
+};
+
+host_problem const& problem(index_t pairs, index_t length) {
+  static std::vector<std::unique_ptr<host_problem>> cache;  // one per shape, built on first use
+  for (auto const& h : cache)
+    if (h->pairs == pairs && h->length == length) return *h;
+  cache.push_back(std::make_unique<host_problem>(pairs, length));
+  return *cache.back();
+}
+
+void run(benchmark::State& state, config const& c) {
+  host_problem const& h = problem(c.pairs, c.length);
+  cudaStream_t s = nullptr;
+  RESILIN_CUDA_TRY(cudaStreamCreate(&s));
+  auto const exec = r::device.on(s);
+  dev<float> x(h.x), y(h.y), v(h.v), out(static_cast<std::size_t>(c.pairs));
+  std::size_t const series = h.x.size();
+  std::unique_ptr<dev<float>> dv, dx, dy;
+  fc::pair_grads<float> g{};
+  if (c.grads) {
+    dv = std::make_unique<dev<float>>(series);
+    dx = std::make_unique<dev<float>>(series);
+    dy = std::make_unique<dev<float>>(series);
+    g = {dv->p, dx->p, dy->p};
+  }
+  fc::pair_batch<float> b;
+  b.x = {x.p, c.pairs, c.length, 1, nullptr};
+  b.y = {y.p, c.pairs, c.length, 1, nullptr};
+  b.warps = v.p;
+  b.knots = c.length;
+  std::size_t bytes = 0;
+  RESILIN_CUDA_TRY(c.grads ? fc::expert::values_and_grads<float>(nullptr, bytes, exec, b, out.p, g, c.layout)
+                           : fc::expert::values<float>(nullptr, bytes, exec, b, out.p, c.layout));
+  dev<unsigned char> ws(bytes);  // non-null even for 0 bytes: "run", not "size query"
+  auto launch = [&] {
+    return c.grads ? fc::expert::values_and_grads<float>(ws.p, bytes, exec, b, out.p, g, c.layout)
+                   : fc::expert::values<float>(ws.p, bytes, exec, b, out.p, c.layout);
+  };
+  RESILIN_CUDA_TRY(cudaMemset(out.p, 0xFF, static_cast<std::size_t>(c.pairs) * sizeof(float)));  // NaN poison
+  RESILIN_CUDA_TRY(launch());  // warm-up and the values checked below
+  RESILIN_CUDA_TRY(cudaStreamSynchronize(s));
+
+  // check the first pairs against the host closed form
+  index_t const checked = std::min<index_t>(c.pairs, 256);
+  std::vector<float> got(static_cast<std::size_t>(checked));
+  RESILIN_CUDA_TRY(cudaMemcpy(got.data(), out.p, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  bool ok = true;
+  for (index_t p = 0; p < checked; ++p) {
+    float const want = fc::value(h.hx(p), h.hy(p), h.hv(p));
+    float const err = std::abs(got[static_cast<std::size_t>(p)] - want);
+    if (!(err <= 1e-4f * std::max(1.f, std::abs(want)))) {
+      if (ok)
+        std::fprintf(stderr, "\n*** FAILED: fcdtw %s pair %lld: gpu %.9g host %.9g ***\n\n", c.id.c_str(),
+                     static_cast<long long>(p), static_cast<double>(got[static_cast<std::size_t>(p)]),
+                     static_cast<double>(want));
+      ok = false;
+    }
+  }
+  if (!ok) {
+    g_failed = true;
+    state.SkipWithError("FAILED: GPU value differs from the host closed form");
+  }
+
+  double const ms = resilin_bench::timed_iterations(state, s, launch);
+  double const mpairs = double(c.pairs) / (ms * 1e-3) / 1e6;
+  double const gpieces = double(h.pieces) / (ms * 1e-3) / 1e9;
+  state.SetItemsProcessed(static_cast<std::int64_t>(c.pairs) * static_cast<std::int64_t>(state.iterations()));
+  state.counters["Mpairs_per_s"] = mpairs;
+  state.counters["Gpieces_per_s"] = gpieces;
+  state.counters["pieces_per_pair"] = double(h.pieces) / double(c.pairs);
+  row rw{c.id, ms, mpairs, gpieces, ok};
+  resilin_bench::keep_row(g_rows, rw);
+  (void)cudaStreamDestroy(s);
+}
+
+std::vector<config> configs() {
+  std::vector<config> v;
+  for (bool grads : {false, true}) {
+    char const* what = grads ? "/value+grad" : "/value";
+    v.push_back({std::string("P100000x128/thread_per_pair") + what, 100000, 128, fc::pair_layout::thread_per_pair, grads});
+    v.push_back({std::string("P16x4096/block_per_pair") + what, 16, 4096, fc::pair_layout::block_per_pair, grads});
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto args = resilin_bench::parse_args(argc, argv);
+  if (!resilin_bench::have_device()) return 77;
+  for (auto const& c : configs())
+    benchmark::RegisterBenchmark(("fcdtw/" + c.id).c_str(), run, c)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.05);
+  benchmark::Initialize(&args.argc, args.argv.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::string const gpu = resilin_bench::device_name();
+  std::string text;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "FastCDTW closed form on %s: float, d = 1, K = n - 1 warp segments, manual time (CUDA "
+                "events); values checked against the host: %s\n\n",
+                gpu.c_str(), g_failed ? "FAILED" : "ok");
+  text += line;
+  text += "| config | ms | M pairs/s | G pieces/s | checked |\n|---|---:|---:|---:|---|\n";
+  for (auto const& rw : g_rows) {
+    std::snprintf(line, sizeof line, "| fcdtw/%s | %.3f | %.2f | %.3f | %s |\n", rw.name.c_str(), rw.ms, rw.mpairs,
+                  rw.gpieces, rw.verified ? "yes" : "FAILED");
+    text += line;
+  }
+  resilin_bench::publish_summary(text, args.summary);
+  return g_failed ? 1 : 0;
+}

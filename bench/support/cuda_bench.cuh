@@ -1,0 +1,104 @@
+#pragma once
+// What the CUDA benchmarks share: the --summary=FILE flag, the no-GPU exit (77), CUDA-event
+// timing of enqueued work per iteration (manual time), the rows table and the summary file.
+// Depends on the CUDA runtime and Google Benchmark only (lct's benchmark includes no alignment
+// headers).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+#include <benchmark/benchmark.h>
+#include <cuda_runtime_api.h>
+
+namespace resilin_bench {
+
+/// Exits with a message on a CUDA error (a benchmark cannot continue after one).
+inline void cuda_check(cudaError_t e, char const* what) {
+  if (e == cudaSuccess) return;
+  std::fprintf(stderr, "CUDA error in %s: %s\n", what, cudaGetErrorString(e));
+  std::exit(1);
+}
+
+/// The benchmark's own flags split from Google Benchmark's.
+struct cuda_bench_args {
+  std::string summary;       // --summary=FILE: where the markdown summary goes
+  std::vector<char*> argv;   // the rest, for benchmark::Initialize
+  int argc = 0;
+};
+
+inline cuda_bench_args parse_args(int argc, char** argv) {
+  cuda_bench_args a;
+  for (int k = 0; k < argc; ++k) {
+    if (std::strncmp(argv[k], "--summary=", 10) == 0) a.summary = argv[k] + 10;
+    else a.argv.push_back(argv[k]);
+  }
+  a.argc = static_cast<int>(a.argv.size());
+  return a;
+}
+
+/// Whether a CUDA device can be used; prints why not.
+inline bool have_device() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::puts("no CUDA device: benchmarks skipped");
+    return false;
+  }
+  return true;
+}
+
+inline std::string device_name() {
+  cudaDeviceProp prop{};
+  (void)cudaGetDeviceProperties(&prop, 0);
+  return prop.name;
+}
+
+/// Runs launch() (returning cudaError_t) once to warm up, then once per iteration between two
+/// events on stream s; sets the iteration time and returns the mean in milliseconds.
+template <class Launch>
+double timed_iterations(benchmark::State& state, cudaStream_t s, Launch&& launch) {
+  cuda_check(launch(), "warm-up launch");
+  cuda_check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  cudaEvent_t start, stop;
+  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  double total_ms = 0;
+  for (auto _ : state) {
+    cuda_check(cudaEventRecord(start, s), "cudaEventRecord");
+    cuda_check(launch(), "launch");
+    cuda_check(cudaEventRecord(stop, s), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    total_ms += ms;
+    state.SetIterationTime(ms / 1e3);
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  return state.iterations() ? total_ms / static_cast<double>(state.iterations()) : 0.0;
+}
+
+/// Keeps one row per name (Google Benchmark may run a case more than once: the last run wins).
+template <class Row>
+void keep_row(std::vector<Row>& rows, Row const& row) {
+  for (auto& e : rows)
+    if (e.name == row.name) {
+      e = row;
+      return;
+    }
+  rows.push_back(row);
+}
+
+/// Prints the summary and writes it to `path` when one was given.
+inline void publish_summary(std::string const& text, std::string const& path) {
+  std::fputs(text.c_str(), stdout);
+  if (path.empty()) return;
+  if (std::FILE* f = std::fopen(path.c_str(), "w")) {
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  } else {
+    std::fprintf(stderr, "cannot write the summary to %s\n", path.c_str());
+  }
+}
+
+}  // namespace resilin_bench

@@ -1,0 +1,170 @@
+#pragma once
+// What the commands do with a metric, as one overload set: a resilin::measure goes to the
+// alignment and learn APIs; fast_cdtw_metric (metric.hpp) to resilin::fcdtw, warping the second
+// argument onto the first one's time axis (M(A_i, B_j) = D(B_j -> A_i): 1-NN warps the
+// training series, nearest centroid the centroids) and averaging by learn::fcdtw_barycenter.
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
+#include <resilin/alignment.hpp>
+#include <resilin/apps/dataset.hpp>
+#include <resilin/backend/host.hpp>
+#include <resilin/core/error.hpp>
+#include <resilin/fcdtw/solver.hpp>
+#include <resilin/learn/learn.hpp>
+#include "metric.hpp"
+
+namespace resilin_cli {
+
+inline r::fcdtw::fit_options fit_options_of(fast_cdtw_metric const& m, int threads) {
+  r::fcdtw::fit_options o;
+  o.steps = m.steps;
+  o.lr = m.lr;
+  o.threads = threads;
+  return o;
+}
+
+namespace ops_detail {
+/// A padded batch that owns its values.
+template <class T>
+struct owned_batch {
+  std::vector<T> values;
+  std::vector<index_t> lengths;
+  index_t max_length = 0, channels = 1;
+
+  owned_batch(index_t count, index_t max_len, index_t ch)
+      : values(static_cast<std::size_t>(count * max_len * ch), T(0)),
+        lengths(static_cast<std::size_t>(count), 0), max_length(max_len), channels(ch) {}
+  void set(index_t k, r::series_view<T const> s) {
+    std::copy(s.data, s.data + s.size(), values.begin() + k * max_length * channels);
+    lengths[static_cast<std::size_t>(k)] = s.length;
+  }
+  r::batch_view<T> view() noexcept {
+    return {values.data(), static_cast<index_t>(lengths.size()), max_length, channels, lengths.data()};
+  }
+};
+
+/// The index of the smallest entry of each row (the first on ties).
+template <class T>
+std::vector<index_t> row_argmin(std::vector<T> const& d, index_t rows, index_t cols) {
+  std::vector<index_t> best(static_cast<std::size_t>(rows), 0);
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 1; j < cols; ++j)
+      if (d[static_cast<std::size_t>(i * cols + j)] <
+          d[static_cast<std::size_t>(i * cols + best[static_cast<std::size_t>(i)])])
+        best[static_cast<std::size_t>(i)] = j;
+  return best;
+}
+}  // namespace ops_detail
+
+// --- out(i, j) = M(A_i, B_j) ------------------------------------------------------------------
+
+template <class Measure, class T>
+void pairwise_values(r::host_backend exec, Measure const& m, r::batch_view<T const> a,
+                     r::batch_view<T const> b, r::matrix_view<T> out) {
+  r::pairwise(exec, m, a, b, out);
+}
+
+template <class T>
+void pairwise_values(r::host_backend exec, fast_cdtw_metric const& m, r::batch_view<T const> a,
+                     r::batch_view<T const> b, r::matrix_view<T> out) {
+  std::vector<T> warped_b(static_cast<std::size_t>(b.batch * a.batch));  // (|B|, |A|)
+  r::fcdtw::pairwise_distances(fit_options_of(m, exec.threads), b, a,
+                               r::matrix_view<T>{warped_b.data(), b.batch, a.batch});
+  for (index_t i = 0; i < a.batch; ++i)
+    for (index_t j = 0; j < b.batch; ++j) out(i, j) = warped_b[static_cast<std::size_t>(j * a.batch + i)];
+}
+
+// --- g[i] = d/dA_i sum_j M(A_i, B_j) ----------------------------------------------------------
+
+template <class Measure, class T>
+void pairwise_gradients(r::host_backend exec, Measure const& m, r::batch_view<T const> a,
+                        r::batch_view<T const> b, r::batch_view<T> g) {
+  r::pairwise_grads(exec, m, a, b, g);
+}
+
+/// fast-cdtw: the envelope gradient dD/dA_i at each pair's fitted warp (B_j warped onto A_i).
+template <class T>
+void pairwise_gradients(r::host_backend exec, fast_cdtw_metric const& m, r::batch_view<T const> a,
+                        r::batch_view<T const> b, r::batch_view<T> g) {
+  index_t const pairs = a.batch * b.batch;
+  ops_detail::owned_batch<T> xs(pairs, b.max_length, b.channels), ys(pairs, a.max_length, a.channels);
+  for (index_t p = 0; p < pairs; ++p) {
+    xs.set(p, b[p % b.batch]);
+    ys.set(p, a[p / b.batch]);
+  }
+  ops_detail::owned_batch<T> gx = xs, gy = ys;
+  std::vector<T> d(static_cast<std::size_t>(pairs));
+  r::fcdtw::distances_and_grads(fit_options_of(m, exec.threads), xs.view(), ys.view(),
+                                std::span<T>(d), gx.view(), gy.view());
+  for (index_t i = 0; i < a.batch; ++i) {
+    r::series_view<T> const gi = g[i];
+    std::fill(gi.data, gi.data + gi.size(), T(0));
+    for (index_t j = 0; j < b.batch; ++j) {
+      r::series_view<T> const gij = gy.view()[i * b.batch + j];
+      for (index_t k = 0; k < gi.size(); ++k) gi.data[k] += gij.data[k];
+    }
+  }
+}
+
+// --- nearest centroid ---------------------------------------------------------------------------
+
+template <class Measure, class T>
+r::learn::nearest_centroid_model<T> fit_centroids(Measure const& m, r::dataset<T> const& train,
+                                                  r::learn::barycenter_options const& opt) {
+  return r::learn::fit_nearest_centroid(m, train, opt);
+}
+
+template <class T>
+r::learn::nearest_centroid_model<T> fit_centroids(fast_cdtw_metric const& m,
+                                                  r::dataset<T> const& train,
+                                                  r::learn::barycenter_options const& opt) {
+  return r::learn::fit_nearest_centroid_with(
+      train, opt, [&](r::batch_view<T const> members, r::learn::barycenter_options const& o) {
+        return r::learn::fcdtw_barycenter(fit_options_of(m, o.threads), members, {}, o);
+      });
+}
+
+template <class Measure, class T>
+std::vector<std::string> predict_centroids(Measure const& m,
+                                           r::learn::nearest_centroid_model<T> const& model,
+                                           r::dataset<T> const& test, int threads) {
+  return r::learn::predict(m, model, test, threads);
+}
+
+/// fast-cdtw: argmin_c D(test, C_c), each centroid warped onto the test series' axis.
+template <class T>
+std::vector<std::string> predict_centroids(fast_cdtw_metric const& m,
+                                           r::learn::nearest_centroid_model<T> const& model,
+                                           r::dataset<T> const& test, int threads) {
+  index_t const k = static_cast<index_t>(model.centroids.size());
+  index_t longest = 0;
+  for (auto const& c : model.centroids) longest = std::max(longest, c.length);
+  ops_detail::owned_batch<T> centres(k, longest, test.channels);
+  for (index_t c = 0; c < k; ++c) centres.set(c, model.centroids[static_cast<std::size_t>(c)].view());
+  std::vector<T> d(static_cast<std::size_t>(test.size() * k));
+  pairwise_values(r::host.with_threads(threads), m, test.view(), r::as_const(centres.view()),
+                  r::matrix_view<T>{d.data(), test.size(), k});
+  std::vector<std::string> labels;
+  for (index_t c : ops_detail::row_argmin(d, test.size(), k))
+    labels.push_back(model.classes[static_cast<std::size_t>(c)]);
+  return labels;
+}
+
+// --- k-means --------------------------------------------------------------------------------------
+
+template <class Measure, class T>
+r::learn::kmeans_result<T> kmeans_of(Measure const& m, r::dataset<T> const& data,
+                                     r::learn::kmeans_options const& ko) {
+  return r::learn::kmeans(m, data.view(), ko);
+}
+
+template <class T>
+r::learn::kmeans_result<T> kmeans_of(fast_cdtw_metric const&, r::dataset<T> const&,
+                                     r::learn::kmeans_options const&) {
+  RESILIN_THROW(r::invalid_argument(
+      "kmeans does not support metric 'fast-cdtw' yet (barycenter and classify do)"));
+}
+
+}  // namespace resilin_cli

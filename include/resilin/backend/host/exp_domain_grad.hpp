@@ -1,0 +1,107 @@
+#pragma once
+// The backward of soft-DTW in the exponential domain (see exp_domain.hpp). The move from a
+// predecessor into (i, j) has weight
+//     P(pred) exp(-delta(i, j) / gamma) / P(i, j) = term(pred) / (term_diag + term_up + term_left),
+// term = m_pred * 2^(k_pred - k_max): the factor exp(-delta / gamma) cancels, so the backward
+// needs no exponential, no logarithm and no step cost, only one division per cell, and it
+// recomputes the weights from the very terms the forward summed. A uniform step cost needs only
+// the adjoint A(i, j) of each cell for its gradient.
+// Memory: the forward keeps only the row above each strip; going up the strips, the backward
+// recomputes one strip's P from that row into a strip-sized buffer (in cache) and sweeps it.
+// That costs a second forward but avoids writing and reading a whole-grid table, whose fresh
+// pages cost more than the recomputation.
+#include <cstddef>
+#include <vector>
+#include <resilin/backend/host/exp_domain.hpp>
+#include <resilin/backend/host/lane_cost.hpp>
+#include <resilin/backend/host/simd.hpp>
+#include <resilin/backend/host/table_buffer.hpp>
+#include <resilin/core/band.hpp>
+#include <resilin/core/views.hpp>
+
+namespace resilin::host_detail {
+
+/// Adds seed * dR(n-1, m-1)/dx to gx and seed * dR(n-1, m-1)/dy to gy from the rows that
+/// forward_exp_domain(..., keep_rows = true) kept for the same problem (lanes: dtw_lane_cost).
+/// With `whole`, that forward also stored the whole table in strip_cells (small problems,
+/// where it stays in cache), and no strip is recomputed.
+template <class T, class P, class Lanes>
+void backward_exp_domain(P const& p, std::vector<T>& row_m, std::vector<T>& row_k,
+                         table_buffer<simd::pack<T>>& strip_cells, bool whole, T seed,
+                         Lanes& lanes, std::vector<T>& g_up, std::vector<T>& g_diag,
+                         series_view<T> gx, series_view<T> gy) {
+  using V = simd::pack<T>;
+  constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
+  index_t const n = p.x.length, m = p.y.length;
+  // g_up[j + H] = G.up(i0 + H, j), g_diag[j + H] = G.diag(i0 + H, j): the row below the strip.
+  g_up.assign(static_cast<std::size_t>(m + 2 * H + 2), T(0));
+  g_diag.assign(static_cast<std::size_t>(m + 2 * H + 2), T(0));
+  auto const col = [](index_t j) { return static_cast<std::size_t>(j + H); };
+  index_t const strips = (n + H - 1) / H;
+  lanes.begin_pair(p.cost, p.x, p.y, gx, gy);
+  V const zero(T(0));
+  T const scale = exp_domain_scale<T>(p.smooth);
+  index_t const row = m + H + 1;
+  index_t offset = whole ? exp_table_packs<T>(p.band, n) : 0;  // past the strip below
+  for (index_t s = strips - 1; s >= 0; --s) {
+    index_t const i0 = s * H;
+    strip_geometry<T> const geo(p.band, n, i0);
+    lanes.begin_strip(i0);
+    T const* const above_m = row_m.data() + s * row;  // above_*[j + 1]: P(i0 - 1, j)
+    T const* const above_k = row_k.data() + s * row;
+    index_t const packs = exp_strip_packs(geo);
+    offset -= whole ? packs : 0;
+    V* const cells = whole ? strip_cells.data() + offset
+                           : strip_cells.reserve(static_cast<std::size_t>(packs));
+    if (!whole) {  // the strip again, as the forward computed it (it rewrites the next row identically)
+      exp_value<T> last[K];
+      exp_forward_strip(lanes, geo, scale, above_m, above_k, row_m.data() + (s + 1) * row,
+                        row_k.data() + (s + 1) * row, exp_pad_strip(cells), last);
+    }
+    // step t >= t0 - 2 at cells + (t - t0 + 2) * 2K (the two before t0 unreachable)
+    V const* const cells_t0 = cells + 4 * K;
+    int const seed_o = static_cast<int>(n - 1 - i0);
+    index_t const seed_t = seed_o < H ? (m - 1) + seed_o : -1;
+    V gu1[K], gl1[K], gd1[K], gd2[K];  // G at steps t+1 and t+2
+    for (int q = 0; q < K; ++q) gu1[q] = gl1[q] = gd1[q] = gd2[q] = zero;
+    geo.template for_each_step<true>([&](index_t t, auto masked) __attribute__((always_inline)) {
+      V const* const r1 = cells_t0 + (t - 1 - geo.t0) * 2 * K;  // left; up of the lane below
+      V const* const r2 = r1 - 2 * K;                           // diag of the lane below
+      T const am1 = above_m[t + 1], ak1 = above_k[t + 1], am2 = above_m[t], ak2 = above_k[t];
+      V gd[K], gu[K], gl[K];
+RESILIN_UNROLL(16)
+      for (int q = 0; q < K; ++q) {
+        V const below_up = q + 1 < K ? gu1[q + 1] : V(g_up[col(t - H + 1)]);
+        V const below_diag = q + 1 < K ? gd2[q + 1] : V(g_diag[col(t - H + 2)]);
+        V a = simd::shift_in_back(gu1[q], below_up) + gl1[q] + simd::shift_in_back(gd2[q], below_diag);
+        if (t == seed_t && seed_o / W == q) a.set(seed_o % W, a[seed_o % W] + seed);
+        if constexpr (decltype(masked)::value) a = simd::select(geo.inside(q, V(static_cast<T>(t))), a, zero);
+        V const lm = r1[q], lk = r1[K + q];
+        V const um = simd::shift_in_front(lm, q == 0 ? V(am1) : r1[q - 1]);
+        V const uk = simd::shift_in_front(lk, q == 0 ? V(ak1) : r1[K + q - 1]);
+        V const dm = simd::shift_in_front(r2[q], q == 0 ? V(am2) : r2[q - 1]);
+        V const dk = simd::shift_in_front(r2[K + q], q == 0 ? V(ak2) : r2[K + q - 1]);
+        V const km = simd::max(dk, simd::max(uk, lk));
+        V const td = dm * pow2_int(dk - km), tu = um * pow2_int(uk - km), tl = lm * pow2_int(lk - km);
+        V const r = a / (td + (tu + tl));  // the same sum as exp_cell: weights sum to 1
+        gd[q] = td * r;
+        gu[q] = tu * r;
+        gl[q] = tl * r;
+        if (gx.data) lanes.accumulate_adjoint(q, t, a);
+      }
+      g_up[col(t)] = gu[0][0];
+      g_diag[col(t)] = gd[0][0];
+RESILIN_UNROLL(16)
+      for (int q = 0; q < K; ++q) {
+        gd2[q] = gd1[q];
+        gd1[q] = gd[q];
+        gu1[q] = gu[q];
+        gl1[q] = gl[q];
+      }
+    });
+    lanes.end_strip();
+  }
+  lanes.end_pair();
+}
+
+}  // namespace resilin::host_detail

@@ -1,0 +1,89 @@
+// The exponential-domain value and gradient of soft-DTW (backend/host/exp_domain_grad.hpp)
+// against the straightforward log-domain loop of tests/support/reference.hpp. Small pairs keep
+// the whole table; long pairs (table > 32 MiB) recompute each strip from the row above it, so
+// both paths run, with and without bands, n != m, several gammas and every point distance.
+#include <cmath>
+#include <cstdint>
+#include <vector>
+#include <support/catch.hpp>
+#include <support/reference.hpp>
+#include <resilin/resilin.hpp>
+#include "helpers.hpp"
+
+namespace r = resilin;
+namespace ref = resilin_test::reference;
+using resilin_test::max_rel_diff;
+using resilin_test::random_values;
+
+namespace {
+
+template <class Distance>
+void against_reference(r::index_t n, r::index_t m, r::index_t d, double gamma, r::index_t radius,
+                       ref::point_cost cost, std::uint64_t seed, double tol) {
+  INFO("n = " << n << ", m = " << m << ", d = " << d << ", gamma = " << gamma
+              << ", radius = " << radius);
+  auto const x = random_values(static_cast<std::size_t>(n * d), seed);
+  auto const y = random_values(static_cast<std::size_t>(m * d), seed + 1, -1.5, 1.0);
+  auto const spec = radius < 0 ? r::band_spec{} : r::band_spec::radius(radius);
+  auto const meas = r::measures::soft_dtw<double, Distance>(gamma, spec);
+  auto const mask = radius < 0 ? ref::mask{} : ref::sakoe_chiba(n, m, spec.radius_for(n, m));
+  std::vector<double> gx(x.size()), gy(y.size()), gxr(x.size()), gyr(y.size());
+  double const vr = ref::soft_dtw_value_and_grad(x.data(), y.data(), n, m, d, gamma, gxr.data(),
+                                                 gyr.data(), nullptr, cost, &mask);
+  double const v = r::value_and_grad(meas, r::view(x, d), r::view(y, d), r::view(gx, d), r::view(gy, d));
+  REQUIRE(std::isfinite(v));
+  CHECK(v == Approx(vr).epsilon(tol));
+  CHECK(max_rel_diff(gx, gxr) <= tol);
+  CHECK(max_rel_diff(gy, gyr) <= tol);
+  // the value-only path (transposed when m > n) agrees with the training forward
+  CHECK(r::value(meas, r::view(x, d), r::view(y, d)) == Approx(v).epsilon(tol));
+}
+
+}  // namespace
+
+TEST_CASE("exp-domain gradients of short pairs (whole table) equal the log-domain loop", "[expdomain]") {
+  std::uint64_t seed = 100;
+  for (auto [n, m] : {std::pair<r::index_t, r::index_t>{1, 1}, {1, 9}, {9, 1}, {15, 17}, {16, 16},
+                      {33, 20}, {20, 70}, {64, 64}})
+    for (double gamma : {1.0, 0.1, 0.01})
+      for (r::index_t radius : {-1, 0, 3}) {
+        against_reference<r::squared_euclidean>(n, m, 2, gamma, radius,
+                                                ref::point_cost::squared_euclidean, seed += 2, 1e-11);
+      }
+  against_reference<r::l1_distance>(40, 29, 3, 0.3, -1, ref::point_cost::l1, seed += 2, 1e-11);
+  against_reference<r::half_squared_euclidean>(29, 40, 1, 0.3, 5, ref::point_cost::half_squared_euclidean,
+                                               seed += 2, 1e-11);
+}
+
+TEST_CASE("exp-domain gradients of long pairs (strips recomputed) equal the log-domain loop", "[expdomain]") {
+  // Tables past 32 MiB (16 bytes per cell and skew step): the backward recomputes every strip.
+  std::uint64_t seed = 200;
+  against_reference<r::squared_euclidean>(1500, 1450, 1, 1.0, -1, ref::point_cost::squared_euclidean,
+                                          seed += 2, 1e-10);
+  against_reference<r::l1_distance>(1450, 1500, 1, 0.5, -1, ref::point_cost::l1, seed += 2, 1e-10);
+  against_reference<r::squared_euclidean>(2000, 2000, 1, 0.5, 600, ref::point_cost::squared_euclidean,
+                                          seed += 2, 1e-10);
+  // below the threshold: the whole table, with a band and n != m
+  against_reference<r::squared_euclidean>(470, 530, 2, 0.1, 40, ref::point_cost::squared_euclidean,
+                                          seed += 2, 1e-10);
+}
+
+TEMPLATE_TEST_CASE("exp-domain gradients in float follow the double loop", "[expdomain]", float) {
+  std::uint64_t seed = 300;
+  for (auto [n, m] : {std::pair<r::index_t, r::index_t>{23, 31}, {300, 280}}) {
+    INFO("n = " << n << ", m = " << m);
+    auto const xd = random_values(static_cast<std::size_t>(n), seed += 2);
+    auto const yd = random_values(static_cast<std::size_t>(m), seed += 2);
+    auto const x = resilin_test::cast<TestType>(xd), y = resilin_test::cast<TestType>(yd);
+    std::vector<TestType> gx(x.size()), gy(y.size());
+    std::vector<double> gxr(x.size()), gyr(y.size());
+    double const vr = ref::soft_dtw_value_and_grad(resilin_test::cast<double>(x).data(),
+                                                   resilin_test::cast<double>(y).data(), n, m, 1, 0.5,
+                                                   gxr.data(), gyr.data());
+    TestType const v = r::value_and_grad(r::measures::soft_dtw(TestType(0.5)), r::view(x, 1), r::view(y, 1),
+                                         r::view(gx, 1), r::view(gy, 1));
+    CHECK(double(v) == Approx(vr).epsilon(1e-4));
+    CHECK(max_rel_diff(gx, gxr) <= 1e-4);
+    CHECK(max_rel_diff(gy, gyr) <= 1e-4);
+  }
+}
