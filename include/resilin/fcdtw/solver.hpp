@@ -191,13 +191,15 @@ fit_result<value_of<X>> fit(X x, Y y, fit_options const& o = {}) {
 
 namespace detail {
 template <class XB, class YB>
-void check_paired(XB X, YB Y) {
+void check_paired(XB X, YB Y, std::size_t out_size) {
   check_pl_batch(X, "X");
   check_pl_batch(Y, "Y");
   resilin::detail::require(X.batch == Y.batch, "X and Y must hold as many series, got ", X.batch,
                            " and ", Y.batch);
   resilin::detail::require(X.channels == Y.channels, "channel mismatch: X has ", X.channels,
                            ", Y has ", Y.channels);
+  resilin::detail::require(static_cast<index_t>(out_size) == X.batch, "out has ", out_size,
+                           " entries, expected batch = ", X.batch);
 }
 template <class T>
 index_t max_segments(fit_options const& o, batch_view<T const> Y) {
@@ -216,9 +218,7 @@ void distances(fit_options const& o, XB xs, YB ys, std::span<value_of<XB>> out) 
   detail::check_options(o);
   auto const X = as_const(xs);
   auto const Y = as_const(ys);
-  detail::check_paired(X, Y);
-  resilin::detail::require(static_cast<index_t>(out.size()) == X.batch, "out has ", out.size(),
-                           " entries, expected batch = ", X.batch);
+  detail::check_paired(X, Y, out.size());
   std::vector<detail::fit_buffers<T>> bufs(
       static_cast<std::size_t>(resolve_threads(o.threads, X.batch)));
   parallel_for(X.batch, o.threads, [&](index_t b, int w) {
@@ -241,9 +241,7 @@ void distances_and_grads(fit_options const& o, XB xs, YB ys, std::span<value_of<
   detail::check_options(o);
   auto const X = as_const(xs);
   auto const Y = as_const(ys);
-  detail::check_paired(X, Y);
-  resilin::detail::require(static_cast<index_t>(out.size()) == X.batch, "out has ", out.size(),
-                           " entries, expected batch = ", X.batch);
+  detail::check_paired(X, Y, out.size());
   resilin::detail::require(upstream.empty() || static_cast<index_t>(upstream.size()) == X.batch,
                            "upstream has ", upstream.size(), " entries, expected batch = ",
                            X.batch);
