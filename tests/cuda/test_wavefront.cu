@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 #include <support/catch.hpp>
+#include <support/device_buffer.cuh>
 #include <resilin/cuda.cuh>
 #include "host_reference.hpp"
 
@@ -19,27 +20,7 @@ using resilin_test::ref_measure;
 
 namespace {
 
-template <class T>
-struct device_buffer {
-  T* ptr = nullptr;
-  std::size_t size = 0;
-  device_buffer() = default;
-  explicit device_buffer(std::size_t n) : size(n) {
-    if (n) RESILIN_CUDA_TRY(cudaMalloc(&ptr, n * sizeof(T)));
-  }
-  explicit device_buffer(std::vector<T> const& v) : device_buffer(v.size()) {
-    if (size) RESILIN_CUDA_TRY(cudaMemcpy(ptr, v.data(), size * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  device_buffer(device_buffer const&) = delete;
-  device_buffer& operator=(device_buffer const&) = delete;
-  ~device_buffer() { if (ptr) (void)cudaFree(ptr); }
-  std::vector<T> host() const {
-    std::vector<T> v(size);
-    RESILIN_CUDA_TRY(cudaDeviceSynchronize());
-    if (size) RESILIN_CUDA_TRY(cudaMemcpy(v.data(), ptr, size * sizeof(T), cudaMemcpyDeviceToHost));
-    return v;
-  }
-};
+using resilin_test::device_buffer;
 
 /// A ragged batch on the host and on the device.
 template <class T>

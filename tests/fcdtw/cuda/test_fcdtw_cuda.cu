@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 #include <support/catch.hpp>
+#include <support/device_buffer.cuh>
 #include <resilin/fcdtw/cuda/fcdtw.cuh>
 
 namespace fc = resilin::fcdtw;
@@ -17,28 +18,7 @@ using resilin::index_t;
 
 namespace {
 
-template <class T>
-struct device_buffer {
-  T* ptr = nullptr;
-  std::size_t size = 0;
-  explicit device_buffer(std::size_t n) : size(n) {
-    if (n) RESILIN_CUDA_TRY(cudaMalloc(&ptr, n * sizeof(T)));
-  }
-  explicit device_buffer(std::vector<T> const& v) : device_buffer(v.size()) {
-    if (size) RESILIN_CUDA_TRY(cudaMemcpy(ptr, v.data(), size * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  device_buffer(device_buffer const&) = delete;
-  device_buffer& operator=(device_buffer const&) = delete;
-  ~device_buffer() {
-    if (ptr) (void)cudaFree(ptr);
-  }
-  std::vector<T> host() const {
-    std::vector<T> v(size);
-    RESILIN_CUDA_TRY(cudaDeviceSynchronize());
-    if (size) RESILIN_CUDA_TRY(cudaMemcpy(v.data(), ptr, size * sizeof(T), cudaMemcpyDeviceToHost));
-    return v;
-  }
-};
+using resilin_test::device_buffer;
 
 /// A ragged batch of random pairs with random monotone warps (from logits), in host memory.
 template <class T>
