@@ -1,6 +1,7 @@
 // Google Benchmark suite of the CUDA backend: the configurations M1-M3, B1, F1, L1, S1 and H1
 // of spec/softdtw.md section 5, plus the other cost models through the same recursion kernels
-// (soft-MSM, grid soft-CDTW: rows C1/*). Time is measured with CUDA events around the enqueued work
+// (soft-MSM, grid soft-CDTW: rows C1/*), and the job schedules on short series (W1/*: one CTA
+// or one warp per pair). Time is measured with CUDA events around the enqueued work
 // (UseManualTime), the workspace comes from the expert layer and is allocated once outside the
 // timed region. Reported per run: G cells/s (cells = sum over pairs of n * m, B*N*M here) and
 // peak device memory = inputs + outputs (+ gradients) + workspace, in MB.
@@ -31,6 +32,7 @@ struct config {
   double gamma;  // 0: hard DTW
   mode what;
   cost model = cost::dtw;
+  r::device_schedule schedule = r::device_schedule::automatic;
 };
 
 struct row {
@@ -66,7 +68,7 @@ void run(benchmark::State& state, config const& c, M const& meas) {
   using T = float;
   cudaStream_t s = nullptr;
   RESILIN_CUDA_TRY(cudaStreamCreate(&s));
-  auto const exec = r::device.on(s);
+  auto const exec = r::device.on(s).with_schedule(c.schedule);
   std::size_t const xs = std::size_t(c.batch * c.n * c.d), ys = std::size_t(c.batch * c.m * c.d);
   dev<T> x(xs), y(ys), out(std::size_t(c.batch));
   fill(x.p, xs, 1);
@@ -141,6 +143,14 @@ std::vector<config> configs() {
     v.push_back({std::string("C1/") + name + "/32x1024x1/fwd", 32, 1024, 1024, 1, 1.0, mode::value, model});
     v.push_back({std::string("C1/") + name + "/32x1024x1/fwd+bwd", 32, 1024, 1024, 1, 1.0, mode::train, model});
   }
+  // W1: short series in large batches, one CTA per pair against one warp per pair.
+  for (auto [b, n] : {std::pair<r::index_t, r::index_t>{8192, 32}, {2048, 128}})
+    for (auto [name, sched] : {std::pair{"block", r::device_schedule::block_per_pair},
+                               std::pair{"warp", r::device_schedule::warp_per_pair}})
+      for (mode w : {mode::value, mode::train})
+        v.push_back({"W1/" + std::to_string(b) + "x" + std::to_string(n) + "x2/" + name +
+                         (w == mode::value ? "/fwd" : "/fwd+bwd"),
+                     b, n, n, 2, 1.0, w, cost::dtw, sched});
   return v;
 }
 

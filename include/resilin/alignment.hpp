@@ -6,8 +6,10 @@
 #include <concepts>
 #include <ranges>
 #include <span>
+#include <utility>
 #include <vector>
 #include <resilin/backend/host.hpp>
+#include <resilin/backend/host/batch.hpp>
 #include <resilin/backend/host/pair.hpp>
 #include <resilin/core/measure.hpp>
 #include <resilin/core/thread_pool.hpp>
@@ -161,10 +163,9 @@ void values(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
                   " entries, expected batch = ", X.batch);
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
-  parallel_for(X.batch, exec.threads, [&](index_t b, int w) {
-    out[static_cast<std::size_t>(b)] =
-        host_detail::value(m, X[b], Y[b], ws[static_cast<std::size_t>(w)]);
-  });
+  host_detail::batch_values<T>(
+      m, X.batch, exec.threads, [&](index_t b) { return std::pair{X[b], Y[b]}; },
+      [&](index_t b, T v) { out[static_cast<std::size_t>(b)] = v; }, ws);
 }
 
 /// values() plus the gradients: GX[b] = upstream[b] dM(X[b], Y[b]) / dX[b] (GY likewise);
@@ -239,13 +240,16 @@ void pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
           host_detail::value(plain, Y[k - X.batch], Y[k - X.batch], wsw);
     });
   }
-  parallel_for(X.batch * Y.batch, threads, [&](index_t k, int w) {
-    index_t const a = k / Y.batch, b = k % Y.batch;
-    T v = host_detail::value(plain, X[a], Y[b], ws[static_cast<std::size_t>(w)]);
-    if (m.divergence)
-      v = v - T(0.5) * self_x[static_cast<std::size_t>(a)] - T(0.5) * self_y[static_cast<std::size_t>(b)];
-    out(a, b) = v;
-  });
+  host_detail::batch_values<T>(
+      plain, X.batch * Y.batch, threads,
+      [&](index_t k) { return std::pair{X[k / Y.batch], Y[k % Y.batch]}; },
+      [&](index_t k, T v) {
+        index_t const a = k / Y.batch, b = k % Y.batch;
+        if (m.divergence)
+          v = v - T(0.5) * self_x[static_cast<std::size_t>(a)] - T(0.5) * self_y[static_cast<std::size_t>(b)];
+        out(a, b) = v;
+      },
+      ws);
 }
 
 /// GX[a] = sum_b weights(a, b) dM(X[a], Y[b]) / dX[a] (weights default to ones), and, when

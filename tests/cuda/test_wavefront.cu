@@ -1,8 +1,8 @@
 // The CUDA backend against the host backend (issue 3, item 6): values, pairwise, gradients and
 // alignment matrices on random ragged, banded shapes, float (1e-5 relative) and double (1e-12),
 // hard and soft, plain and divergence; finiteness on long sequences at gamma = 0.01; run-to-run
-// bitwise determinism; the memory contract through a counting workspace allocator; input
-// validation. Exits 77 (skipped) without a GPU (support/gpu_main.cpp).
+// bitwise determinism; every job schedule (block or warp per pair) giving the same bits; the
+// memory contract through a counting workspace allocator; input validation. Exits 77 (skipped) without a GPU (support/gpu_main.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -254,6 +254,39 @@ TEST_CASE("cuda: results are bitwise identical run to run", "[cuda][wavefront]")
       CHECK(bitwise(dgy.host(), gy0));
     }
   }
+}
+
+TEST_CASE("cuda: every schedule gives the same bits (block or warp per pair)", "[cuda][wavefront]") {
+  using T = double;
+  r::index_t const B = 37, d = 2;  // 5 CTAs of 8 warps, the last one partly empty
+  batch<T> const X(B, 29, d, 31, false), Y(B, 70, d, 32, false);
+  auto const meas = r::measures::soft_dtw<T>(T(0.5), r::band_spec::window(0.5));
+  std::vector<T> v[3], gx[3], gy[3], p[3];
+  r::device_schedule const schedules[3] = {r::device_schedule::automatic,
+                                           r::device_schedule::block_per_pair,
+                                           r::device_schedule::warp_per_pair};
+  for (int s = 0; s < 3; ++s) {
+    auto const exec = r::device.with_schedule(schedules[s]);
+    device_buffer<T> dv(B), dgx(X.data.size()), dgy(Y.data.size()), dp(B * B);
+    r::values_and_grads(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B),
+                        r::batch_view<T>{dgx.ptr, B, X.max_length, d, X.d_lengths.ptr},
+                        r::batch_view<T>{dgy.ptr, B, Y.max_length, d, Y.d_lengths.ptr});
+    r::pairwise(exec, meas, X.device_view(), Y.device_view(), r::matrix_view<T>{dp.ptr, B, B});
+    v[s] = dv.host();
+    gx[s] = dgx.host();
+    gy[s] = dgy.host();
+    p[s] = dp.host();
+  }
+  for (int s = 1; s < 3; ++s) {
+    CHECK(bitwise(v[s], v[0]));
+    CHECK(bitwise(gx[s], gx[0]));
+    CHECK(bitwise(gy[s], gy[0]));
+    CHECK(bitwise(p[s], p[0]));
+  }
+  std::vector<T> host(B);
+  resilin_test::ref_values(ref_measure{0.5, r::band_spec::window(0.5), false}, X.host_view(),
+                           Y.host_view(), std::span<T>(host));
+  CHECK(rel_err(v[2], host) <= 1e-12);
 }
 
 TEST_CASE("cuda: the memory contract, measured by a counting allocator", "[cuda][wavefront][memory]") {

@@ -52,6 +52,7 @@ std::vector<T> poisoned(std::size_t n) {
 struct launch_options {
   int threads = 0;  // 0: the plan's choice
   bool reverse = false;
+  r::device_schedule schedule = r::device_schedule::automatic;
 };
 
 /// What the CUDA launcher does, with the emulated CTA in place of a kernel launch.
@@ -64,7 +65,7 @@ std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T
   if (!table.empty()) dd::fill_band_table(m.band, longest, table.data());
   auto const plan = dd::value_plan::make(layout, X.batch, Y.batch, X.max_length, Y.max_length,
                                          m.divergence, sizeof(T),
-                                         static_cast<r::index_t>(table.size()));
+                                         static_cast<r::index_t>(table.size()), lo.schedule);
   std::vector<T> results = poisoned<T>(static_cast<std::size_t>(plan.jobs));
   dd::value_args<T, Cost, Smooth> const a{m.cost, m.smooth,
                                           dd::make_device_band(m.band, table.data()),
@@ -100,7 +101,8 @@ train_result<T> emulate_train(r::measure<Cost, Smooth> const& m, r::batch_view<T
   std::vector<r::index_t> table(static_cast<std::size_t>(dd::band_table_entries(m.band, longest)));
   if (!table.empty()) dd::fill_band_table(m.band, longest, table.data());
   auto const plan = dd::train_plan::make(B, X.max_length, Y.max_length, d, m.divergence, true,
-                                         sizeof(T), static_cast<r::index_t>(table.size()));
+                                         sizeof(T), static_cast<r::index_t>(table.size()),
+                                         lo.schedule);
   train_result<T> res;
   std::vector<T> jobs = poisoned<T>(static_cast<std::size_t>(plan.jobs));
   std::vector<T> store = poisoned<T>(plan.store_bytes / sizeof(T));
@@ -410,4 +412,51 @@ TEST_CASE("device schedule: workspace plans", "[device][schedule]") {
   CHECK(t.store_bytes == std::size_t(32) * 1024 * 1024 * 4);
   CHECK(t.shared_ring);
   CHECK(t.bytes == t.store_bytes);
+}
+
+TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
+  using S = r::device_schedule;
+  // automatic: one warp per job where the job's CTA would be one warp anyway, 8 jobs per CTA
+  auto const a = dd::map_jobs(S::automatic, 32, 1000);
+  CHECK(a.warps);
+  CHECK(a.threads == 32);
+  CHECK(a.jobs_per_block == dd::warp_jobs_per_block);
+  CHECK(a.blocks(1000) == 125);
+  CHECK(a.blocks(1001) == 126);
+  CHECK_FALSE(dd::map_jobs(S::automatic, 33, 1000).warps);
+  CHECK(dd::map_jobs(S::automatic, 33, 1000).threads == 64);
+  CHECK_FALSE(dd::map_jobs(S::automatic, 16, 1).warps);  // one job: a one-warp CTA
+  CHECK_FALSE(dd::map_jobs(S::block_per_pair, 8, 1000).warps);
+  auto const f = dd::map_jobs(S::warp_per_pair, 500, 3);  // forced: fewer jobs than a CTA holds
+  CHECK(f.warps);
+  CHECK(f.jobs_per_block == 3);
+  CHECK(f.blocks(3) == 1);
+  // shared memory holds the rings of every job of the CTA, else they go to the workspace
+  auto const v = dd::value_plan::make(dd::job_layout::paired, 64, 64, 30, 40, false, 8);
+  CHECK(v.mapping.warps);
+  CHECK(v.shared_bytes() == std::size_t(8) * 3 * 30 * 8);
+  CHECK(v.bytes == 1);
+  auto const big = dd::value_plan::make(dd::job_layout::paired, 64, 64, 300, 300, false, 8, 0,
+                                        S::warp_per_pair);
+  CHECK_FALSE(big.shared_ring);  // 8 rings of 3 * 300 doubles exceed 48 KB
+  CHECK(big.shared_bytes() == 0);
+  CHECK(big.bytes == dd::align_up(64 * 3 * 300 * 8));
+  auto const t = dd::train_plan::make(64, 20, 25, 1, false, false, 4);
+  CHECK(t.mapping.warps);
+  CHECK(t.shared_bytes() == std::size_t(8) * 7 * 20 * 4);
+  // every schedule runs the same per-job program: the same bits (32 lanes striding 70 rows)
+  ragged<double> const X(6, 70, 2, 41, false), Y(6, 64, 2, 42, false);
+  auto const meas = r::measures::soft_dtw<double>(0.3);
+  auto const vb = emulate_values(meas, X.view(), Y.view(), dd::job_layout::pairwise,
+                                 {0, false, S::block_per_pair});
+  auto const vw = emulate_values(meas, X.view(), Y.view(), dd::job_layout::pairwise,
+                                 {0, true, S::warp_per_pair});
+  CHECK(resilin_test::bitwise_equal(vb, vw));
+  auto const tb = emulate_train<double>(meas, X.view(), Y.view(), nullptr, true, false,
+                                        {0, false, S::block_per_pair});
+  auto const tw = emulate_train<double>(meas, X.view(), Y.view(), nullptr, true, false,
+                                        {0, true, S::warp_per_pair});
+  CHECK(resilin_test::bitwise_equal(tb.values, tw.values));
+  CHECK(resilin_test::bitwise_equal(tb.gx, tw.gx));
+  CHECK(resilin_test::bitwise_equal(tb.gy, tw.gy));
 }

@@ -121,7 +121,7 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
   index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
   value_plan const plan = value_plan::make(layout, X.batch, Y.batch, X.max_length, Y.max_length,
                                            m.divergence, sizeof(T),
-                                           band_table_entries(m.band, longest));
+                                           band_table_entries(m.band, longest), exec.schedule);
   if (!ws) {
     bytes = plan.bytes;
     return cudaSuccess;
@@ -134,9 +134,13 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
   T* const results = m.divergence ? reinterpret_cast<T*>(at(ws, plan.results_offset)) : out;
   T* const rings = plan.shared_ring ? nullptr : reinterpret_cast<T*>(at(ws, plan.rings_offset));
   value_args<T, Cost, Smooth> const a{m.cost, m.smooth, band, X, Y, layout, results, plan.stride};
-  value_kernel<T, Cost, Smooth>
-      <<<static_cast<unsigned>(plan.jobs), static_cast<unsigned>(plan.threads),
-         plan.shared_ring ? plan.ring_bytes : 0, exec.stream>>>(a, rings);
+  unsigned const blocks = static_cast<unsigned>(plan.mapping.blocks(plan.jobs));
+  unsigned const threads = static_cast<unsigned>(plan.threads * plan.mapping.jobs_per_block);
+  if (plan.mapping.warps)
+    value_warps_kernel<T, Cost, Smooth>
+        <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings, plan.jobs);
+  else
+    value_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings);
   if (cudaError_t e = cudaGetLastError()) return e;
   if (!m.divergence) return cudaSuccess;
   if (layout == job_layout::paired) {
@@ -158,7 +162,8 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
   index_t const B = X.batch, d = X.channels;
   index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
   train_plan const plan = train_plan::make(B, X.max_length, Y.max_length, d, m.divergence, false,
-                                           sizeof(T), band_table_entries(m.band, longest));
+                                           sizeof(T), band_table_entries(m.band, longest),
+                                           exec.schedule);
   if (!ws) {
     bytes = plan.bytes;
     return cudaSuccess;
@@ -202,9 +207,12 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
     a.e = e;
   }
   T* const rings = plan.shared_ring ? nullptr : reinterpret_cast<T*>(at(ws, plan.rings_offset));
-  train_kernel<T, Cost, Smooth>
-      <<<static_cast<unsigned>(plan.jobs), static_cast<unsigned>(plan.threads),
-         plan.shared_ring ? plan.ring_bytes : 0, s>>>(a, rings);
+  unsigned const blocks = static_cast<unsigned>(plan.mapping.blocks(plan.jobs));
+  unsigned const threads = static_cast<unsigned>(plan.threads * plan.mapping.jobs_per_block);
+  if (plan.mapping.warps)
+    train_warps_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), s>>>(a, rings, plan.jobs);
+  else
+    train_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), s>>>(a, rings);
   if (cudaError_t err = cudaGetLastError()) return err;
   if (!m.divergence) return cudaSuccess;
   divergence_paired_kernel<T><<<elementwise_blocks(B), 256, 0, s>>>(a.results, B, out);

@@ -6,6 +6,7 @@
 #include <resilin/backend/cuda/require_cuda.hpp>
 #include <cstddef>
 #include <cuda_runtime_api.h>
+#include <resilin/backend/device/schedule.hpp>
 #include <resilin/core/concepts.hpp>
 
 namespace resilin {
@@ -23,11 +24,18 @@ struct device_backend {
   using memory_space = device_memory;
   cudaStream_t stream = nullptr;
   device_allocator allocator{};
+  device_schedule schedule = device_schedule::automatic;
 
   /// The same backend on another stream.
   constexpr device_backend on(cudaStream_t s) const noexcept {
     device_backend d = *this;
     d.stream = s;
+    return d;
+  }
+  /// The same backend with the alignment kernels' job mapping forced (backend/device/schedule.hpp).
+  constexpr device_backend with_schedule(device_schedule s) const noexcept {
+    device_backend d = *this;
+    d.schedule = s;
     return d;
   }
   /// The same backend with a workspace allocator for the convenience layer.

@@ -1,8 +1,9 @@
 #pragma once
 // The CUDA kernels of the alignment recursion: thin shells that run the block programs of
 // backend/device/wavefront.hpp (the same code the host tests run with an emulated CTA) with
-// the CTA executor below. One block per alignment problem, persistent over all anti-diagonals
-// (one __syncthreads per diagonal, no launch per diagonal), threads striding each diagonal.
+// the executors below. One block per alignment problem, persistent over all anti-diagonals
+// (one __syncthreads per diagonal, no launch per diagonal), threads striding each diagonal; or,
+// for short series in large batches, one warp per problem (warp_per_pair, __syncwarp).
 // The rolling diagonals live in dynamic shared memory when they fit, else in a global
 // workspace slice per block. No atomics anywhere: bitwise deterministic run to run.
 #include <resilin/backend/cuda/require_cuda.hpp>
@@ -36,6 +37,42 @@ struct cta_exec {
   }
 };
 
+/// The executor of one warp running one job (warp_per_pair): its 32 lanes stride each step.
+/// __syncwarp orders the shared-memory ring accesses of the warp's lanes between steps.
+struct warp_exec {
+  template <class F>
+  RESILIN_HD void for_each(F const& f) const {
+#if RESILIN_DEVICE_PASS
+    f(static_cast<int>(threadIdx.x % 32u), 32);
+#else
+    (void)f;
+#endif
+  }
+  RESILIN_HD void sync() const {
+#if RESILIN_DEVICE_PASS
+    __syncwarp();
+#endif
+  }
+  RESILIN_HD bool leader() const {
+#if RESILIN_DEVICE_PASS
+    return threadIdx.x % 32u == 0;
+#else
+    return false;
+#endif
+  }
+};
+
+/// The job of the calling warp in warp_per_pair, or -1 past the last job (the whole warp).
+RESILIN_HD inline index_t warp_job(index_t jobs) {
+#if RESILIN_DEVICE_PASS
+  index_t const k = static_cast<index_t>(blockIdx.x) * (blockDim.x / 32u) + threadIdx.x / 32u;
+  return k < jobs ? k : -1;
+#else
+  (void)jobs;
+  return -1;
+#endif
+}
+
 /// Value of every job (one block per job). rings: null (shared memory) or jobs * 3 * stride.
 template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void value_kernel(device_detail::value_args<T, Cost, Smooth> a, T* rings) {
@@ -52,6 +89,38 @@ RESILIN_KERNEL void train_kernel(device_detail::train_args<T, Cost, Smooth> a, T
   index_t const k = blockIdx.x;
   T* const ring = rings ? rings + k * 7 * a.stride : reinterpret_cast<T*>(resilin_shared);
   device_detail::train_block(cta_exec{}, a, k, ring);
+}
+
+/// The ring of job k in warp_per_pair (`values` per job): its slice of the workspace rings, or
+/// of the CTA's dynamic shared memory.
+template <class T>
+RESILIN_HD T* warp_ring(T* rings, index_t k, index_t values, unsigned char* shared) {
+#if RESILIN_DEVICE_PASS
+  return rings ? rings + k * values : reinterpret_cast<T*>(shared) + (threadIdx.x / 32u) * values;
+#else
+  (void)k;
+  (void)values;
+  (void)shared;
+  return rings;
+#endif
+}
+
+/// value_kernel with one warp per job, blockDim.x / 32 jobs per block.
+template <class T, class Cost, class Smooth>
+RESILIN_KERNEL void value_warps_kernel(device_detail::value_args<T, Cost, Smooth> a, T* rings,
+                                       index_t jobs) {
+  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  if (index_t const k = warp_job(jobs); k >= 0)
+    device_detail::value_block(warp_exec{}, a, k, warp_ring(rings, k, 3 * a.stride, resilin_shared));
+}
+
+/// train_kernel with one warp per job, blockDim.x / 32 jobs per block.
+template <class T, class Cost, class Smooth>
+RESILIN_KERNEL void train_warps_kernel(device_detail::train_args<T, Cost, Smooth> a, T* rings,
+                                       index_t jobs) {
+  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  if (index_t const k = warp_job(jobs); k >= 0)
+    device_detail::train_block(warp_exec{}, a, k, warp_ring(rings, k, 7 * a.stride, resilin_shared));
 }
 
 template <class T>

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <resilin/backend/device/schedule.hpp>
 #include <resilin/core/band.hpp>
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/config.hpp>
@@ -523,29 +524,60 @@ constexpr int block_threads(index_t longest_diagonal) noexcept {
   return static_cast<int>(t);
 }
 
+/// Jobs per CTA in warp_per_pair (256 threads).
+inline constexpr int warp_jobs_per_block = 8;
+
+/// Threads per job and jobs per CTA for a schedule; longest_diagonal bounds a job's rows.
+struct job_mapping {
+  int threads = 32;         // per job
+  int jobs_per_block = 1;
+  bool warps = false;       // one warp per job (__syncwarp), else one CTA per job
+  RESILIN_HD constexpr index_t blocks(index_t jobs) const noexcept {
+    return (jobs + jobs_per_block - 1) / jobs_per_block;
+  }
+};
+
+constexpr job_mapping map_jobs(device_schedule s, index_t longest_diagonal, index_t jobs) noexcept {
+  int const block = block_threads(longest_diagonal);
+  bool const warps = s == device_schedule::warp_per_pair ||
+                     (s == device_schedule::automatic && block == 32 && jobs > 1);
+  if (!warps) return {block, 1, false};
+  int const per_block = jobs < warp_jobs_per_block ? static_cast<int>(jobs < 1 ? 1 : jobs)
+                                                   : warp_jobs_per_block;
+  return {32, per_block, true};
+}
+
 /// The value path: jobs, ring placement and workspace bytes.
 struct value_plan {
   index_t jobs = 0;
   index_t stride = 0;           // ring stride (values)
-  int threads = 32;
-  std::size_t ring_bytes = 0;   // per block
-  bool shared_ring = true;      // ring in dynamic shared memory, else in the workspace
+  int threads = 32;             // per job
+  job_mapping mapping{};        // threads per job, jobs per CTA
+  std::size_t ring_bytes = 0;   // per job
+  bool shared_ring = true;      // rings in dynamic shared memory, else in the workspace
   std::size_t results_offset = 0, results_bytes = 0;  // job values (divergence only)
   std::size_t rings_offset = 0, rings_bytes = 0;      // global rings (when not shared)
   std::size_t table_offset = 0, table_bytes = 0;      // band table (window bands)
   std::size_t bytes = 0;        // total workspace
 
+  /// Dynamic shared memory per CTA.
+  std::size_t shared_bytes() const noexcept {
+    return shared_ring ? ring_bytes * static_cast<std::size_t>(mapping.jobs_per_block) : 0;
+  }
+
   static value_plan make(job_layout layout, index_t nx, index_t ny, index_t nmax, index_t mmax,
-                         bool divergence, std::size_t value_size, index_t table_entries = 0) {
+                         bool divergence, std::size_t value_size, index_t table_entries = 0,
+                         device_schedule schedule = device_schedule::automatic) {
     value_plan q;
     q.jobs = job_count(layout, nx, ny, divergence);
     // the rows of a job are its shorter series; the self terms are (n, n) and (m, m)
     index_t shortest = nmax < mmax ? nmax : mmax;
     if (divergence) shortest = nmax > mmax ? nmax : mmax;
     q.stride = shortest < 1 ? 1 : shortest;
-    q.threads = block_threads(q.stride);
+    q.mapping = map_jobs(schedule, q.stride, q.jobs);
+    q.threads = q.mapping.threads;
     q.ring_bytes = static_cast<std::size_t>(3 * q.stride) * value_size;
-    q.shared_ring = q.ring_bytes <= shared_ring_limit;
+    q.shared_ring = q.ring_bytes * static_cast<std::size_t>(q.mapping.jobs_per_block) <= shared_ring_limit;
     std::size_t off = 0;
     // pairwise results are written in place into out only when there is no divergence
     if (divergence) {
@@ -570,8 +602,9 @@ struct value_plan {
 struct train_plan {
   index_t jobs = 0;
   index_t stride = 0;
-  int threads = 32;
-  std::size_t ring_bytes = 0;
+  int threads = 32;                     // per job
+  job_mapping mapping{};                // threads per job, jobs per CTA
+  std::size_t ring_bytes = 0;           // per job
   bool shared_ring = true;
   index_t slot_offset[3] = {0, 0, 0};   // in values, from the store
   index_t slot_size[3] = {0, 0, 0};
@@ -582,18 +615,25 @@ struct train_plan {
   std::size_t table_offset = 0, table_bytes = 0;
   std::size_t bytes = 0;
 
+  /// Dynamic shared memory per CTA.
+  std::size_t shared_bytes() const noexcept {
+    return shared_ring ? ring_bytes * static_cast<std::size_t>(mapping.jobs_per_block) : 0;
+  }
+
   static train_plan make(index_t batch, index_t nmax, index_t mmax, index_t channels,
                          bool divergence, bool results_in_workspace, std::size_t value_size,
-                         index_t table_entries = 0) {
+                         index_t table_entries = 0,
+                         device_schedule schedule = device_schedule::automatic) {
     train_plan q;
     q.jobs = job_count(job_layout::paired, batch, batch, divergence);
     q.stride = nmax > mmax ? nmax : mmax;
     if (!divergence) q.stride = nmax;
     if (q.stride < 1) q.stride = 1;
     index_t const shortest = nmax < mmax ? nmax : mmax;
-    q.threads = block_threads(divergence ? q.stride : shortest);
+    q.mapping = map_jobs(schedule, divergence ? q.stride : shortest, q.jobs);
+    q.threads = q.mapping.threads;
     q.ring_bytes = static_cast<std::size_t>(7 * q.stride) * value_size;
-    q.shared_ring = q.ring_bytes <= shared_ring_limit;
+    q.shared_ring = q.ring_bytes * static_cast<std::size_t>(q.mapping.jobs_per_block) <= shared_ring_limit;
     q.slot_size[0] = nmax * mmax;
     q.slot_size[1] = divergence ? nmax * nmax : 0;
     q.slot_size[2] = divergence ? mmax * mmax : 0;

@@ -104,13 +104,11 @@ RESILIN_INLINE exp_value<T> exp_cell(exp_value<T> const& d, exp_value<T> const& 
                               0.009618129107628477, 0.0013333558146428443, 1.5403530393381606e-4,
                               1.525273380405984e-5, 1.3215486790144307e-6, 1.0178086009239699e-7,
                               7.054911620801123e-9, 4.445538271870811e-10, 2.567843599348821e-11};
-    p = P(c[12]);
-    for (int j = 11; j >= 0; --j) p = p * f + c[j];
+    p = simd::polynomial(f, c);
   } else {
     constexpr float c[8] = {1.0f, 0.6931472f, 0.2402265f, 0.05550411f, 0.009618129f,
                             0.001333356f, 1.540353e-4f, 1.525273e-5f};
-    p = P(c[7]);
-    for (int j = 6; j >= 0; --j) p = p * f + c[j];
+    p = simd::polynomial(f, c);
   }
   P const mm = s * p;  // (0, 12): renormalise to [1, 2) and move the exponent into k
   using I = typename P::int_type;
@@ -188,6 +186,15 @@ RESILIN_UNROLL(16)
   for (int q = 0; q < K; ++q) last[q] = cur[q];
 }
 
+/// R = -gamma ln2 (k + log2 m) of a final P = m 2^k (+inf when unreachable).
+template <class T>
+T exp_domain_result(T gamma, T mo, T ko) noexcept {
+  if (ko <= unreachable_k<T> / 2) return math::infinity<T>();
+  // in double: k is large (|R| / (gamma ln2)), so k + log2 m in float would lose R's last bits
+  return static_cast<T>(-static_cast<double>(gamma) * 0.6931471805599453 *
+                        (static_cast<double>(ko) + std::log2(static_cast<double>(mo))));
+}
+
 /// -log2(e) / gamma: x = scale * delta is the exponent of the cell factor 2^x.
 template <class T, class Smooth>
 T exp_domain_scale(Smooth const& smooth) noexcept {
@@ -253,11 +260,7 @@ T forward_exp_domain(P const& p, Lanes& lanes, std::vector<T>& row_m, std::vecto
   }
   lanes.end_pair();
   int const o = static_cast<int>((n - 1) % H);
-  T const mo = last[o / W].m[o % W], ko = last[o / W].k[o % W];
-  if (ko <= ku / 2) return math::infinity<T>();
-  // in double: k is large (|R| / (gamma ln2)), so k + log2 m in float would lose R's last bits
-  return static_cast<T>(-static_cast<double>(p.smooth.gamma) * 0.6931471805599453 *
-                        (static_cast<double>(ko) + std::log2(static_cast<double>(mo))));
+  return exp_domain_result(p.smooth.gamma, last[o / W].m[o % W], last[o / W].k[o % W]);
 }
 
 }  // namespace resilin::host_detail

@@ -62,6 +62,7 @@ void backward_exp_domain(P const& p, std::vector<T>& row_m, std::vector<T>& row_
     V const* const cells_t0 = cells + 4 * K;
     int const seed_o = static_cast<int>(n - 1 - i0);
     index_t const seed_t = seed_o < H ? (m - 1) + seed_o : -1;
+    V* const adj = gx.data ? lanes.adjoint_buffer(geo.t1 - geo.t0 + 1) : nullptr;
     V gu1[K], gl1[K], gd1[K], gd2[K];  // G at steps t+1 and t+2
     for (int q = 0; q < K; ++q) gu1[q] = gl1[q] = gd1[q] = gd2[q] = zero;
     geo.template for_each_step<true>([&](index_t t, auto masked) __attribute__((always_inline)) {
@@ -87,7 +88,7 @@ RESILIN_UNROLL(16)
         gd[q] = td * r;
         gu[q] = tu * r;
         gl[q] = tl * r;
-        if (gx.data) lanes.accumulate_adjoint(q, t, a);
+        if (adj) adj[(t - geo.t0) * K + q] = a;
       }
       g_up[col(t)] = gu[0][0];
       g_diag[col(t)] = gd[0][0];
@@ -99,6 +100,7 @@ RESILIN_UNROLL(16)
         gl1[q] = gl[q];
       }
     });
+    if (adj) lanes.accumulate_adjoints(geo.t0, geo.t1, adj);  // the strip's gradient at once
     lanes.end_strip();
   }
   lanes.end_pair();

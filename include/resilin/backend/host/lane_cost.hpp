@@ -218,6 +218,7 @@ template <class T, class Distance>
 struct dtw_lane_cost : strip_series<T, false> {
   using V = simd::pack<T>;
   using base = strip_series<T, false>;
+  std::vector<V> adjoints;  // one strip's adjoints (accumulate_adjoints)
 
   void begin_pair(dtw_cost<Distance> const&, series_view<T const> xs, series_view<T const> ys,
                   series_view<T> gxs = {}, series_view<T> gys = {}) {
@@ -241,6 +242,41 @@ RESILIN_UNROLL(4)
 
   RESILIN_INLINE void accumulate(int q, index_t t, typename V::mask, step3<V> const& g) {
     accumulate_adjoint(q, t, g.diag + g.up + g.left);
+  }
+
+  /// A buffer for the adjoints of one strip: K packs per step (see accumulate_adjoints).
+  V* adjoint_buffer(index_t steps) {
+    adjoints.resize(static_cast<std::size_t>(steps * this->K));
+    return adjoints.data();
+  }
+
+  /// accumulate_adjoint for every step of a strip at once, from adj[(t - t0) * K + q], channel
+  /// by channel: the K partial sums of x_i stay in registers for any channel count, where the
+  /// step-by-step form keeps K * channels of them (spilled for several channels). The sums run
+  /// in the same order as the step-by-step form (t descending), so the bits are the same.
+  void accumulate_adjoints(index_t t0, index_t t1, V const* adj) {
+    constexpr int vectors = base::K;
+    index_t const d = this->x.channels;
+    for (index_t c = 0; c < d; ++c) {
+      V xr[vectors], acc[vectors];
+      for (int q = 0; q < vectors; ++q) {
+        xr[q] = this->xrows[static_cast<std::size_t>(q * d + c)];
+        acc[q] = this->gxrows[static_cast<std::size_t>(q * d + c)];
+      }
+      T const* const yc = this->ychannel(c);
+      T* const gyc = this->gychannel(c);
+      for (index_t t = t1; t >= t0; --t) {
+        V const* const a = adj + (t - t0) * vectors;
+RESILIN_UNROLL(8)
+        for (int q = 0; q < vectors; ++q) {
+          index_t const p = this->ypos(q, t);
+          V const part = a[q] * Distance::partial(xr[q], V::load(yc + p));
+          acc[q] += part;
+          (V::load(gyc + p) - part).store(gyc + p);
+        }
+      }
+      for (int q = 0; q < vectors; ++q) this->gxrows[static_cast<std::size_t>(q * d + c)] = acc[q];
+    }
   }
 
   /// The gradient of a uniform step cost needs only u = the adjoint of the cell (the sum of its

@@ -7,6 +7,7 @@
 #include <resilin/backend/host/exp_domain.hpp>
 #include <resilin/backend/host/exp_domain_grad.hpp>
 #include <resilin/backend/host/lane_cost_soft_msm.hpp>
+#include <resilin/backend/host/lockstep.hpp>
 #include <resilin/backend/host/strip.hpp>
 #include <resilin/core/measure.hpp>
 #include <resilin/core/recursion.hpp>
@@ -19,6 +20,7 @@ struct workspace {
   std::vector<T> channel;  // independent channels: one channel of x, y, gx, gy, contiguous
   strip_table<T> table;
   table_buffer<simd::pack<T>> strip_cells;  // one strip of the exponential-domain backward
+  lockstep_workspace<T> lockstep;             // groups of short pairs (lockstep.hpp)
 };
 
 /// Copies channel c of s to out (s.length values) and views it as a one-channel series.

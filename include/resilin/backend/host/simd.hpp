@@ -1,15 +1,24 @@
 #pragma once
-// A small SIMD pack for the host traversal (GCC/Clang vector extensions; no intrinsics, so it
-// builds for any target and the compiler picks AVX2/AVX-512/NEON as enabled by -m flags).
+// A small SIMD pack for the host traversal (GCC/Clang vector extensions, so it builds for any
+// target and the compiler picks AVX2/AVX-512/NEON as enabled by -m flags; intrinsics only for
+// sqrt, which has no errno-free vector builtin).
 // Only what the strip wavefront needs: arithmetic, compare/select, min/max, lane shifts, and
 // exp/log accurate to a few ulp over the ranges the soft-min uses. Never used on the device.
 #include <bit>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 #include <resilin/core/config.hpp>
+#if !defined(__CUDA_ARCH__)
+#if defined(__SSE2__) || defined(__AVX__)
+#include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+#endif
 
 namespace resilin::simd {
 
@@ -133,15 +142,71 @@ RESILIN_INLINE pack<T> shift_in_back(pack<T> a, pack<T> below) noexcept {
 template <class T>
 RESILIN_INLINE pack<T> shift_in_back(pack<T> a, T s) noexcept { return shift_in_back(a, pack<T>(s)); }
 
-/// Lane-wise sqrt (compiles to vsqrtpd / vsqrtps).
+/// Lane-wise sqrt. The vector instruction where the target has one: __builtin_sqrt on each
+/// lane keeps the errno path of a scalar call (no -fno-math-errno here), which costs a branch
+/// and a scalar sqrt per lane and spills the pack around it.
 template <class T>
 RESILIN_INLINE pack<T> sqrt(pack<T> x) noexcept {
+  using native = typename pack<T>::native;
+  constexpr int bytes = static_cast<int>(sizeof(native));
+#if defined(__AVX512F__)
+  if constexpr (bytes == 64) {
+    if constexpr (std::same_as<T, float>) return pack<T>::wrap((native)_mm512_sqrt_ps((__m512)x.v));
+    else return pack<T>::wrap((native)_mm512_sqrt_pd((__m512d)x.v));
+  }
+#endif
+#if defined(__AVX__)
+  if constexpr (bytes == 32) {
+    if constexpr (std::same_as<T, float>) return pack<T>::wrap((native)_mm256_sqrt_ps((__m256)x.v));
+    else return pack<T>::wrap((native)_mm256_sqrt_pd((__m256d)x.v));
+  }
+#endif
+#if defined(__SSE2__)
+  if constexpr (bytes == 16) {
+    if constexpr (std::same_as<T, float>) return pack<T>::wrap((native)_mm_sqrt_ps((__m128)x.v));
+    else return pack<T>::wrap((native)_mm_sqrt_pd((__m128d)x.v));
+  }
+#elif defined(__aarch64__)
+  if constexpr (bytes == 16) {
+    if constexpr (std::same_as<T, float>) return pack<T>::wrap((native)vsqrtq_f32((float32x4_t)x.v));
+    else return pack<T>::wrap((native)vsqrtq_f64((float64x2_t)x.v));
+  }
+#endif
   pack<T> r;
   for (int k = 0; k < pack<T>::width; ++k) {
     if constexpr (std::same_as<T, float>) r.v[k] = __builtin_sqrtf(x.v[k]);
     else r.v[k] = __builtin_sqrt(x.v[k]);
   }
   return r;
+}
+
+namespace detail {
+/// One level of Estrin's scheme and the levels above it: a[k] + a[k+1] x^(2^level) pairs.
+template <std::size_t Count, class T>
+RESILIN_INLINE pack<T> estrin_levels(pack<T> const* a, pack<T> xp) noexcept {
+  if constexpr (Count == 1) {
+    return a[0];
+  } else {
+    pack<T> b[(Count + 1) / 2];
+    RESILIN_UNROLL(16)
+    for (std::size_t k = 0; k < Count / 2; ++k) b[k] = a[2 * k + 1] * xp + a[2 * k];
+    if constexpr (Count % 2 == 1) b[Count / 2] = a[Count - 1];
+    return estrin_levels<(Count + 1) / 2>(b, xp * xp);
+  }
+}
+}  // namespace detail
+
+/// sum_k c[k] x^k by Estrin's scheme: pairs, then pairs of pairs with x^2, x^4, ... The
+/// dependency chain is log2(N) multiply-adds deep instead of Horner's N, which matters where
+/// the polynomial sits on a recursion's critical path. Fully unrolled at compile time.
+template <class T, std::size_t N>
+RESILIN_INLINE pack<T> polynomial(pack<T> x, T const (&c)[N]) noexcept {
+  constexpr std::size_t half = (N + 1) / 2;
+  pack<T> a[half];
+  RESILIN_UNROLL(16)
+  for (std::size_t k = 0; k < half; ++k)
+    a[k] = 2 * k + 1 < N ? c[2 * k + 1] * x + c[2 * k] : pack<T>(c[2 * k]);
+  return detail::estrin_levels<half>(a, x * x);
 }
 
 /// exp(x), a few ulp; results below the smallest normal flush to +0 (exp(-inf) = 0).
@@ -157,20 +222,10 @@ RESILIN_INLINE pack<T> exp(pack<T> x) noexcept {
     P const k = t - magic;
     P const r = xc - k * 0.6931471803691238 - k * 1.9082149292705877e-10;
     // Taylor to degree 13 on |r| <= ln2/2: truncation below 1e-17 relative.
-    P p = P::broadcast(T(1.0 / 6227020800.0));
-    p = p * r + T(1.0 / 479001600.0);
-    p = p * r + T(1.0 / 39916800.0);
-    p = p * r + T(1.0 / 3628800.0);
-    p = p * r + T(1.0 / 362880.0);
-    p = p * r + T(1.0 / 40320.0);
-    p = p * r + T(1.0 / 5040.0);
-    p = p * r + T(1.0 / 720.0);
-    p = p * r + T(1.0 / 120.0);
-    p = p * r + T(1.0 / 24.0);
-    p = p * r + T(1.0 / 6.0);
-    p = p * r + T(0.5);
-    p = p * r + T(1.0);
-    p = p * r + T(1.0);
+    constexpr T c[14] = {1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0,
+                         1.0 / 5040.0, 1.0 / 40320.0, 1.0 / 362880.0, 1.0 / 3628800.0,
+                         1.0 / 39916800.0, 1.0 / 479001600.0, 1.0 / 6227020800.0};
+    P const p = polynomial(r, c);
     typename P::mask bits;
     std::memcpy(&bits, &t.v, sizeof bits);
     bits = (bits + I(1023)) << 52;
@@ -184,14 +239,9 @@ RESILIN_INLINE pack<T> exp(pack<T> x) noexcept {
     P const t = xc * 1.44269504f + magic;
     P const k = t - magic;
     P const r = xc - k * 0.693359375f - k * -2.12194440e-4f;
-    P p = P::broadcast(T(1.0f / 5040.0f));
-    p = p * r + T(1.0f / 720.0f);
-    p = p * r + T(1.0f / 120.0f);
-    p = p * r + T(1.0f / 24.0f);
-    p = p * r + T(1.0f / 6.0f);
-    p = p * r + T(0.5f);
-    p = p * r + T(1.0f);
-    p = p * r + T(1.0f);
+    constexpr T c[8] = {1.0f, 1.0f, 0.5f, 1.0f / 6.0f, 1.0f / 24.0f, 1.0f / 120.0f,
+                        1.0f / 720.0f, 1.0f / 5040.0f};
+    P const p = polynomial(r, c);
     typename P::mask bits;
     std::memcpy(&bits, &t.v, sizeof bits);
     bits = (bits + I(127)) << 23;

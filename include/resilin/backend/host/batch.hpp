@@ -1,0 +1,33 @@
+#pragma once
+// Values of many pairs on the host: the pairs that fit go in lock-step groups (lockstep.hpp),
+// the others one at a time (pair.hpp), all on one parallel_for. Both traversals give the same
+// bits, so results never depend on which one ran a pair, nor on the thread count.
+#include <vector>
+#include <resilin/backend/host/lockstep.hpp>
+#include <resilin/backend/host/pair.hpp>
+#include <resilin/core/measure.hpp>
+#include <resilin/core/thread_pool.hpp>
+
+namespace resilin::host_detail {
+
+/// store(k, value(m, x_k, y_k)) for k in [0, count), where pair_at(k) gives (x_k, y_k); on up to
+/// `threads` threads with one workspace each (ws.size() >= the threads parallel_for uses).
+template <class T, class Cost, class Smooth, class PairAt, class Store>
+void batch_values(measure<Cost, Smooth> const& m, index_t count, int threads, PairAt&& pair_at,
+                  Store&& store, std::vector<workspace<T>>& ws) {
+  lockstep_plan const plan = plan_lockstep<T>(m, count, pair_at, resolve_threads(threads, count));
+  index_t const groups = static_cast<index_t>(plan.grouped.size()) / lockstep_pairs<T>;
+  index_t const tasks = groups + static_cast<index_t>(plan.rest.size());
+  parallel_for(tasks, threads, [&](index_t task, int w) {
+    auto& wsw = ws[static_cast<std::size_t>(w)];
+    if (task < groups) {
+      run_lockstep_group(m, plan, task, pair_at, store, wsw.lockstep);
+    } else {
+      index_t const k = plan.rest[static_cast<std::size_t>(task - groups)];
+      auto const [x, y] = pair_at(k);
+      store(k, value(m, x, y, wsw));
+    }
+  });
+}
+
+}  // namespace resilin::host_detail

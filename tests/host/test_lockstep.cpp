@@ -1,0 +1,128 @@
+// Lock-step groups (backend/host/lockstep.hpp): DTW and soft-DTW values of many equal-shape
+// pairs, one pair per SIMD lane. values() and pairwise() must give every pair exactly the bits of the
+// single-pair value() (the strip traversal), whichever traversal the batch planner picks, for
+// both orientations, bands, channels, point distances, float and double, small gamma, pairs
+// outside the exponential domain and mixed-shape batches; and the planner must actually group.
+#include <cstdint>
+#include <span>
+#include <vector>
+#include <support/catch.hpp>
+#include <resilin/resilin.hpp>
+#include "helpers.hpp"
+
+namespace r = resilin;
+namespace hd = resilin::host_detail;
+using resilin_test::bitwise_equal;
+using resilin_test::random_values;
+
+namespace {
+
+/// count series of (length, channels) values in [-1, 1), one equal-length batch.
+template <class T>
+std::vector<T> series_set(r::index_t count, r::index_t length, r::index_t d, std::uint64_t seed) {
+  return resilin_test::cast<T>(random_values(static_cast<std::size_t>(count * length * d), seed));
+}
+
+template <class T, class Measure>
+std::vector<T> singles(Measure const& m, std::vector<T> const& xs, std::vector<T> const& ys,
+                       r::index_t count, r::index_t n, r::index_t k, r::index_t d) {
+  std::vector<T> out(static_cast<std::size_t>(count));
+  for (r::index_t b = 0; b < count; ++b)
+    out[static_cast<std::size_t>(b)] =
+        r::value(m, r::series_view<T const>{xs.data() + b * n * d, n, d},
+                 r::series_view<T const>{ys.data() + b * k * d, k, d});
+  return out;
+}
+
+template <class T, class Measure>
+void check_paired(Measure const& m, r::index_t n, r::index_t k, r::index_t d) {
+  INFO("n " << n << " m " << k << " d " << d);
+  constexpr r::index_t G = hd::lockstep_pairs<T>;
+  r::index_t const B = 2 * G + 5;  // two groups and five pairs on their own
+  auto const xs = series_set<T>(B, n, d, 100 + static_cast<std::uint64_t>(n));
+  auto const ys = series_set<T>(B, k, d, 200 + static_cast<std::uint64_t>(k));
+  auto const X = r::make_batch(std::span<T const>(xs), B, n, d);
+  auto const Y = r::make_batch(std::span<T const>(ys), B, k, d);
+  hd::lockstep_plan const plan =
+      hd::plan_lockstep<T>(m, B, [&](r::index_t b) { return std::pair{X[b], Y[b]}; });
+  CHECK(plan.grouped.size() == static_cast<std::size_t>(2 * G));
+  CHECK(plan.rest.size() == 5);
+  // fewer groups than threads: none formed (the pairs spread over the threads instead)
+  auto const spread = hd::plan_lockstep<T>(m, B, [&](r::index_t b) { return std::pair{X[b], Y[b]}; }, 3);
+  CHECK(spread.grouped.empty());
+  CHECK(spread.rest.size() == static_cast<std::size_t>(B));
+  auto const expected = singles(m, xs, ys, B, n, k, d);
+  for (int threads : {1, 0}) {
+    std::vector<T> out(static_cast<std::size_t>(B), T(-7));
+    r::values(r::host.with_threads(threads), m, X, Y, std::span<T>(out));
+    CHECK(bitwise_equal(out, expected));
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("lock-step values equal the single-pair values bit for bit", "[lockstep]",
+                   float, double) {
+  using T = TestType;
+  struct shape { r::index_t n, m, d; };
+  for (shape const s : {shape{20, 20, 1}, shape{17, 29, 2}, shape{29, 17, 3}, shape{1, 5, 1},
+                        shape{5, 1, 2}, shape{1, 1, 1}, shape{64, 64, 2}}) {
+    check_paired<T>(r::measures::soft_dtw<T>(T(1)), s.n, s.m, s.d);
+    check_paired<T>(r::measures::soft_dtw<T>(T(0.1), r::band_spec::radius(2)), s.n, s.m, s.d);
+    check_paired<T>(r::measures::soft_dtw<T, r::half_squared_euclidean>(T(1), r::band_spec::window(0.1)),
+                    s.n, s.m, s.d);
+    check_paired<T>(r::measures::soft_dtw<T, r::l1_distance>(T(0.01)), s.n, s.m, s.d);
+    check_paired<T>(r::measures::dtw(), s.n, s.m, s.d);
+    check_paired<T>(r::measures::dtw<r::l1_distance>(r::band_spec::radius(1)), s.n, s.m, s.d);
+  }
+}
+
+TEMPLATE_TEST_CASE("lock-step groups in mixed batches and pairwise", "[lockstep]", float, double) {
+  using T = TestType;
+  constexpr r::index_t G = hd::lockstep_pairs<T>;
+  auto const m = r::measures::soft_dtw<T>(T(0.5));
+  r::index_t const d = 2, L = 24;
+  SECTION("ragged: one shape fills a group, the others run alone; huge values leave the "
+          "exponential domain") {
+    r::index_t const B = G + 9;
+    std::vector<r::index_t> lx(static_cast<std::size_t>(B), L), ly(static_cast<std::size_t>(B), L - 3);
+    for (r::index_t b = G; b < B; ++b) lx[static_cast<std::size_t>(b)] = 5 + b % 7;
+    auto xs = series_set<T>(B, L, d, 1);
+    auto const ys = series_set<T>(B, L, d, 2);
+    xs[static_cast<std::size_t>(3 * L * d)] = T(1e17);  // pair 3: outside the exponential domain
+    auto const X = r::make_batch(std::span<T const>(xs), B, L, d, std::span<r::index_t const>(lx));
+    auto const Y = r::make_batch(std::span<T const>(ys), B, L, d, std::span<r::index_t const>(ly));
+    auto const plan = hd::plan_lockstep<T>(m, B, [&](r::index_t b) { return std::pair{X[b], Y[b]}; });
+    CHECK(plan.grouped.empty());  // only G - 1 pairs of the full shape stay in the domain
+    xs[static_cast<std::size_t>(3 * L * d)] = T(0.5);
+    auto const plan2 = hd::plan_lockstep<T>(m, B, [&](r::index_t b) { return std::pair{X[b], Y[b]}; });
+    CHECK(plan2.grouped.size() == static_cast<std::size_t>(G));
+    for (T const x3 : {T(0.5), T(1e17)}) {
+      xs[static_cast<std::size_t>(3 * L * d)] = x3;
+      std::vector<T> out(static_cast<std::size_t>(B));
+      r::values(r::host, m, X, Y, std::span<T>(out));
+      for (r::index_t b = 0; b < B; ++b)
+        CHECK(resilin_test::bits_equal(out[static_cast<std::size_t>(b)], r::value(m, X[b], Y[b])));
+    }
+  }
+  SECTION("pairwise, plain and divergence") {
+    r::index_t const A = 9, B = 7;  // 63 pairs: three groups (double) or one (float) and a rest
+    auto const xs = series_set<T>(A, L, d, 3), ys = series_set<T>(B, L + 1, d, 4);
+    auto const X = r::make_batch(std::span<T const>(xs), A, L, d);
+    auto const Y = r::make_batch(std::span<T const>(ys), B, L + 1, d);
+    for (auto const& meas : {m, r::measures::soft_dtw_divergence<T>(T(0.5))}) {
+      std::vector<T> out(static_cast<std::size_t>(A * B));
+      r::pairwise(r::host, meas, X, Y, r::matrix_view<T>{out.data(), A, B});
+      for (r::index_t a = 0; a < A; ++a)
+        for (r::index_t b = 0; b < B; ++b)
+          CHECK(resilin_test::bits_equal(out[static_cast<std::size_t>(a * B + b)],
+                                         r::value(meas, X[a], Y[b])));
+    }
+    auto const dtw = r::measures::dtw(r::band_spec::window(0.2));
+    std::vector<T> out(static_cast<std::size_t>(A * B));
+    r::pairwise(r::host.with_threads(2), dtw, X, Y, r::matrix_view<T>{out.data(), A, B});
+    for (r::index_t a = 0; a < A; ++a)
+      for (r::index_t b = 0; b < B; ++b)
+        CHECK(resilin_test::bits_equal(out[static_cast<std::size_t>(a * B + b)], r::value(dtw, X[a], Y[b])));
+  }
+}
