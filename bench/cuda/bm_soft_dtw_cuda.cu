@@ -1,7 +1,7 @@
 // Google Benchmark suite of the CUDA backend: the configurations M1-M3, B1, F1, L1, S1 and H1
 // of spec/softdtw.md section 5, plus the other cost models through the same recursion kernels
 // (soft-MSM, grid soft-CDTW: rows C1/*), and the job schedules on short series (W1/*: one CTA
-// or one warp per pair). Time is measured with CUDA events around the enqueued work
+// or one warp per pair), and training with R whole or checkpointed (CP1/*). Time is measured with CUDA events around the enqueued work
 // (UseManualTime), the workspace comes from the expert layer and is allocated once outside the
 // timed region. Reported per run: G cells/s (cells = sum over pairs of n * m, B*N*M here) and
 // peak device memory = inputs + outputs (+ gradients) + workspace, in MB.
@@ -33,6 +33,7 @@ struct config {
   mode what;
   cost model = cost::dtw;
   r::device_schedule schedule = r::device_schedule::automatic;
+  r::training_store storage = r::training_store::automatic;
 };
 
 struct row {
@@ -68,7 +69,7 @@ void run(benchmark::State& state, config const& c, M const& meas) {
   using T = float;
   cudaStream_t s = nullptr;
   RESILIN_CUDA_TRY(cudaStreamCreate(&s));
-  auto const exec = r::device.on(s).with_schedule(c.schedule);
+  auto const exec = r::device.on(s).with_schedule(c.schedule).with_training_store(c.storage);
   std::size_t const xs = std::size_t(c.batch * c.n * c.d), ys = std::size_t(c.batch * c.m * c.d);
   dev<T> x(xs), y(ys), out(std::size_t(c.batch));
   fill(x.p, xs, 1);
@@ -151,6 +152,11 @@ std::vector<config> configs() {
         v.push_back({"W1/" + std::to_string(b) + "x" + std::to_string(n) + "x2/" + name +
                          (w == mode::value ? "/fwd" : "/fwd+bwd"),
                      b, n, n, 2, 1.0, w, cost::dtw, sched});
+  // CP1: training with R stored whole against the checkpointed mode (peak memory and time).
+  for (auto [name, store] : {std::pair{"whole", r::training_store::whole_grid},
+                             std::pair{"checkpointed", r::training_store::checkpointed}})
+    v.push_back({std::string("CP1/4x8192x16/") + name + "/fwd+bwd", 4, 8192, 8192, 16, 1.0,
+                 mode::train, cost::dtw, r::device_schedule::automatic, store});
   return v;
 }
 

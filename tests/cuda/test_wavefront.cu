@@ -289,6 +289,33 @@ TEST_CASE("cuda: every schedule gives the same bits (block or warp per pair)", "
   CHECK(rel_err(v[2], host) <= 1e-12);
 }
 
+TEST_CASE("cuda: checkpointed training gives the bits of the whole grid in less memory",
+          "[cuda][wavefront][checkpoint]") {
+  using T = float;
+  r::index_t const B = 3, d = 4;
+  batch<T> const X(B, 700, d, 51, false), Y(B, 650, d, 52, false);
+  auto const meas = r::measures::soft_dtw_divergence<T>(T(0.3), r::band_spec::window(0.3));
+  std::vector<T> v[2], gx[2], gy[2];
+  std::size_t bytes[2] = {0, 0};
+  r::training_store const stores[2] = {r::training_store::whole_grid, r::training_store::checkpointed};
+  for (int k = 0; k < 2; ++k) {
+    auto const exec = r::device.with_training_store(stores[k]);
+    device_buffer<T> dv(B), dgx(X.data.size()), dgy(Y.data.size());
+    r::batch_view<T> const GX{dgx.ptr, B, X.max_length, d, X.d_lengths.ptr};
+    r::batch_view<T> const GY{dgy.ptr, B, Y.max_length, d, Y.d_lengths.ptr};
+    REQUIRE(r::expert::values_and_grads(nullptr, bytes[k], exec, meas, X.device_view(),
+                                        Y.device_view(), dv.ptr, GX, GY) == cudaSuccess);
+    r::values_and_grads(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B), GX, GY);
+    v[k] = dv.host();
+    gx[k] = dgx.host();
+    gy[k] = dgy.host();
+  }
+  CHECK(bitwise(v[1], v[0]));
+  CHECK(bitwise(gx[1], gx[0]));
+  CHECK(bitwise(gy[1], gy[0]));
+  CHECK(bytes[1] * 4 < bytes[0]);  // 3 pairs x 3 problems of ~700 x 700 against ~75 diagonals each
+}
+
 TEST_CASE("cuda: the memory contract, measured by a counting allocator", "[cuda][wavefront][memory]") {
   using T = float;
   r::index_t const B = 4, n = 1024, m = 1500, d = 8;

@@ -53,6 +53,7 @@ struct launch_options {
   int threads = 0;  // 0: the plan's choice
   bool reverse = false;
   r::device_schedule schedule = r::device_schedule::automatic;
+  r::training_store storage = r::training_store::automatic;
 };
 
 /// What the CUDA launcher does, with the emulated CTA in place of a kernel launch.
@@ -102,7 +103,7 @@ train_result<T> emulate_train(r::measure<Cost, Smooth> const& m, r::batch_view<T
   if (!table.empty()) dd::fill_band_table(m.band, longest, table.data());
   auto const plan = dd::train_plan::make(B, X.max_length, Y.max_length, d, m.divergence, true,
                                          sizeof(T), static_cast<r::index_t>(table.size()),
-                                         lo.schedule);
+                                         lo.schedule, lo.storage);
   train_result<T> res;
   std::vector<T> jobs = poisoned<T>(static_cast<std::size_t>(plan.jobs));
   std::vector<T> store = poisoned<T>(plan.store_bytes / sizeof(T));
@@ -126,6 +127,7 @@ train_result<T> emulate_train(r::measure<Cost, Smooth> const& m, r::batch_view<T
     a.slot_size[p] = plan.slot_size[p];
   }
   a.stride = plan.stride;
+  a.checkpoint = plan.checkpoint;
   if (want_grad) {
     a.gx0 = res.gx.data();
     a.gy0 = res.gy.data();
@@ -459,4 +461,65 @@ TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   CHECK(resilin_test::bitwise_equal(tb.values, tw.values));
   CHECK(resilin_test::bitwise_equal(tb.gx, tw.gx));
   CHECK(resilin_test::bitwise_equal(tb.gy, tw.gy));
+}
+
+TEST_CASE("device schedule: checkpointed training gives the bits of the whole grid",
+          "[device][schedule][checkpoint]") {
+  using S = r::training_store;
+  std::uint64_t seed = 700;
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      ++seed;
+      ragged<double> const X(4, 37, 2, seed, false), Y(4, 29, 2, seed + 9, false);
+      std::vector<double> const up{0.5, -1.0, 2.0, 1.5};
+      auto check = [&](auto const& meas, char const* name) {
+        INFO(name << " band kind " << int(band.type()) << " divergence " << div);
+        for (bool e : {false, true}) {
+          if (e && div) continue;  // E is the plain problem's
+          auto const whole = emulate_train<double>(meas, X.view(), Y.view(), &up, !e, e,
+                                                   {0, false, r::device_schedule::automatic, S::whole_grid});
+          auto const cp = emulate_train<double>(meas, X.view(), Y.view(), &up, !e, e,
+                                                {5, true, r::device_schedule::automatic, S::checkpointed});
+          CHECK(resilin_test::bitwise_equal(cp.values, whole.values));
+          CHECK(resilin_test::bitwise_equal(cp.gx, whole.gx));
+          CHECK(resilin_test::bitwise_equal(cp.gy, whole.gy));
+          CHECK(resilin_test::bitwise_equal(cp.e, whole.e));
+        }
+      };
+      auto sd = r::measures::soft_dtw<double>(0.2, band);
+      sd.divergence = div;
+      check(sd, "soft-dtw");
+      auto sm = r::measures::soft_msm<double>(0.5, 1.0, band);  // stencil 2: x_{i-1}, y_{j-1}
+      sm.divergence = div;
+      sm.independent_channels = false;
+      check(sm, "soft-msm");
+    }
+  }
+}
+
+TEST_CASE("device schedule: checkpointed plans", "[device][schedule][checkpoint]") {
+  // the checkpoints: diagonals s k - 2 and s k - 1 of every segment s >= 1, two slots each
+  dd::checkpoints const cp{5};
+  CHECK(cp.segments(23) == 5);
+  CHECK(cp.slot(2) == -1);
+  CHECK(cp.slot(3) == 0);
+  CHECK(cp.slot(4) == 1);
+  CHECK(cp.slot(5) == -1);
+  CHECK(cp.slot(8) == 2);
+  CHECK(cp.slot(9) == 3);
+  CHECK(dd::checkpoint_interval(65535) == 363);  // ceil(sqrt(2 * 65535))
+  CHECK(dd::checkpoint_slots(23, 5) == 5 + 2 + 2 * 4);
+  // issue 3: forward + backward of (B = 4, n = m = 32768, d = 16) in a few GB (float): the
+  // whole grids would be 16 GiB; checkpointed, 4 * 725 diagonals of 32768 values = 380 MB
+  auto const t = dd::train_plan::make(4, 32768, 32768, 16, false, false, 4);
+  CHECK(t.checkpoint == 363);
+  CHECK(t.slot_size[0] == 725 * 32768);
+  CHECK(t.store_bytes == dd::align_up(std::size_t(4) * 725 * 32768 * 4));
+  CHECK(t.bytes < (std::size_t(1) << 30));
+  auto const w = dd::train_plan::make(4, 32768, 32768, 16, false, false, 4, 0,
+                                      r::device_schedule::automatic, r::training_store::whole_grid);
+  CHECK(w.checkpoint == 0);
+  CHECK(w.store_bytes == std::size_t(4) * 32768 * 32768 * 4);
+  auto const small = dd::train_plan::make(32, 1024, 1024, 64, false, false, 4);
+  CHECK(small.checkpoint == 0);  // 128 MiB of grids: stored whole
 }

@@ -19,8 +19,10 @@
 // Memory (beyond inputs and outputs): value-only calls use 3 rolling anti-diagonals of
 // min(n, m) values per pair (shared memory up to 48 KB per block, else workspace);
 // training calls store R only, one value per cell of each pair's grid (anti-diagonal-major),
-// plus 7 rolling diagonals per pair; the divergence adds its two self problems and four
-// input-sized gradient buffers. No distance matrix, no E unless asked for.
+// plus 7 rolling diagonals per pair, or, checkpointed (device.with_training_store, automatic
+// beyond 4 GiB), two diagonals every k ~ sqrt(2 (n + m)) and one segment of k diagonals per
+// pair, recomputed once in the backward (same bits); the divergence adds its two self problems
+// and four input-sized gradient buffers. No distance matrix, no E unless asked for.
 // Determinism: no atomics; results are bitwise identical run to run on the same GPU and build.
 #include <resilin/backend/cuda/require_cuda.hpp>
 #include <cstddef>
@@ -163,7 +165,7 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
   index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
   train_plan const plan = train_plan::make(B, X.max_length, Y.max_length, d, m.divergence, false,
                                            sizeof(T), band_table_entries(m.band, longest),
-                                           exec.schedule);
+                                           exec.schedule, exec.storage);
   if (!ws) {
     bytes = plan.bytes;
     return cudaSuccess;
@@ -187,6 +189,7 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
     a.slot_size[p] = plan.slot_size[p];
   }
   a.stride = plan.stride;
+  a.checkpoint = plan.checkpoint;
   if (gx) {
     if (cudaError_t err = cudaMemsetAsync(gx, 0, xs * sizeof(T), s)) return err;
     if (cudaError_t err = cudaMemsetAsync(gy, 0, ys * sizeof(T), s)) return err;

@@ -25,6 +25,7 @@ struct device_backend {
   cudaStream_t stream = nullptr;
   device_allocator allocator{};
   device_schedule schedule = device_schedule::automatic;
+  training_store storage = training_store::automatic;
 
   /// The same backend on another stream.
   constexpr device_backend on(cudaStream_t s) const noexcept {
@@ -36,6 +37,12 @@ struct device_backend {
   constexpr device_backend with_schedule(device_schedule s) const noexcept {
     device_backend d = *this;
     d.schedule = s;
+    return d;
+  }
+  /// The same backend with the training path's storage of R forced (checkpointed or not).
+  constexpr device_backend with_training_store(training_store s) const noexcept {
+    device_backend d = *this;
+    d.storage = s;
     return d;
   }
   /// The same backend with a workspace allocator for the convenience layer.

@@ -1,8 +1,8 @@
 #pragma once
-// How the CUDA kernels map alignment problems (jobs) onto the GPU; chosen per call from the
-// shape (automatic) or forced with resilin::device.with_schedule(...). The block programs are
-// the same in every case: only the executor differs (a CTA with __syncthreads per anti-diagonal,
-// or one warp with __syncwarp), so every schedule gives the same bits.
+// How the CUDA kernels map alignment problems (jobs) onto the GPU and where training keeps R;
+// chosen per call from the shape (automatic) or forced with resilin::device.with_schedule(...)
+// and .with_training_store(...). The block programs are the same in every case and recompute
+// exactly what they would have stored, so every choice gives the same bits.
 namespace resilin {
 
 enum class device_schedule : unsigned char {
@@ -10,6 +10,14 @@ enum class device_schedule : unsigned char {
   block_per_pair,  ///< one CTA per job, up to 256 threads striding each anti-diagonal
   warp_per_pair,   ///< one warp per job, 8 jobs per CTA: short series in large batches, where
                    ///< one-warp CTAs would cap the resident warps per SM at the CTA limit
+};
+
+/// Where the training path (values_and_grads, alignment matrices) keeps R for the backward.
+enum class training_store : unsigned char {
+  automatic,     ///< checkpointed when the whole grids of a call would exceed 4 GiB
+  whole_grid,    ///< R of every cell, one value each (the fastest backward)
+  checkpointed,  ///< two anti-diagonals every k (k ~ sqrt(2 (n + m))) and one segment of k: the
+                 ///< backward recomputes each segment's forward once (about 2x the forward work)
 };
 
 }  // namespace resilin

@@ -198,26 +198,48 @@ struct emulated_cta {
 
 // --- forward ---------------------------------------------------------------------------------
 
-/// One forward step: the cells of diagonal t from diagonals t-1 and t-2 of the ring
-/// (3 diagonals of `stride` values, indexed by row). With `store`, also writes R there
-/// (anti-diagonal-major).
+/// Where the diagonals of R live, each viewed as a pointer indexed by row i:
+///  - the whole grid, anti-diagonal-major (n * m values; the plain training store);
+///  - slots of `stride` values, slot s holding diagonal first + s (the checkpointed mode's
+///    segment and checkpoint buffers, and the forward's rolling ring with `ring` set: slot t % 3).
+template <class T>
+struct diag_store {
+  T* base = nullptr;    // null: nothing stored
+  index_t n = 0, m = 0;
+  index_t stride = 0;   // 0: the whole grid
+  index_t first = 0;    // slots: the diagonal in slot 0
+  bool ring = false;    // slots: three rolling slots, diagonal t in slot t % 3
+
+  static RESILIN_HD diag_store grid(T* base, index_t n, index_t m) noexcept { return {base, n, m, 0, 0, false}; }
+  static RESILIN_HD diag_store slots(T* base, index_t stride, index_t first) noexcept {
+    return {base, 0, 0, stride, first, false};
+  }
+  static RESILIN_HD diag_store rolling(T* base, index_t stride) noexcept { return {base, 0, 0, stride, 0, true}; }
+
+  RESILIN_HD T* diag(index_t t) const noexcept {
+    if (stride == 0) return base + diag_offset(n, m, t) - grid_lo(m, t);
+    if (ring) return base + ((t % 3 + 3) % 3) * stride;
+    return base + (t - first) * stride;
+  }
+};
+
+/// One forward step: the cells of diagonal t from diagonals t-1 and t-2 of `rows` (the rolling
+/// ring, or the segment being recomputed), written to rows; with `out` (a checkpoint or the
+/// whole-grid store) also there.
 template <class T, class Cost, class Smooth>
 struct forward_step {
   grid_problem<T, Cost, Smooth> const* p;
   index_t t;
-  T* ring;
-  index_t stride;
-  T* store;
+  diag_store<T> rows;
+  T* out;
 
   RESILIN_HD void operator()(int thread, int threads) const noexcept {
-    index_t const n = p->x.length, m = p->y.length;
     T const inf = math::infinity<T>();
     diag_span const cur = diagonal(p->band, t), p1 = diagonal(p->band, t - 1),
                     p2 = diagonal(p->band, t - 2);
-    T* const c = ring + (t % 3) * stride;
-    T const* const r1 = ring + ((t + 2) % 3) * stride;
-    T const* const r2 = ring + ((t + 1) % 3) * stride;
-    T* const out = store ? store + diag_offset(n, m, t) - grid_lo(m, t) : nullptr;
+    T* const c = rows.diag(t);
+    T const* const r1 = rows.diag(t - 1);
+    T const* const r2 = rows.diag(t - 2);
     for (index_t i = cur.lo + thread; i <= cur.hi; i += threads) {
       index_t const j = t - i;
       T const left = p1.contains(i) ? r1[i] : inf;
@@ -231,17 +253,52 @@ struct forward_step {
   }
 };
 
+/// Checkpoints of the checkpointed training mode: the forward keeps diagonals s k - 2 and
+/// s k - 1 for every segment s >= 1 of k diagonals (2 slots each), from which the backward
+/// recomputes one segment at a time.
+struct checkpoints {
+  index_t interval = 0;  // k; 0: the whole grid is stored
+  RESILIN_HD constexpr index_t segments(index_t diagonals) const noexcept {
+    return (diagonals + interval - 1) / interval;
+  }
+  /// The checkpoint slot of diagonal t, or -1 when t is not kept.
+  RESILIN_HD constexpr index_t slot(index_t t) const noexcept {
+    index_t const s = (t + 2) / interval, r = (t + 2) % interval;
+    return s >= 1 && r < 2 ? (s - 1) * 2 + r : -1;
+  }
+};
+
+/// The interval k ~ sqrt(2 (n + m)) that minimises the slots of a checkpointed job (segment k + 2
+/// plus 2 per segment) for grids of up to `diagonals` anti-diagonals.
+constexpr index_t checkpoint_interval(index_t diagonals) noexcept {
+  index_t k = 1;
+  while (k * k < 2 * diagonals) ++k;
+  return k < 2 ? 2 : k;
+}
+
+/// Slots (of stride values) one checkpointed job needs: the segment (k + 2) and the
+/// checkpoints (2 per segment after the first).
+constexpr index_t checkpoint_slots(index_t diagonals, index_t k) noexcept {
+  index_t const segs = (diagonals + k - 1) / k;
+  return k + 2 + 2 * (segs > 1 ? segs - 1 : 0);
+}
+
 /// The forward sweep of one problem by one block. Returns R(n-1, m-1) on every thread.
-/// ring: 3 * stride values (stride >= x.length); store: nullptr or n * m values.
+/// ring: 3 * stride values (stride >= x.length); store: nothing, the whole grid
+/// (anti-diagonal-major) or, with cp.interval, the checkpoint slots.
 template <class T, class Cost, class Smooth, class Exec>
 RESILIN_HD T forward_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p, T* ring,
-                             index_t stride, T* store) {
+                             index_t stride, diag_store<T> store, checkpoints cp = {}) {
   index_t const last = p.x.length + p.y.length - 2;
+  diag_store<T> const rows = diag_store<T>::rolling(ring, stride);
   for (index_t t = 0; t <= last; ++t) {
-    ex.for_each(forward_step<T, Cost, Smooth>{&p, t, ring, stride, store});
+    T* out = nullptr;
+    if (store.base && cp.interval == 0) out = store.diag(t);
+    else if (store.base && cp.slot(t) >= 0) out = store.base + cp.slot(t) * stride;
+    ex.for_each(forward_step<T, Cost, Smooth>{&p, t, rows, out});
     ex.sync();
   }
-  return ring[(last % 3) * stride + (p.x.length - 1)];
+  return rows.diag(last)[p.x.length - 1];
 }
 
 // --- backward --------------------------------------------------------------------------------
@@ -265,11 +322,11 @@ struct g_ring {
   RESILIN_HD T* diag(index_t t) const noexcept { return base + (4 + t % 3) * stride; }
 };
 
-/// The cell (i, j) of R in the store, +inf outside the band, 0 for the virtual origin.
+/// The cell (i, t - i) of R in the store, +inf outside the band, 0 for the virtual origin.
 template <class T>
-RESILIN_HD RESILIN_INLINE T stored(T const* store, band_geometry const& g, diag_span const& s,
-                                   index_t t, index_t i) noexcept {
-  if (s.contains(i)) return store[diag_offset(g.n, g.m, t) + (i - grid_lo(g.m, t))];
+RESILIN_HD RESILIN_INLINE T stored(diag_store<T> const& store, diag_span const& s, index_t t,
+                                   index_t i) noexcept {
+  if (s.contains(i)) return store.diag(t)[i];
   return (t == -2 && i == -1) ? T(0) : math::infinity<T>();
 }
 
@@ -279,7 +336,7 @@ template <class T, class Cost, class Smooth>
 struct backward_step {
   grid_problem<T, Cost, Smooth> const* p;
   index_t t;
-  T const* store;
+  diag_store<T> store;
   g_ring<T> g;
   T seed;
   backward_outputs<T> const* o;
@@ -303,9 +360,9 @@ struct backward_step {
       if (n1.contains(i)) a += left1[i];           // (i, j+1) came left from (i, j)
       if (n2.contains(i + 1)) a += diag2[i + 1];   // (i+1, j+1) came diagonally
       if (i == n - 1 && j == m - 1) a += seed;
-      T const left = stored(store, bg, p1, t - 1, i);
-      T const up = stored(store, bg, p1, t - 1, i - 1);
-      T const diag = stored(store, bg, p2, t - 2, i - 1);
+      T const left = stored(store, p1, t - 1, i);
+      T const up = stored(store, p1, t - 1, i - 1);
+      T const diag = stored(store, p2, t - 2, i - 1);
       step3<T> const cost = p->cost.step(p->x, p->y, i, j);
       step3<T> const w = cell_weights(p->smooth, cost, diag, up, left);
       step3<T> const use{a * w.diag, a * w.up, a * w.left};
@@ -341,14 +398,13 @@ struct gradient_phase {
   }
 };
 
-/// The backward sweep of one problem by one block over the stored R. ring: 7 * stride values.
+/// Backward steps t1 down to t0 over R in `store`, with the G ring g (carried between calls).
 template <class T, class Cost, class Smooth, class Exec>
-RESILIN_HD void backward_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p,
-                                 T const* store, T* ring, index_t stride, T seed,
-                                 backward_outputs<T> const& o) {
+RESILIN_HD void backward_steps(Exec const& ex, grid_problem<T, Cost, Smooth> const& p,
+                               diag_store<T> const& store, g_ring<T> const& g, index_t t1,
+                               index_t t0, T seed, backward_outputs<T> const& o) {
   constexpr int s = grad_stencil<Cost>::value;
-  g_ring<T> const g{ring, stride};
-  for (index_t t = p.x.length + p.y.length - 2; t >= 0; --t) {
+  for (index_t t = t1; t >= t0; --t) {
     ex.for_each(backward_step<T, Cost, Smooth>{&p, t, store, g, seed, &o});
     ex.sync();
     if constexpr (s > 1) {
@@ -359,6 +415,51 @@ RESILIN_HD void backward_program(Exec const& ex, grid_problem<T, Cost, Smooth> c
         }
       }
     }
+  }
+}
+
+/// The backward sweep of one problem by one block over the stored R. ring: 7 * stride values.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD void backward_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p,
+                                 diag_store<T> const& store, T* ring, index_t stride, T seed,
+                                 backward_outputs<T> const& o) {
+  backward_steps(ex, p, store, g_ring<T>{ring, stride}, p.x.length + p.y.length - 2, 0, seed, o);
+}
+
+/// to[v] = from[v] for v < count, strided over the threads.
+template <class T>
+struct copy_values {
+  T const* from;
+  T* to;
+  index_t count;
+  RESILIN_HD void operator()(int thread, int threads) const noexcept {
+    for (index_t v = thread; v < count; v += threads) to[v] = from[v];
+  }
+};
+
+/// The checkpointed backward: for each segment of k diagonals from the last, the forward of the
+/// segment again from its two checkpoints (cp_store: the forward's checkpoint slots) into
+/// `segment` (k + 2 slots: diagonals t0 - 2 .. t0 + k - 1), then its backward steps. The same
+/// cells as the forward with the same arithmetic: R, and so every result, bit for bit as with
+/// the whole grid stored. ring: 7 * stride values (the G ring).
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD void checkpointed_backward(Exec const& ex, grid_problem<T, Cost, Smooth> const& p,
+                                      T const* cp_store, T* segment, checkpoints cp, T* ring,
+                                      index_t stride, T seed, backward_outputs<T> const& o) {
+  index_t const diagonals = p.x.length + p.y.length - 1, k = cp.interval;
+  g_ring<T> const g{ring, stride};
+  for (index_t s = cp.segments(diagonals) - 1; s >= 0; --s) {
+    index_t const t0 = s * k, t1 = (t0 + k < diagonals ? t0 + k : diagonals) - 1;
+    diag_store<T> const seg = diag_store<T>::slots(segment, stride, t0 - 2);
+    if (s > 0) {  // the two diagonals before the segment, from the checkpoints
+      ex.for_each(copy_values<T>{cp_store + cp.slot(t0 - 2) * stride, segment, 2 * stride});
+      ex.sync();
+    }
+    for (index_t t = t0; t <= t1; ++t) {
+      ex.for_each(forward_step<T, Cost, Smooth>{&p, t, seg, nullptr});
+      ex.sync();
+    }
+    backward_steps(ex, p, seg, g, t1, t0, seed, o);
   }
 }
 
@@ -405,11 +506,11 @@ RESILIN_HD void value_block(Exec const& ex, value_args<T, Cost, Smooth> const& a
     if (y.length < x.length) {
       grid_problem<T, transposed_cost<Cost>, Smooth> const p{
           {a.cost}, a.smooth, y, x, band_geometry::make(y.length, x.length, r)};
-      v = forward_program(ex, p, ring, a.stride, static_cast<T*>(nullptr));
+      v = forward_program(ex, p, ring, a.stride, diag_store<T>{});
     } else {
       grid_problem<T, Cost, Smooth> const p{a.cost, a.smooth, x, y,
                                             band_geometry::make(x.length, y.length, r)};
-      v = forward_program(ex, p, ring, a.stride, static_cast<T*>(nullptr));
+      v = forward_program(ex, p, ring, a.stride, diag_store<T>{});
     }
   }
   if (ex.leader()) a.results[k] = v;
@@ -429,6 +530,8 @@ struct train_args {
   index_t slot_offset[3];
   index_t slot_size[3];
   index_t stride;         // ring stride >= rows of every job
+  index_t checkpoint;     // 0: each job stores its whole grid; else the interval k of the
+                          // checkpointed mode (a job's slot: segment, then checkpoints)
   // gradients: job 0 -> (gx0, gy0); job 1 -> (gx1, gx2); job 2 -> (gy1, gy2); each (batch,
   // max_length, channels); null data: no gradient.
   T* gx0;
@@ -440,8 +543,8 @@ struct train_args {
   T* e;                   // (batch, X.max_length, Y.max_length) or null; job 0 only
 };
 
-/// Forward (storing R) then backward of job k = p * batch + b. The ring holds
-/// max(3, 7) * stride values and is reused by the backward.
+/// Forward (storing R, or its checkpoints) then backward of job k = p * batch + b. The ring
+/// holds max(3, 7) * stride values and is reused by the backward.
 template <class T, class Cost, class Smooth, class Exec>
 RESILIN_HD void train_block(Exec const& ex, train_args<T, Cost, Smooth> const& a, index_t k,
                             T* ring) {
@@ -457,7 +560,12 @@ RESILIN_HD void train_block(Exec const& ex, train_args<T, Cost, Smooth> const& a
       a.cost, a.smooth, x, y,
       band_geometry::make(x.length, y.length, a.band.radius_for(x.length, y.length))};
   T* const store = a.store + a.slot_offset[jb.problem] + b * a.slot_size[jb.problem];
-  T const v = forward_program(ex, p, ring, a.stride, store);
+  checkpoints const cp{a.checkpoint};
+  T* const cp_store = store + (cp.interval + 2) * a.stride;  // after the segment (checkpointed)
+  T const v = forward_program(ex, p, ring, a.stride,
+                              cp.interval ? diag_store<T>::slots(cp_store, a.stride, 0)
+                                          : diag_store<T>::grid(store, x.length, y.length),
+                              cp);
   if (ex.leader()) a.results[k] = v;
   ex.sync();  // every thread has read v before the ring is reused
   T const u = a.upstream ? a.upstream[b] : T(1);
@@ -482,7 +590,10 @@ RESILIN_HD void train_block(Exec const& ex, train_args<T, Cost, Smooth> const& a
     o.gy = {gy, y.length, y.channels};
   }
   if (!o.gx.data && !o.e.data) return;
-  backward_program(ex, p, static_cast<T const*>(store), ring, a.stride, seed, o);
+  if (cp.interval)
+    checkpointed_backward(ex, p, static_cast<T const*>(cp_store), store, cp, ring, a.stride, seed, o);
+  else
+    backward_program(ex, p, diag_store<T>::grid(store, x.length, y.length), ring, a.stride, seed, o);
 }
 
 // --- element-wise epilogues (one thread per element; deterministic) -----------------------------
@@ -511,6 +622,8 @@ RESILIN_HD void add_two(T* g, T const* p, T const* q, index_t k) noexcept {
 
 inline constexpr std::size_t workspace_alignment = 256;
 inline constexpr std::size_t shared_ring_limit = 48 * 1024;  // default dynamic shared memory
+/// training_store::automatic checkpoints when the whole grids of a call exceed this (bytes).
+inline constexpr std::size_t checkpoint_threshold = std::size_t(4) << 30;
 
 RESILIN_HD constexpr std::size_t align_up(std::size_t v) noexcept {
   return (v + workspace_alignment - 1) / workspace_alignment * workspace_alignment;
@@ -608,6 +721,7 @@ struct train_plan {
   bool shared_ring = true;
   index_t slot_offset[3] = {0, 0, 0};   // in values, from the store
   index_t slot_size[3] = {0, 0, 0};
+  index_t checkpoint = 0;               // the checkpointed mode's interval k (0: whole grids)
   std::size_t store_offset = 0, store_bytes = 0;
   std::size_t results_offset = 0, results_bytes = 0;
   std::size_t rings_offset = 0, rings_bytes = 0;
@@ -623,7 +737,8 @@ struct train_plan {
   static train_plan make(index_t batch, index_t nmax, index_t mmax, index_t channels,
                          bool divergence, bool results_in_workspace, std::size_t value_size,
                          index_t table_entries = 0,
-                         device_schedule schedule = device_schedule::automatic) {
+                         device_schedule schedule = device_schedule::automatic,
+                         training_store storage = training_store::automatic) {
     train_plan q;
     q.jobs = job_count(job_layout::paired, batch, batch, divergence);
     q.stride = nmax > mmax ? nmax : mmax;
@@ -637,6 +752,16 @@ struct train_plan {
     q.slot_size[0] = nmax * mmax;
     q.slot_size[1] = divergence ? nmax * nmax : 0;
     q.slot_size[2] = divergence ? mmax * mmax : 0;
+    std::size_t const whole = static_cast<std::size_t>(batch) *
+        static_cast<std::size_t>(q.slot_size[0] + q.slot_size[1] + q.slot_size[2]) * value_size;
+    if (storage == training_store::checkpointed ||
+        (storage == training_store::automatic && whole > checkpoint_threshold)) {
+      index_t const longest = nmax > mmax ? nmax : mmax;
+      q.checkpoint = checkpoint_interval(2 * longest - 1);
+      q.slot_size[0] = checkpoint_slots(nmax + mmax - 1, q.checkpoint) * q.stride;
+      q.slot_size[1] = divergence ? checkpoint_slots(2 * nmax - 1, q.checkpoint) * q.stride : 0;
+      q.slot_size[2] = divergence ? checkpoint_slots(2 * mmax - 1, q.checkpoint) * q.stride : 0;
+    }
     q.slot_offset[0] = 0;
     q.slot_offset[1] = batch * q.slot_size[0];
     q.slot_offset[2] = q.slot_offset[1] + batch * q.slot_size[1];
