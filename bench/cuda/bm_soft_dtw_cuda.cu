@@ -1,7 +1,8 @@
 // Google Benchmark suite of the CUDA backend: the configurations M1-M3, B1, F1, L1, S1 and H1
 // of spec/softdtw.md section 5, plus the other cost models through the same recursion kernels
 // (soft-MSM, grid soft-CDTW: rows C1/*), and the job schedules on short series (W1/*: one CTA
-// or one warp per pair), and training with R whole or checkpointed (CP1/*). Time is measured with CUDA events around the enqueued work
+// or one warp per pair), values of long pairs per CTA or tiled (T1/*), and training with R
+// whole or checkpointed (CP1/*). Time is measured with CUDA events around the enqueued work
 // (UseManualTime), the workspace comes from the expert layer and is allocated once outside the
 // timed region. Reported per run: G cells/s (cells = sum over pairs of n * m, B*N*M here) and
 // peak device memory = inputs + outputs (+ gradients) + workspace, in MB.
@@ -152,6 +153,11 @@ std::vector<config> configs() {
         v.push_back({"W1/" + std::to_string(b) + "x" + std::to_string(n) + "x2/" + name +
                          (w == mode::value ? "/fwd" : "/fwd+bwd"),
                      b, n, n, 2, 1.0, w, cost::dtw, sched});
+  // T1: values of two long pairs, one CTA per pair against the tiled wavefront.
+  for (auto [name, sched] : {std::pair{"block", r::device_schedule::block_per_pair},
+                             std::pair{"tiled", r::device_schedule::tiled}})
+    v.push_back({std::string("T1/2x8192x2/") + name + "/fwd", 2, 8192, 8192, 2, 1.0, mode::value,
+                 cost::dtw, sched});
   // CP1: training with R stored whole against the checkpointed mode (peak memory and time).
   for (auto [name, store] : {std::pair{"whole", r::training_store::whole_grid},
                              std::pair{"checkpointed", r::training_store::checkpointed}})

@@ -261,11 +261,12 @@ TEST_CASE("cuda: every schedule gives the same bits (block or warp per pair)", "
   r::index_t const B = 37, d = 2;  // 5 CTAs of 8 warps, the last one partly empty
   batch<T> const X(B, 29, d, 31, false), Y(B, 70, d, 32, false);
   auto const meas = r::measures::soft_dtw<T>(T(0.5), r::band_spec::window(0.5));
-  std::vector<T> v[3], gx[3], gy[3], p[3];
-  r::device_schedule const schedules[3] = {r::device_schedule::automatic,
+  std::vector<T> v[4], gx[4], gy[4], p[4];
+  r::device_schedule const schedules[4] = {r::device_schedule::automatic,
                                            r::device_schedule::block_per_pair,
-                                           r::device_schedule::warp_per_pair};
-  for (int s = 0; s < 3; ++s) {
+                                           r::device_schedule::warp_per_pair,
+                                           r::device_schedule::tiled};
+  for (int s = 0; s < 4; ++s) {
     auto const exec = r::device.with_schedule(schedules[s]);
     device_buffer<T> dv(B), dgx(X.data.size()), dgy(Y.data.size()), dp(B * B);
     r::values_and_grads(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B),
@@ -277,7 +278,7 @@ TEST_CASE("cuda: every schedule gives the same bits (block or warp per pair)", "
     gy[s] = dgy.host();
     p[s] = dp.host();
   }
-  for (int s = 1; s < 3; ++s) {
+  for (int s = 1; s < 4; ++s) {
     CHECK(bitwise(v[s], v[0]));
     CHECK(bitwise(gx[s], gx[0]));
     CHECK(bitwise(gy[s], gy[0]));
@@ -287,6 +288,30 @@ TEST_CASE("cuda: every schedule gives the same bits (block or warp per pair)", "
   resilin_test::ref_values(ref_measure{0.5, r::band_spec::window(0.5), false}, X.host_view(),
                            Y.host_view(), std::span<T>(host));
   CHECK(rel_err(v[2], host) <= 1e-12);
+}
+
+TEST_CASE("cuda: the tiled wavefront gives the bits of one block per pair", "[cuda][wavefront][tiled]") {
+  using T = float;
+  r::index_t const B = 2, d = 3;
+  batch<T> const X(B, 3000, d, 61, false), Y(B, 2500, d, 62, true);
+  for (auto const& band : {r::band_spec{}, r::band_spec::window(0.1)}) {
+    auto const meas = r::measures::soft_dtw_divergence<T>(T(0.5), band);
+    std::vector<T> v[2], p[2];
+    r::device_schedule const schedules[2] = {r::device_schedule::block_per_pair, r::device_schedule::tiled};
+    for (int s = 0; s < 2; ++s) {
+      auto const exec = r::device.with_schedule(schedules[s]);
+      device_buffer<T> dv(B), dp(B * B);
+      r::values(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B));
+      r::pairwise(exec, meas, X.device_view(), Y.device_view(), r::matrix_view<T>{dp.ptr, B, B});
+      v[s] = dv.host();
+      p[s] = dp.host();
+    }
+    CHECK(bitwise(v[1], v[0]));
+    CHECK(bitwise(p[1], p[0]));
+    std::vector<T> host(B);
+    resilin_test::ref_values(ref_measure{0.5, band, true}, X.host_view(), Y.host_view(), std::span<T>(host));
+    CHECK(rel_err(v[1], host) <= 1e-5);
+  }
 }
 
 TEST_CASE("cuda: checkpointed training gives the bits of the whole grid in less memory",

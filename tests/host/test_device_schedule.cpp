@@ -72,9 +72,20 @@ std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T
                                           dd::make_device_band(m.band, table.data()),
                                           X, Y, layout, results.data(), plan.stride};
   dd::emulated_cta const ex{lo.threads ? lo.threads : plan.threads, lo.reverse};
-  for (r::index_t k = 0; k < plan.jobs; ++k) {
-    std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(3 * plan.stride));
-    dd::value_block(ex, a, k, ring.data());
+  if (plan.tiled) {  // one "launch" per tile diagonal; borders and rings start poisoned
+    std::vector<T> borders = poisoned<T>(plan.borders_bytes / sizeof(T));
+    dd::tiled_args<T, Cost, Smooth> const ta{a, borders.data(), plan.tile_stride, plan.tile_stride};
+    for (r::index_t d = 0; d < plan.tile_diagonals; ++d)
+      for (r::index_t job = 0; job < plan.jobs; ++job)
+        for (r::index_t k = 0; k < plan.tiles_per_diagonal; ++k) {
+          std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(3 * dd::tile_size));
+          dd::tiled_value_block(ex, ta, job, d, k, ring.data());
+        }
+  } else {
+    for (r::index_t k = 0; k < plan.jobs; ++k) {
+      std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(3 * plan.stride));
+      dd::value_block(ex, a, k, ring.data());
+    }
   }
   if (!m.divergence) return results;
   if (layout == dd::job_layout::paired) {
@@ -522,4 +533,43 @@ TEST_CASE("device schedule: checkpointed plans", "[device][schedule][checkpoint]
   CHECK(w.store_bytes == std::size_t(4) * 32768 * 32768 * 4);
   auto const small = dd::train_plan::make(32, 1024, 1024, 64, false, false, 4);
   CHECK(small.checkpoint == 0);  // 128 MiB of grids: stored whole
+}
+
+TEST_CASE("device schedule: the tiled wavefront gives the bits of one block per pair",
+          "[device][schedule][tiled]") {
+  using S = r::device_schedule;
+  // automatic: a few long pairs (at most a quarter of the SMs, the shorter series >= 512)
+  CHECK(dd::value_plan::make(dd::job_layout::paired, 2, 2, 4096, 5000, false, 4, 0, S::automatic, 132).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 40, 40, 4096, 5000, false, 4, 0, S::automatic, 132).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 2, 2, 300, 5000, false, 4, 0, S::automatic, 132).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 2, 2, 4096, 5000, false, 4, 0, S::automatic, 0).tiled);
+  auto const big = dd::value_plan::make(dd::job_layout::paired, 2, 2, 65536, 65536, false, 4, 0, S::tiled);
+  CHECK(big.tile_diagonals == 1023);
+  CHECK(big.tiles_per_diagonal == 512);
+  CHECK(big.borders_bytes == dd::align_up(std::size_t(2) * 6 * 65536 * 4));  // O(n + m) per pair
+  // tiles of 128: 3 x 4 tiles and ragged lengths, every band, plain and divergence, paired and
+  // pairwise, hard and soft; 128 threads per tile, or 7 in reverse order
+  std::uint64_t seed = 300;
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      ++seed;
+      ragged<double> const X(3, 300, 2, seed, false), Y(3, 390, 2, seed + 5, false);
+      auto check = [&](auto const& meas) {
+        INFO("band kind " << int(band.type()) << " divergence " << div);
+        for (auto layout : {dd::job_layout::paired, dd::job_layout::pairwise}) {
+          auto const block = emulate_values(meas, X.view(), Y.view(), layout, {0, false, S::block_per_pair});
+          auto const tiled = emulate_values(meas, X.view(), Y.view(), layout, {0, false, S::tiled});
+          auto const tiled7 = emulate_values(meas, X.view(), Y.view(), layout, {7, true, S::tiled});
+          CHECK(resilin_test::bitwise_equal(tiled, block));
+          CHECK(resilin_test::bitwise_equal(tiled7, block));
+        }
+      };
+      auto soft = r::measures::soft_dtw<double>(0.5, band);
+      soft.divergence = div;
+      check(soft);
+      auto hard = r::measures::dtw().with_band(band);
+      hard.divergence = div;
+      check(hard);
+    }
+  }
 }

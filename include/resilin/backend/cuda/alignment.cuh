@@ -121,9 +121,18 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
                           batch_view<T const> Y, device_detail::job_layout layout, T* out) {
   using namespace device_detail;
   index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
+  int sms = 0;  // the automatic schedule tiles a few long pairs across the SMs
+  if (exec.schedule == device_schedule::automatic) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      (void)cudaGetLastError();
+      sms = 0;
+    }
+  }
   value_plan const plan = value_plan::make(layout, X.batch, Y.batch, X.max_length, Y.max_length,
                                            m.divergence, sizeof(T),
-                                           band_table_entries(m.band, longest), exec.schedule);
+                                           band_table_entries(m.band, longest), exec.schedule, sms);
   if (!ws) {
     bytes = plan.bytes;
     return cudaSuccess;
@@ -136,13 +145,24 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
   T* const results = m.divergence ? reinterpret_cast<T*>(at(ws, plan.results_offset)) : out;
   T* const rings = plan.shared_ring ? nullptr : reinterpret_cast<T*>(at(ws, plan.rings_offset));
   value_args<T, Cost, Smooth> const a{m.cost, m.smooth, band, X, Y, layout, results, plan.stride};
-  unsigned const blocks = static_cast<unsigned>(plan.mapping.blocks(plan.jobs));
-  unsigned const threads = static_cast<unsigned>(plan.threads * plan.mapping.jobs_per_block);
-  if (plan.mapping.warps)
-    value_warps_kernel<T, Cost, Smooth>
-        <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings, plan.jobs);
-  else
-    value_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings);
+  if (plan.tiled) {  // one launch per tile diagonal; the borders need no initialisation
+    tiled_args<T, Cost, Smooth> const ta{a, reinterpret_cast<T*>(at(ws, plan.borders_offset)),
+                                         plan.tile_stride, plan.tile_stride};
+    dim3 const grid(static_cast<unsigned>(plan.tiles_per_diagonal), static_cast<unsigned>(plan.jobs));
+    for (index_t d = 0; d < plan.tile_diagonals; ++d) {
+      tiled_value_kernel<T, Cost, Smooth><<<grid, static_cast<unsigned>(plan.threads),
+                                            plan.ring_bytes, exec.stream>>>(ta, d);
+      if (cudaError_t e = cudaGetLastError()) return e;
+    }
+  } else {
+    unsigned const blocks = static_cast<unsigned>(plan.mapping.blocks(plan.jobs));
+    unsigned const threads = static_cast<unsigned>(plan.threads * plan.mapping.jobs_per_block);
+    if (plan.mapping.warps)
+      value_warps_kernel<T, Cost, Smooth>
+          <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings, plan.jobs);
+    else
+      value_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings);
+  }
   if (cudaError_t e = cudaGetLastError()) return e;
   if (!m.divergence) return cudaSuccess;
   if (layout == job_layout::paired) {

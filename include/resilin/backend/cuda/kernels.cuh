@@ -123,6 +123,14 @@ RESILIN_KERNEL void train_warps_kernel(device_detail::train_args<T, Cost, Smooth
     device_detail::train_block(warp_exec{}, a, k, warp_ring(rings, k, 7 * a.stride, resilin_shared));
 }
 
+/// Tile blockIdx.x of tile diagonal d of job blockIdx.y (the tiled wavefront, values).
+template <class T, class Cost, class Smooth>
+RESILIN_KERNEL void tiled_value_kernel(device_detail::tiled_args<T, Cost, Smooth> a, index_t d) {
+  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  device_detail::tiled_value_block(cta_exec{}, a, static_cast<index_t>(blockIdx.y), d,
+                                   static_cast<index_t>(blockIdx.x), reinterpret_cast<T*>(resilin_shared));
+}
+
 template <class T>
 RESILIN_KERNEL void divergence_paired_kernel(T const* jobs, index_t batch, T* out) {
   index_t const k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;

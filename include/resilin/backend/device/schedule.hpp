@@ -10,6 +10,9 @@ enum class device_schedule : unsigned char {
   block_per_pair,  ///< one CTA per job, up to 256 threads striding each anti-diagonal
   warp_per_pair,   ///< one warp per job, 8 jobs per CTA: short series in large batches, where
                    ///< one-warp CTAs would cap the resident warps per SM at the CTA limit
+  tiled,           ///< values of a few very long pairs: tiles of 128 x 128 cells, one CTA each,
+                   ///< one launch per tile anti-diagonal (automatic: at most a quarter as many
+                   ///< problems as SMs, the shorter series >= 512); training runs per pair
 };
 
 /// Where the training path (values_and_grads, alignment matrices) keeps R for the backward.

@@ -516,6 +516,151 @@ RESILIN_HD void value_block(Exec const& ex, value_args<T, Cost, Smooth> const& a
   if (ex.leader()) a.results[k] = v;
 }
 
+// --- tiled wavefront: a few very long pairs ---------------------------------------------------
+// One CTA per pair leaves most of the GPU idle when there are only a few long pairs. Here the
+// grid of a job is cut into tiles of tile_size x tile_size cells; the tiles of one tile
+// anti-diagonal D = a + b are independent and run on separate CTAs (one launch per D for all
+// jobs), each sweeping its tile's own cell anti-diagonals with one row per thread. Tiles pass
+// only their borders on, through three rotating copies (D mod 3) of a row buffer (each tile's
+// bottom row, m values) and a column buffer (its right column, n values): a tile on D reads what
+// D - 1 wrote (top row, left column) and one corner from D - 2, and no tile of D writes what
+// another reads. O(n + m) memory per job; every cell is the same cell_value as in the other
+// traversals, so the value has the same bits.
+
+inline constexpr index_t tile_size = 128;  // rows (threads) and columns of a tile
+inline constexpr index_t max_tiled_jobs = 65535;  // the launch's grid.y
+
+/// The border buffers of one job: rows(D) holds m values, cols(D) n values, for D mod 3.
+template <class T>
+struct tile_borders {
+  T* base;
+  index_t n_stride, m_stride;  // >= the job's rows and columns
+  RESILIN_HD T* rows(index_t d) const noexcept { return base + (d % 3) * m_stride; }
+  RESILIN_HD T* cols(index_t d) const noexcept { return base + 3 * m_stride + (d % 3) * n_stride; }
+  static RESILIN_HD constexpr index_t values(index_t n_stride, index_t m_stride) noexcept {
+    return 3 * (n_stride + m_stride);
+  }
+};
+
+/// Tiles of an (n, m) grid: rows of tiles, columns of tiles, and the tiles of diagonal D.
+struct tile_grid {
+  index_t rows = 0, cols = 0;
+  static RESILIN_HD constexpr tile_grid of(index_t n, index_t m) noexcept {
+    return {(n + tile_size - 1) / tile_size, (m + tile_size - 1) / tile_size};
+  }
+  RESILIN_HD constexpr index_t diagonals() const noexcept { return rows + cols - 1; }
+  /// The first tile row on diagonal D (tile k of D is (first + k, D - first - k)).
+  RESILIN_HD constexpr index_t first(index_t d) const noexcept { return d - (cols - 1) > 0 ? d - (cols - 1) : 0; }
+  RESILIN_HD constexpr index_t count(index_t d) const noexcept {
+    index_t const last = d < rows - 1 ? d : rows - 1;
+    return d < 0 || d >= diagonals() ? 0 : last - first(d) + 1;
+  }
+};
+
+/// One cell anti-diagonal s of tile (i0, j0, h x w): from the tile's 3-ring (local rows), its
+/// top row, left column and corner (null top / left: +inf, outside the grid).
+template <class T, class Cost, class Smooth>
+struct tile_step {
+  grid_problem<T, Cost, Smooth> const* p;
+  index_t i0, j0, h, w, s;
+  T* ring;             // 3 * tile_size values: local diagonal s at (s % 3) * tile_size
+  T const* top;        // R(i0 - 1, j0 + lj), or null
+  T const* left;       // R(i0 + li, j0 - 1), or null
+  T corner;            // R(i0 - 1, j0 - 1)
+  T* bottom;           // R(i0 + h - 1, j0 + lj) out
+  T* right;            // R(i0 + li, j0 + w - 1) out
+
+  RESILIN_HD void operator()(int thread, int threads) const noexcept {
+    T const inf = math::infinity<T>();
+    T* const c = ring + (s % 3) * tile_size;
+    T const* const r1 = ring + ((s + 2) % 3) * tile_size;
+    T const* const r2 = ring + ((s + 1) % 3) * tile_size;
+    index_t const lo = s - (w - 1) > 0 ? s - (w - 1) : 0, hi = s < h - 1 ? s : h - 1;
+    for (index_t li = lo + thread; li <= hi; li += threads) {
+      index_t const lj = s - li, i = i0 + li, j = j0 + lj;
+      T r = inf;
+      if (p->band.contains(i, j)) {
+        T const up = li > 0 ? r1[li - 1] : (top ? top[lj] : inf);
+        T const lft = lj > 0 ? r1[li] : (left ? left[li] : inf);
+        T diag;
+        if (li > 0 && lj > 0) diag = r2[li - 1];
+        else if (li == 0) diag = lj == 0 ? corner : (top ? top[lj - 1] : inf);
+        else diag = left ? left[li - 1] : inf;
+        r = cell_value(p->smooth, p->cost.step(p->x, p->y, i, j), diag, up, lft);
+      }
+      c[li] = r;
+      if (li == h - 1) bottom[lj] = r;
+      if (lj == w - 1) right[li] = r;
+    }
+  }
+};
+
+/// Tile k of diagonal D of one problem by one block; returns R(n-1, m-1) when this tile holds
+/// that cell (else +inf). ring: 3 * tile_size values.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD T tile_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p,
+                          tile_borders<T> const& bd, index_t d, index_t k, T* ring) {
+  index_t const n = p.x.length, m = p.y.length;
+  tile_grid const tg = tile_grid::of(n, m);
+  if (k >= tg.count(d)) return math::infinity<T>();
+  index_t const a = tg.first(d) + k, b = d - a;
+  index_t const i0 = a * tile_size, j0 = b * tile_size;
+  index_t const h = n - i0 < tile_size ? n - i0 : tile_size, w = m - j0 < tile_size ? m - j0 : tile_size;
+  T const inf = math::infinity<T>();
+  T const* const top = a > 0 ? bd.rows(d - 1) + j0 : nullptr;
+  T const* const left = b > 0 ? bd.cols(d - 1) + i0 : nullptr;
+  T const corner = a == 0 && b == 0 ? T(0) : (a > 0 && b > 0 ? bd.rows(d - 2)[j0 - 1] : inf);
+  for (index_t s = 0; s <= h + w - 2; ++s) {
+    ex.for_each(tile_step<T, Cost, Smooth>{&p, i0, j0, h, w, s, ring, top, left, corner,
+                                           bd.rows(d) + j0, bd.cols(d) + i0});
+    ex.sync();
+  }
+  if (i0 + h == n && j0 + w == m) return ring[((h + w - 2) % 3) * tile_size + (h - 1)];
+  return inf;
+}
+
+/// Everything a tiled value launch needs (value_args plus the border buffers).
+template <class T, class Cost, class Smooth>
+struct tiled_args {
+  value_args<T, Cost, Smooth> v;
+  T* borders;               // jobs * tile_borders::values(n_stride, m_stride)
+  index_t n_stride, m_stride;
+};
+
+/// Tile k of diagonal D of job `job` (the value path's orientation: the shorter series on the
+/// rows); the block holding the job's last cell writes its value.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD void tiled_value_block(Exec const& ex, tiled_args<T, Cost, Smooth> const& a,
+                                  index_t jk, index_t d, index_t k, T* ring) {
+  value_args<T, Cost, Smooth> const& v = a.v;
+  job const jb = job_of(v.layout, jk, v.X.batch, v.Y.batch);
+  series_view<T const> const x = job_series(jb.x_from_y ? v.Y : v.X, jb.xs);
+  series_view<T const> const y = job_series(jb.y_from_x ? v.X : v.Y, jb.ys);
+  if (x.length == 0 || y.length == 0) {  // a per-series length outside [1, max_length]
+    if (d == 0 && k == 0 && ex.leader()) v.results[jk] = quiet_nan<T>();
+    return;
+  }
+  tile_borders<T> const bd{a.borders + jk * tile_borders<T>::values(a.n_stride, a.m_stride),
+                           a.n_stride, a.m_stride};
+  index_t const r = v.band.radius_for(x.length, y.length);
+  T value;
+  bool last;
+  if (y.length < x.length) {
+    grid_problem<T, transposed_cost<Cost>, Smooth> const p{
+        {v.cost}, v.smooth, y, x, band_geometry::make(y.length, x.length, r)};
+    tile_grid const tg = tile_grid::of(y.length, x.length);
+    last = d == tg.diagonals() - 1 && k == 0;
+    value = tile_program(ex, p, bd, d, k, ring);
+  } else {
+    grid_problem<T, Cost, Smooth> const p{v.cost, v.smooth, x, y,
+                                          band_geometry::make(x.length, y.length, r)};
+    tile_grid const tg = tile_grid::of(x.length, y.length);
+    last = d == tg.diagonals() - 1 && k == 0;
+    value = tile_program(ex, p, bd, d, k, ring);
+  }
+  if (last && ex.leader()) v.results[jk] = value;
+}
+
 /// Everything a training block (forward storing R, then backward) needs.
 template <class T, class Cost, class Smooth>
 struct train_args {
@@ -668,6 +813,11 @@ struct value_plan {
   job_mapping mapping{};        // threads per job, jobs per CTA
   std::size_t ring_bytes = 0;   // per job
   bool shared_ring = true;      // rings in dynamic shared memory, else in the workspace
+  bool tiled = false;           // the tiled wavefront: one launch per tile diagonal
+  index_t tile_stride = 0;      // tiled: border stride (rows and columns) per job
+  index_t tile_diagonals = 0;   // tiled: launches (tile diagonals of the largest grid)
+  index_t tiles_per_diagonal = 0;  // tiled: CTAs per job and launch (at most)
+  std::size_t borders_offset = 0, borders_bytes = 0;  // tiled: 3 (n + m) values per job
   std::size_t results_offset = 0, results_bytes = 0;  // job values (divergence only)
   std::size_t rings_offset = 0, rings_bytes = 0;      // global rings (when not shared)
   std::size_t table_offset = 0, table_bytes = 0;      // band table (window bands)
@@ -680,7 +830,8 @@ struct value_plan {
 
   static value_plan make(job_layout layout, index_t nx, index_t ny, index_t nmax, index_t mmax,
                          bool divergence, std::size_t value_size, index_t table_entries = 0,
-                         device_schedule schedule = device_schedule::automatic) {
+                         device_schedule schedule = device_schedule::automatic,
+                         int multiprocessors = 0) {
     value_plan q;
     q.jobs = job_count(layout, nx, ny, divergence);
     // the rows of a job are its shorter series; the self terms are (n, n) and (m, m)
@@ -691,7 +842,29 @@ struct value_plan {
     q.threads = q.mapping.threads;
     q.ring_bytes = static_cast<std::size_t>(3 * q.stride) * value_size;
     q.shared_ring = q.ring_bytes * static_cast<std::size_t>(q.mapping.jobs_per_block) <= shared_ring_limit;
+    index_t const longest = nmax > mmax ? nmax : mmax;
+    q.tiled = q.jobs > 0 && q.jobs <= max_tiled_jobs &&
+              (schedule == device_schedule::tiled ||
+               (schedule == device_schedule::automatic && multiprocessors > 0 &&
+                q.jobs * 4 <= multiprocessors && q.stride >= 4 * tile_size));
+    if (q.tiled) {
+      q.mapping = {static_cast<int>(tile_size), 1, false};
+      q.threads = static_cast<int>(tile_size);
+      q.ring_bytes = static_cast<std::size_t>(3 * tile_size) * value_size;
+      q.shared_ring = true;
+      q.tile_stride = longest;
+      tile_grid const tg = tile_grid::of(longest, longest);
+      q.tile_diagonals = tg.diagonals();
+      q.tiles_per_diagonal = tg.rows;
+    }
     std::size_t off = 0;
+    if (q.tiled) {
+      q.borders_offset = off;
+      q.borders_bytes = align_up(static_cast<std::size_t>(q.jobs) *
+                                 static_cast<std::size_t>(tile_borders<char>::values(longest, longest)) *
+                                 value_size);
+      off += q.borders_bytes;
+    }
     // pairwise results are written in place into out only when there is no divergence
     if (divergence) {
       q.results_offset = off;

@@ -356,6 +356,7 @@ template <class T> RESILIN_HD pack<T> max(pack<T> a, pack<T>) noexcept { return 
 template <class T> RESILIN_HD pack<T> exp(pack<T> a) noexcept { return a; }
 template <class T> RESILIN_HD pack<T> log(pack<T> a) noexcept { return a; }
 template <class T> RESILIN_HD pack<T> sqrt(pack<T> a) noexcept { return a; }
+template <class T, std::size_t N> pack<T> polynomial(pack<T> x, T const (&)[N]) noexcept { return x; }
 template <class M> M shift_right_logical(M bits, int) noexcept { return bits; }
 template <class T, class U> pack<T> shift_in_front(pack<T> a, U) noexcept { return a; }
 template <class T, class U> pack<T> shift_in_back(pack<T> a, U) noexcept { return a; }
