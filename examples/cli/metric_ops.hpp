@@ -161,10 +161,9 @@ r::learn::kmeans_result<T> kmeans_of(Measure const& m, r::dataset<T> const& data
 }
 
 template <class T>
-r::learn::kmeans_result<T> kmeans_of(fast_cdtw_metric const&, r::dataset<T> const&,
-                                     r::learn::kmeans_options const&) {
-  RESILIN_THROW(r::invalid_argument(
-      "kmeans does not support metric 'fast-cdtw' yet (barycenter and classify do)"));
+r::learn::kmeans_result<T> kmeans_of(fast_cdtw_metric const& m, r::dataset<T> const& data,
+                                     r::learn::kmeans_options const& ko) {
+  return r::learn::fcdtw_kmeans(fit_options_of(m, ko.barycenter.threads), data.view(), ko);
 }
 
 }  // namespace resilin_cli

@@ -170,3 +170,42 @@ TEST_CASE("k-means refuses bad input", "[learn][kmeans]") {
   CHECK(resilin_test::message_of<r::invalid_argument>([&] { rl::kmeans(soft, ds.view(), options(2, 0)); })
             .find("gamma must be > 0") != std::string::npos);
 }
+
+TEST_CASE("k-means under FastCDTW separates two classes, independent of the thread count",
+          "[learn][kmeans][fcdtw]") {
+  auto const ds = two_classes(6, 40, 17);
+  r::fcdtw::fit_options fo;
+  fo.steps = 20;
+  auto o = options(2, 3);
+  o.barycenter.max_iter = 3;
+  auto const a = rl::fcdtw_kmeans(fo, ds.view(), o);
+  CHECK(ari_with_truth(ds, a.assignments) == 1.0);
+  REQUIRE(a.centroids.size() == 2);
+  CHECK(a.centroids[0].length == 40);
+  CHECK(a.inertia >= 0);
+  // the inertia is the sum of each series' FastCDTW distance to its centroid
+  {
+    std::vector<double> cv;
+    for (auto const& c : a.centroids) cv.insert(cv.end(), c.values.begin(), c.values.end());
+    auto const centres = r::make_batch(std::span<double const>(cv), 2, 40, 1);
+    std::vector<double> d(static_cast<std::size_t>(ds.size() * 2));
+    rl::fcdtw_ops{fo}.pairwise(ds.view(), centres, r::matrix_view<double>{d.data(), ds.size(), 2}, 1);
+    double sum = 0;
+    for (r::index_t i = 0; i < ds.size(); ++i)
+      sum += d[static_cast<std::size_t>(i * 2 + a.assignments[static_cast<std::size_t>(i)])];
+    CHECK(sum == Approx(a.inertia).epsilon(1e-12));
+  }
+  auto o2 = o;
+  o2.barycenter.threads = 2;
+  auto const b = rl::fcdtw_kmeans(fo, ds.view(), o2);
+  CHECK(b.assignments == a.assignments);
+  CHECK(b.inertia == a.inertia);
+  for (std::size_t c = 0; c < 2; ++c) CHECK(b.centroids[c].values == a.centroids[c].values);
+  // the same operations through kmeans_with
+  auto const w = rl::kmeans_with(rl::fcdtw_ops{fo}, ds.view(), o);
+  CHECK(w.inertia == a.inertia);
+  // bad fit options are refused like everywhere else in FastCDTW
+  r::fcdtw::fit_options bad = fo;
+  bad.lr = -1;
+  CHECK_THROWS_AS(rl::fcdtw_kmeans(bad, ds.view(), o), r::invalid_argument);
+}

@@ -1,6 +1,7 @@
 #pragma once
 // k-means under an elastic measure: k-means++ seeding, Lloyd iterations whose update step is
-// the measure's barycentre (barycenter(): L-BFGS, DBA or MBA), several restarts keeping the
+// the measure's barycentre (barycenter(): L-BFGS, DBA or MBA; FastCDTW: fcdtw_kmeans in
+// learn/fcdtw_barycenter.hpp, through kmeans_with), several restarts keeping the
 // lowest inertia sum_i M(x_i, c_{a(i)}). Deterministic: one std::mt19937_64 seeded with
 // opt.seed drives every restart in turn, and every parallel step is reduced in a fixed order.
 //
@@ -44,12 +45,39 @@ struct kmeans_result {
   int iterations = 0;                          // Lloyd iterations of the winning restart
 };
 
+/// What k-means asks of a measure, for kmeans_with(): M(x, x) of each series, the matrix
+/// out(i, j) = M(series_i, centres_j), and a barycentre of some series. measure_ops adapts an
+/// alignment measure; fcdtw_kmeans (learn/fcdtw_barycenter.hpp) adapts FastCDTW.
+template <alignment_measure Measure>
+struct measure_ops {
+  Measure m;
+  void validate() const { m.smooth.validate(); }
+  template <class T>
+  std::vector<double> self(batch_view<T const> b, int threads) const {
+    std::vector<T> out(static_cast<std::size_t>(b.batch));
+    values(host_backend{threads}, m, b, b, std::span<T>(out));
+    return std::vector<double>(out.begin(), out.end());
+  }
+  template <class T>
+  void pairwise(batch_view<T const> series, batch_view<T const> centres, matrix_view<T> out,
+                int threads) const {
+    resilin::pairwise(host_backend{threads}, m, series, centres, out);
+  }
+  template <class T>
+  barycenter_result<T> barycenter(batch_view<T const> members, barycenter_options const& o) const {
+    return learn::barycenter(m, members, {}, o);
+  }
+};
+
 namespace detail {
-template <alignment_measure Measure, class T>
-std::vector<double> self_values(Measure const& m, batch_view<T const> b, int threads) {
-  std::vector<T> out(static_cast<std::size_t>(b.batch));
-  values(host_backend{threads}, m, b, b, std::span<T>(out));
-  return std::vector<double>(out.begin(), out.end());
+/// For each series, the index of the nearest centre (ties: the first) and that measure.
+template <class Ops, class T>
+void nearest_of(Ops const& ops, batch_view<T const> series, batch_view<T const> centres,
+                int threads, std::vector<index_t>& which, std::vector<double>& value) {
+  index_t const n = series.batch, k = centres.batch;
+  std::vector<T> d(static_cast<std::size_t>(n * k));
+  ops.pairwise(series, centres, matrix_view<T>{d.data(), n, k}, threads);
+  argmin_rows(d, n, k, which, value);
 }
 
 template <class T>
@@ -63,8 +91,8 @@ barycenter_result<T> as_centroid(series_view<T const> x) {
 
 /// k-means++: the first centre uniformly, each next one with probability proportional to its
 /// gap to the nearest chosen centre (uniformly among the unchosen when every gap is 0).
-template <alignment_measure Measure, class T>
-std::vector<index_t> kmeans_plus_plus(Measure const& m, batch_view<T const> series,
+template <class Ops, class T>
+std::vector<index_t> kmeans_plus_plus(Ops const& ops, batch_view<T const> series,
                                       std::span<double const> self, index_t k, int threads,
                                       portable_random& rng) {
   index_t const n = series.batch;
@@ -77,7 +105,7 @@ std::vector<index_t> kmeans_plus_plus(Measure const& m, batch_view<T const> seri
     index_t const c = chosen.back();
     batch_view<T const> const centre{series[c].data, 1, series.max_length, series.channels,
                                      series.lengths ? series.lengths + c : nullptr};
-    pairwise(host_backend{threads}, m, series, centre, matrix_view<T>{d.data(), n, 1});
+    ops.pairwise(series, centre, matrix_view<T>{d.data(), n, 1}, threads);
     double total = 0;
     for (index_t i = 0; i < n; ++i) {
       auto const s = static_cast<std::size_t>(i);
@@ -112,8 +140,8 @@ std::vector<index_t> kmeans_plus_plus(Measure const& m, batch_view<T const> seri
 }
 
 /// Lloyd's iterations from the given seed series.
-template <alignment_measure Measure, class T>
-kmeans_result<T> lloyd(Measure const& m, batch_view<T const> series, std::span<double const> self,
+template <class Ops, class T>
+kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<double const> self,
                        std::span<index_t const> seeds, kmeans_options const& opt,
                        barycenter_options const& bopt) {
   index_t const n = series.batch, k = static_cast<index_t>(seeds.size());
@@ -123,7 +151,7 @@ kmeans_result<T> lloyd(Measure const& m, batch_view<T const> series, std::span<d
   std::vector<index_t> which, next;
   std::vector<double> value;
   auto const centres = stack(std::span<barycenter_result<T> const>(r.centroids));
-  nearest(m, series, centres.view(), threads, which, value);
+  nearest_of(ops, series, centres.view(), threads, which, value);
   for (int it = 1; it <= opt.max_iter; ++it) {
     std::vector<std::vector<index_t>> members(static_cast<std::size_t>(k));
     for (index_t i = 0; i < n; ++i) members[static_cast<std::size_t>(which[static_cast<std::size_t>(i)])].push_back(i);
@@ -132,7 +160,7 @@ kmeans_result<T> lloyd(Measure const& m, batch_view<T const> series, std::span<d
     for (index_t j = 0; j < k; ++j) {
       if (!members[static_cast<std::size_t>(j)].empty()) continue;
       auto const now = stack(std::span<barycenter_result<T> const>(r.centroids));
-      std::vector<double> const self_c = self_values(m, now.view(), threads);
+      std::vector<double> const self_c = ops.self(now.view(), threads);
       index_t far = -1;
       double far_gap = 0;
       for (index_t i = 0; i < n; ++i) {
@@ -154,10 +182,10 @@ kmeans_result<T> lloyd(Measure const& m, batch_view<T const> series, std::span<d
       auto const& mj = members[static_cast<std::size_t>(j)];
       if (mj.empty()) continue;
       auto const batch = gather(series, std::span<index_t const>(mj));
-      r.centroids[static_cast<std::size_t>(j)] = barycenter(m, batch.view(), {}, bopt);
+      r.centroids[static_cast<std::size_t>(j)] = ops.barycenter(batch.view(), bopt);
     }
     auto const updated = stack(std::span<barycenter_result<T> const>(r.centroids));
-    nearest(m, series, updated.view(), threads, next, value);
+    nearest_of(ops, series, updated.view(), threads, next, value);
     r.iterations = it;
     double inertia = 0;
     for (double v : value) inertia += v;
@@ -177,11 +205,12 @@ kmeans_result<T> lloyd(Measure const& m, batch_view<T const> series, std::span<d
 }
 }  // namespace detail
 
-/// k-means of the series under m (see the top of this file). Every centroid has the length
-/// opt.barycenter.length (0: the mean length of all series).
-template <alignment_measure Measure, std::floating_point T>
-kmeans_result<T> kmeans(Measure const& m, batch_view<T const> series, kmeans_options const& opt) {
-  m.smooth.validate();
+/// k-means of the series under the measure behind ops (measure_ops, or another adapter with the
+/// same members). Every centroid has the length opt.barycenter.length (0: the mean length of
+/// all series).
+template <class Ops, std::floating_point T>
+kmeans_result<T> kmeans_with(Ops const& ops, batch_view<T const> series, kmeans_options const& opt) {
+  ops.validate();
   detail::check_inputs(series, "kmeans");
   detail::check_options(opt.barycenter);
   index_t const n = series.batch;
@@ -199,7 +228,7 @@ kmeans_result<T> kmeans(Measure const& m, batch_view<T const> series, kmeans_opt
                     opt.initial_centres[c]);
   barycenter_options bopt = opt.barycenter;
   bopt.length = detail::target_length(series, bopt.length);
-  std::vector<double> const self = detail::self_values(m, series, bopt.threads);
+  std::vector<double> const self = ops.self(series, bopt.threads);
 
   portable_random rng(opt.seed);
   int const runs = opt.initial_centres.empty() ? opt.restarts : 1;
@@ -207,13 +236,20 @@ kmeans_result<T> kmeans(Measure const& m, batch_view<T const> series, kmeans_opt
   for (int run = 0; run < runs; ++run) {
     std::vector<index_t> const seeds =
         opt.initial_centres.empty()
-            ? detail::kmeans_plus_plus(m, series, std::span<double const>(self), opt.k, bopt.threads, rng)
+            ? detail::kmeans_plus_plus(ops, series, std::span<double const>(self), opt.k, bopt.threads, rng)
             : opt.initial_centres;
-    auto result = detail::lloyd(m, series, std::span<double const>(self),
+    auto result = detail::lloyd(ops, series, std::span<double const>(self),
                                 std::span<index_t const>(seeds), opt, bopt);
     if (run == 0 || result.inertia < best.inertia) best = std::move(result);
   }
   return best;
+}
+
+/// k-means of the series under m (see the top of this file). Every centroid has the length
+/// opt.barycenter.length (0: the mean length of all series).
+template <alignment_measure Measure, std::floating_point T>
+kmeans_result<T> kmeans(Measure const& m, batch_view<T const> series, kmeans_options const& opt) {
+  return kmeans_with(measure_ops<Measure>{m}, series, opt);
 }
 
 /// The same for a batch of mutable values.

@@ -5,6 +5,7 @@
 #include <resilin/learn/barycenter.hpp>
 #include <resilin/learn/dba.hpp>
 #include <resilin/learn/fcdtw_barycenter.hpp>
+#include <resilin/learn/fcdtw_kmeans.hpp>
 #include <resilin/learn/kmeans.hpp>
 #include <resilin/learn/lbfgs_barycenter.hpp>
 #include <resilin/learn/loss.hpp>

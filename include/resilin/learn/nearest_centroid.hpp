@@ -67,14 +67,11 @@ owned_batch<T> stack(std::span<barycenter_result<T> const> centroids) {
   return r;
 }
 
-/// For each series, the index of the centroid with the lowest measure (ties: the first), and
-/// that measure.
-template <alignment_measure Measure, class T>
-void nearest(Measure const& m, batch_view<T const> series, batch_view<T const> centres,
-             int threads, std::vector<index_t>& which, std::vector<double>& value) {
-  index_t const n = series.batch, k = centres.batch;
-  std::vector<T> d(static_cast<std::size_t>(n * k));
-  pairwise(host_backend{threads}, m, series, centres, matrix_view<T>{d.data(), n, k});
+/// For each row i of the (n, k) matrix d, the column of its lowest value (ties: the first) and
+/// that value.
+template <class T>
+void argmin_rows(std::vector<T> const& d, index_t n, index_t k, std::vector<index_t>& which,
+                 std::vector<double>& value) {
   which.assign(static_cast<std::size_t>(n), 0);
   value.assign(static_cast<std::size_t>(n), 0.0);
   for (index_t i = 0; i < n; ++i) {
@@ -83,6 +80,17 @@ void nearest(Measure const& m, batch_view<T const> series, batch_view<T const> c
     which[static_cast<std::size_t>(i)] = best;
     value[static_cast<std::size_t>(i)] = static_cast<double>(row[best]);
   }
+}
+
+/// For each series, the index of the centroid with the lowest measure (ties: the first), and
+/// that measure.
+template <alignment_measure Measure, class T>
+void nearest(Measure const& m, batch_view<T const> series, batch_view<T const> centres,
+             int threads, std::vector<index_t>& which, std::vector<double>& value) {
+  index_t const n = series.batch, k = centres.batch;
+  std::vector<T> d(static_cast<std::size_t>(n * k));
+  pairwise(host_backend{threads}, m, series, centres, matrix_view<T>{d.data(), n, k});
+  argmin_rows(d, n, k, which, value);
 }
 }  // namespace detail
 

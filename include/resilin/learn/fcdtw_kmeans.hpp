@@ -1,0 +1,64 @@
+#pragma once
+// k-means under FastCDTW: kmeans_with() with FastCDTW's operations. The distance of a series x
+// to a centroid c is F(phi*; c, x), the centroid warped onto the series' axis, as in
+// fcdtw_barycenter(), so the Lloyd update lowers exactly what the assignment step measures.
+// Like every FastCDTW value it depends on the fit's budget (fo.steps, fo.lr).
+#include <concepts>
+#include <cstddef>
+#include <span>
+#include <vector>
+#include <resilin/core/views.hpp>
+#include <resilin/fcdtw/solver.hpp>
+#include <resilin/learn/fcdtw_barycenter.hpp>
+#include <resilin/learn/kmeans.hpp>
+
+namespace resilin::learn {
+
+/// kmeans_with's operations for FastCDTW (see kmeans.hpp's measure_ops).
+struct fcdtw_ops {
+  fcdtw::fit_options fo;
+
+  void validate() const { fcdtw::detail::check_options(fo); }
+  fcdtw::fit_options on(int threads) const {
+    fcdtw::fit_options o = fo;
+    o.threads = threads;
+    return o;
+  }
+  template <class T>
+  std::vector<double> self(batch_view<T const> b, int threads) const {
+    std::vector<T> out(static_cast<std::size_t>(b.batch));
+    fcdtw::distances(on(threads), b, b, std::span<T>(out));
+    return std::vector<double>(out.begin(), out.end());
+  }
+  /// out(i, j) = F(phi*; centres_j, series_i).
+  template <class T>
+  void pairwise(batch_view<T const> series, batch_view<T const> centres, matrix_view<T> out,
+                int threads) const {
+    index_t const n = series.batch, k = centres.batch;
+    std::vector<T> warped(static_cast<std::size_t>(k * n));  // (k, n): the centres warped
+    fcdtw::pairwise_distances(on(threads), centres, series, matrix_view<T>{warped.data(), k, n});
+    for (index_t i = 0; i < n; ++i)
+      for (index_t j = 0; j < k; ++j) out(i, j) = warped[static_cast<std::size_t>(j * n + i)];
+  }
+  template <class T>
+  barycenter_result<T> barycenter(batch_view<T const> members, barycenter_options const& o) const {
+    return fcdtw_barycenter(fo, members, {}, o);
+  }
+};
+
+/// k-means of the series under FastCDTW with fit options fo (fo.threads is ignored:
+/// opt.barycenter.threads runs everything); centroids by fcdtw_barycenter.
+template <std::floating_point T>
+kmeans_result<T> fcdtw_kmeans(fcdtw::fit_options const& fo, batch_view<T const> series,
+                              kmeans_options const& opt) {
+  return kmeans_with(fcdtw_ops{fo}, series, opt);
+}
+
+template <std::floating_point T>
+  requires(!std::is_const_v<T>)
+kmeans_result<T> fcdtw_kmeans(fcdtw::fit_options const& fo, batch_view<T> series,
+                              kmeans_options const& opt) {
+  return fcdtw_kmeans(fo, as_const(series), opt);
+}
+
+}  // namespace resilin::learn
