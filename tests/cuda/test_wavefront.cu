@@ -79,7 +79,7 @@ double rel_err(A const& a, B const& b) {
 
 template <class V>
 bool bitwise(V const& a, V const& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0);
 }
 
 std::vector<r::band_spec> bands() {

@@ -96,6 +96,7 @@ double max_abs_diff(A const& a, B const& b) {
 template <class A, class B>
 bool bitwise_equal(A const& a, B const& b) {
   if (a.size() != b.size()) return false;
+  if (a.size() == 0) return true;  // empty vectors may hold null data: no memcmp on null
   using T = std::remove_cvref_t<decltype(a[0])>;
   return std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
