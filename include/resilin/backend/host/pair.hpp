@@ -46,8 +46,9 @@ T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_vie
     // soft-DTW (not other costs that name a distance): the exponential domain where it is exact
     if constexpr (vector_distance<D> && std::same_as<Cost, dtw_cost<D>>) {
       if (exp_domain_applies<T, D>(x, y, m.smooth.gamma)) {
-        bool const t = y.length > x.length;  // keep the rolling rows along the shorter series
-        auto const p = t ? make_problem(m, y, x) : make_problem(m, x, y);
+        // the rolling rows along the shorter series, as the lock-step groups orient pairs
+        auto const o = oriented_pair<T>::of(x, y);
+        auto const p = make_problem(m, o.x, o.y);
         dtw_lane_cost<T, D> lanes;
         return forward_exp_domain(p, lanes, ws.rowbuf, ws.rowbuf_k);
       }
