@@ -5,6 +5,7 @@
 // training series, nearest centroid the centroids) and averaging by learn::fcdtw_barycenter.
 #include <algorithm>
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 #include <resilin/alignment.hpp>
@@ -45,17 +46,6 @@ struct owned_batch {
   }
 };
 
-/// The index of the smallest entry of each row (the first on ties).
-template <class T>
-std::vector<index_t> row_argmin(std::vector<T> const& d, index_t rows, index_t cols) {
-  std::vector<index_t> best(static_cast<std::size_t>(rows), 0);
-  for (index_t i = 0; i < rows; ++i)
-    for (index_t j = 1; j < cols; ++j)
-      if (d[static_cast<std::size_t>(i * cols + j)] <
-          d[static_cast<std::size_t>(i * cols + best[static_cast<std::size_t>(i)])])
-        best[static_cast<std::size_t>(i)] = j;
-  return best;
-}
 }  // namespace ops_detail
 
 // --- out(i, j) = M(A_i, B_j) ------------------------------------------------------------------
@@ -66,14 +56,11 @@ void pairwise_values(r::host_backend exec, Measure const& m, r::batch_view<T con
   r::pairwise(exec, m, a, b, out);
 }
 
+/// fast-cdtw: B_j warped onto A_i's axis, as k-means and the barycentres measure it.
 template <class T>
 void pairwise_values(r::host_backend exec, fast_cdtw_metric const& m, r::batch_view<T const> a,
                      r::batch_view<T const> b, r::matrix_view<T> out) {
-  std::vector<T> warped_b(static_cast<std::size_t>(b.batch * a.batch));  // (|B|, |A|)
-  r::fcdtw::pairwise_distances(fit_options_of(m, exec.threads), b, a,
-                               r::matrix_view<T>{warped_b.data(), b.batch, a.batch});
-  for (index_t i = 0; i < a.batch; ++i)
-    for (index_t j = 0; j < b.batch; ++j) out(i, j) = warped_b[static_cast<std::size_t>(j * a.batch + i)];
+  r::learn::fcdtw_ops{fit_options_of(m, exec.threads)}.pairwise(a, b, out, exec.threads);
 }
 
 // --- g[i] = d/dA_i sum_j M(A_i, B_j) ----------------------------------------------------------
@@ -139,16 +126,15 @@ std::vector<std::string> predict_centroids(fast_cdtw_metric const& m,
                                            r::learn::nearest_centroid_model<T> const& model,
                                            r::dataset<T> const& test, int threads) {
   index_t const k = static_cast<index_t>(model.centroids.size());
-  index_t longest = 0;
-  for (auto const& c : model.centroids) longest = std::max(longest, c.length);
-  ops_detail::owned_batch<T> centres(k, longest, test.channels);
-  for (index_t c = 0; c < k; ++c) centres.set(c, model.centroids[static_cast<std::size_t>(c)].view());
+  auto const centres = r::learn::detail::stack(std::span(model.centroids));
   std::vector<T> d(static_cast<std::size_t>(test.size() * k));
-  pairwise_values(r::host.with_threads(threads), m, test.view(), r::as_const(centres.view()),
+  pairwise_values(r::host.with_threads(threads), m, test.view(), centres.view(),
                   r::matrix_view<T>{d.data(), test.size(), k});
+  std::vector<index_t> which;
+  std::vector<double> value;
+  r::learn::detail::argmin_rows(d, test.size(), k, which, value);
   std::vector<std::string> labels;
-  for (index_t c : ops_detail::row_argmin(d, test.size(), k))
-    labels.push_back(model.classes[static_cast<std::size_t>(c)]);
+  for (index_t c : which) labels.push_back(model.classes[static_cast<std::size_t>(c)]);
   return labels;
 }
 
