@@ -171,14 +171,8 @@ std::vector<config> configs() {
 int main(int argc, char** argv) {
   auto args = resilin_bench::parse_args(argc, argv);
   if (!resilin_bench::have_device()) return 77;
-  for (auto const& c : configs())
-    benchmark::RegisterBenchmark(c.id.c_str(), run_config, c)
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond)
-        ->MinTime(0.05);
-  benchmark::Initialize(&args.argc, args.argv.data());
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  for (auto const& c : configs()) resilin_bench::register_timed(c.id, run_config, c);
+  resilin_bench::run_registered(args);
   std::string const gpu = resilin_bench::device_name();
   std::string text;
   char line[512];

@@ -217,14 +217,9 @@ int main(int argc, char** argv) {
   for (auto const& sz : sizes)
     for (bool decode : {false, true}) {
       std::string const name = "lct_cuda/" + std::string(lct::name(sz.t)) + "/" + (decode ? "decode" : "encode");
-      benchmark::RegisterBenchmark(name.c_str(), run, sz.t, sz.n, decode)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond)
-          ->MinTime(0.05);
+      resilin_bench::register_timed(name, run, sz.t, sz.n, decode);
     }
-  benchmark::Initialize(&args.argc, args.argv.data());
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  resilin_bench::run_registered(args);
   bool all_verified = true;
   for (auto const& [t, c] : g_cases) all_verified = all_verified && c->failure.empty();
   std::string const gpu = resilin_bench::device_name();

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
@@ -35,6 +36,22 @@ inline cuda_bench_args parse_args(int argc, char** argv) {
   }
   a.argc = static_cast<int>(a.argv.size());
   return a;
+}
+
+/// Registers a benchmark timed with CUDA events (manual time), reported in ms, >= 0.05 s each.
+template <class... Args>
+benchmark::internal::Benchmark* register_timed(std::string const& name, Args&&... args) {
+  return benchmark::RegisterBenchmark(name.c_str(), std::forward<Args>(args)...)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.05);
+}
+
+/// Runs the registered benchmarks with Google Benchmark's flags from the command line.
+inline void run_registered(cuda_bench_args& a) {
+  benchmark::Initialize(&a.argc, a.argv.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
 }
 
 /// Whether a CUDA device can be used; prints why not.
