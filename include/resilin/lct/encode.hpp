@@ -1,8 +1,10 @@
 #pragma once
 // Host encoder: histogram pass (modal exponent, refresh statistics), then chunks encoded in
-// parallel: codes of 4 elements are combined off the critical path (from a pair table indexed by
-// two exponents gathered with PEXT where that is fast, else from the per-exponent table) and
-// appended to a 64-bit accumulator with one unaligned store; byte-identical to the CUDA encoder.
+// parallel: the codes of 16 elements (from a pair table indexed by two exponents gathered with
+// PEXT where that is fast) or of 4 (from the per-exponent table) are combined off the critical
+// path and appended to a 64-bit accumulator with one unaligned store, while the next chunk is
+// prefetched; byte-identical to the CUDA encoder (tests/lct/test_stream.cpp checks the stream
+// against a code-by-code reference writer).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -30,7 +32,7 @@ struct encode_options {
 
 /// Per-worker buffers kept between encodes (owned by compressed_tensor or the caller).
 struct encode_scratch {
-  std::vector<std::vector<std::uint8_t>> regions;
+  std::vector<std::vector<std::uint8_t>> regions;   ///< workers 1.. (worker 0 writes the stream itself)
   std::vector<std::uint32_t> sizes;
   std::vector<histogram> hists;
   std::vector<std::uint32_t> pair_counts;   ///< per-worker pair-histogram tables
@@ -160,17 +162,52 @@ RESILIN_LCT_INLINE void table_indices(void const* data, std::uint32_t i, std::ui
   }
 }
 
-/// Offset from `boundary` of the first code of elements [i, i + G) that ends at or after it,
-/// the codes starting at bit `before`. Branch free: which code crosses is data, not a pattern.
+/// Offset from `boundary` of the first code of elements [i, i + min(G, avail)) that ends at or
+/// after it, the codes starting at bit `before`. Branch free: which code crosses is data, not a
+/// pattern (the ends increase, so the first is the least of those at or after the boundary).
 template <dtype T, unsigned G>
-RESILIN_LCT_INLINE std::uint8_t gap_in_group(void const* data, std::uint32_t i, std::uint32_t const* table,
-                                             std::uint64_t before, std::uint64_t boundary) noexcept {
-  std::uint64_t end[G];
-  std::uint64_t e = before;
-  for (unsigned k = 0; k < G; ++k) { e += table[table_index<T>(data, i + k)] & 63u; end[k] = e; }
-  std::uint64_t first = end[G - 1];
-  for (unsigned k = G - 1; k-- > 0;) first = end[k] >= boundary ? end[k] : first;
+RESILIN_LCT_INLINE std::uint8_t gap_in_group(void const* data, std::uint32_t i, std::uint32_t avail,
+                                             std::uint32_t const* table, std::uint64_t before,
+                                             std::uint64_t boundary) noexcept {
+  std::uint32_t const n = avail < G ? avail : G;
+  std::uint64_t e = before, first = ~std::uint64_t{0};
+  for (std::uint32_t k = 0; k < n; ++k) {
+    e += table[table_index<T>(data, i + k)] & 63u;
+    first = std::min(first, e >= boundary ? e : ~std::uint64_t{0});
+  }
   return static_cast<std::uint8_t>(first - boundary);
+}
+
+/// gap_in_group for the pair-table path: walks the group two codes at a time (one pair-table
+/// entry each) and resolves the pair that reaches the boundary with one single-code length, so
+/// a 16-code group costs a few lookups, not sixteen.
+template <dtype T, unsigned G>
+RESILIN_LCT_INLINE std::uint8_t gap_in_group_pairs(void const* data, std::uint32_t i, std::uint32_t avail,
+                                                   std::uint32_t const* table, std::uint32_t const* pairs,
+                                                   std::uint64_t before, std::uint64_t boundary) noexcept {
+  std::uint32_t const n = avail < G ? avail : G;
+  std::uint64_t pos = before;
+  std::uint32_t k = 0;
+#if RESILIN_LCT_HAS_BMI2
+  std::uint8_t const* p = static_cast<std::uint8_t const*>(data) + std::uint64_t{i} * element_bytes(T);
+  for (; k + 2 <= n; k += 2) {
+    std::uint64_t x = 0;
+    std::memcpy(&x, p + std::uint64_t{k} * element_bytes(T), 2 * element_bytes(T));
+    std::uint64_t const end = pos + (pairs[_pext_u64(x, pair_mask<T>())] & 63u);
+    if (end >= boundary) {
+      std::uint64_t const mid = pos + (table[table_index<T>(data, i + k)] & 63u);
+      return static_cast<std::uint8_t>((mid >= boundary ? mid : end) - boundary);
+    }
+    pos = end;
+  }
+#else
+  (void)pairs;
+#endif
+  for (; k < n; ++k) {
+    pos += table[table_index<T>(data, i + k)] & 63u;
+    if (pos >= boundary) break;
+  }
+  return static_cast<std::uint8_t>(pos - boundary);
 }
 
 /// The group of codes that starts last in a window (so crosses into the next one), per window:
@@ -182,65 +219,95 @@ using group_mark = std::uint64_t;
 /// combined off the critical path and appended with one shift, so G * max_len + 7 must fit in
 /// 64 bits. Every group ends with an 8-byte store at out + bitpos / 8 holding the bits not yet
 /// in whole bytes at its top: the bit_writer's layout with its byte pointer and pending count
-/// derived from bitpos. Gaps: a group spans at most one window boundary (G * 20 < 128), so the
-/// last group starting in window j is the one that crosses into window j + 1; recording every
-/// group at marks[start / 128] (overwriting) finds those without a data-dependent branch, and
-/// their gaps are worked out after the loop. `marks` holds window_count(count * 20) + 1 entries.
+/// derived from bitpos. Gaps: a group spans at most one window boundary (at most 4 * 20 bits,
+/// or 57 bits, < 128), so the last group starting in window j is the one that crosses into
+/// window j + 1; recording every group at marks[start / 128] (overwriting) finds those without
+/// a data-dependent branch, and their gaps are worked out after the loop. `marks` holds
+/// window_count(count * 20) + 1 entries.
+/// With Pairs (G = 16), codes come from the pair table two at a time (codes <= 13 bits), and the
+/// 16 codes of a step are appended at once when they fit 57 bits (the usual case for weights,
+/// about 2.6 bits a code: a branch almost never taken the other way), else as four groups of 4.
+/// `ahead` (valid for `count` elements) is fetched into the cache meanwhile: the next chunk, so
+/// that its first pass does not wait on memory while this loop, which is bound by its
+/// instructions, leaves the memory idle.
 template <dtype T, unsigned G, bool Pairs = false>
 std::uint32_t write_codes(void const* data, std::uint32_t count, std::uint32_t const* table, std::uint8_t* out,
-                          std::uint8_t* gaps, group_mark* marks, std::uint32_t const* pairs = nullptr) noexcept {
-  static_assert(G == 2 || G == 4);
-  static_assert(!Pairs || G == 4);
+                          std::uint8_t* gaps, group_mark* marks, std::uint32_t const* pairs,
+                          std::uint8_t const* ahead) noexcept {
+  static_assert(Pairs ? G == 16 : (G == 2 || G == 4));
   static_assert(window_bits == 128);
   (void)pairs;   // only read by the PEXT path
   std::uint64_t acc = 0, bitpos = 0;
-  auto append = [&](std::uint64_t code, unsigned len) {
+  auto append = [&](std::uint64_t code, unsigned len) {   // len <= 57
     std::uint64_t const before = bitpos;
     bitpos += len;
     acc = (acc << len) | code;
-    unsigned const pending = static_cast<unsigned>(before & 7u) + len;   // 1 .. 63
+    unsigned const pending = static_cast<unsigned>(before & 7u) + len;   // 1 .. 64
     store_be64(out + (before >> 3), acc << ((64 - pending) & 63u));
+  };
+  auto append_group = [&](std::uint64_t code, unsigned len, std::uint32_t first) {
+    marks[bitpos >> 7] = bitpos << 32 | first;
+    append(code, len);
   };
   std::uint32_t i = 0;
   std::uint32_t const groups_end = count - count % G;
   for (; i < groups_end; i += G) {
-    std::uint64_t code;
-    std::uint32_t sum;   // low 6 bits: total length (no carry: G * 20 < 64)
     if constexpr (Pairs) {
 #if RESILIN_LCT_HAS_BMI2
+      // four codes (<= 52 bits) from two pair-table entries: code << 6 | length each
+      auto quad = [&](std::uint8_t const* p, std::uint64_t& code) -> std::uint32_t {
+        std::uint64_t x, y;
+        std::memcpy(&x, p, 8);
+        if constexpr (element_bytes(T) == 4) std::memcpy(&y, p + 8, 8); else y = x >> 32;
+        std::uint32_t const p01 = pairs[_pext_u64(x, pair_mask<T>())];
+        std::uint32_t const p23 = pairs[_pext_u64(y, pair_mask<T>())];
+        code = (std::uint64_t{p01 >> 6} << (p23 & 63u)) | (p23 >> 6);
+        return (p01 + p23) & 63u;
+      };
       std::uint8_t const* p = static_cast<std::uint8_t const*>(data) + std::uint64_t{i} * element_bytes(T);
-      std::uint64_t x, y;
-      std::memcpy(&x, p, 8);
-      if constexpr (element_bytes(T) == 4) std::memcpy(&y, p + 8, 8); else y = x >> 32;
-      std::uint32_t const p01 = pairs[_pext_u64(x, pair_mask<T>())];
-      std::uint32_t const p23 = pairs[_pext_u64(y, pair_mask<T>())];
-      code = (std::uint64_t{p01 >> 6} << (p23 & 63u)) | (p23 >> 6);
-      sum = p01 + p23;
+      std::uint64_t c[4];
+      std::uint32_t l[4];
+      for (unsigned q = 0; q < 4; ++q) l[q] = quad(p + 4 * q * element_bytes(T), c[q]);
+      std::uint32_t const l23 = l[2] + l[3];
+      if (l[0] + l[1] + l23 <= 57) [[likely]] {
+        // shifts masked: only here are the sums known to be < 64
+        std::uint64_t const c01 = (c[0] << (l[1] & 63u)) | c[1];
+        std::uint64_t const c23 = (c[2] << (l[3] & 63u)) | c[3];
+        append_group((c01 << (l23 & 63u)) | c23, l[0] + l[1] + l23, i);
+      } else {
+        for (unsigned q = 0; q < 4; ++q) append_group(c[q], l[q], i + 4 * q);
+      }
 #endif
-    } else if constexpr (G == 4) {
-      std::uint32_t t[G];
-      table_indices<T, G>(data, i, t);
-      for (unsigned k = 0; k < G; ++k) t[k] = table[t[k]];
-      std::uint64_t const c01 = (std::uint64_t{t[0] >> 6} << (t[1] & 63u)) | (t[1] >> 6);
-      std::uint64_t const c23 = (std::uint64_t{t[2] >> 6} << (t[3] & 63u)) | (t[3] >> 6);
-      std::uint32_t const s23 = t[2] + t[3];
-      code = (c01 << (s23 & 63u)) | c23;
-      sum = t[0] + t[1] + s23;
     } else {
+      std::uint64_t code;
+      std::uint32_t sum;   // low 6 bits: total length (no carry: G * 20 < 64)
       std::uint32_t t[G];
       table_indices<T, G>(data, i, t);
       for (unsigned k = 0; k < G; ++k) t[k] = table[t[k]];
-      code = (std::uint64_t{t[0] >> 6} << (t[1] & 63u)) | (t[1] >> 6);
-      sum = t[0] + t[1];
+      if constexpr (G == 4) {
+        std::uint64_t const c01 = (std::uint64_t{t[0] >> 6} << (t[1] & 63u)) | (t[1] >> 6);
+        std::uint64_t const c23 = (std::uint64_t{t[2] >> 6} << (t[3] & 63u)) | (t[3] >> 6);
+        std::uint32_t const s23 = t[2] + t[3];
+        code = (c01 << (s23 & 63u)) | c23;
+        sum = t[0] + t[1] + s23;
+      } else {
+        code = (std::uint64_t{t[0] >> 6} << (t[1] & 63u)) | (t[1] >> 6);
+        sum = t[0] + t[1];
+      }
+      append_group(code, sum & 63u, i);
     }
-    marks[bitpos >> 7] = bitpos << 32 | i;
-    append(code, sum & 63u);
+    if ((i * element_bytes(T)) % 64 == 0) prefetch(ahead + std::uint64_t{i} * element_bytes(T));   // once a line
   }
   std::uint8_t* g = gaps;
   *g++ = 0;
   std::uint64_t const crossed = bitpos >> 7;
-  for (std::uint64_t j = 0; j < crossed; ++j)
-    *g++ = gap_in_group<T, G>(data, static_cast<std::uint32_t>(marks[j]), table, marks[j] >> 32, window_bits * (j + 1));
+  for (std::uint64_t j = 0; j < crossed; ++j) {
+    std::uint32_t const first = static_cast<std::uint32_t>(marks[j]);
+    if constexpr (Pairs)
+      *g++ = gap_in_group_pairs<T, G>(data, first, count - first, table, pairs, marks[j] >> 32, window_bits * (j + 1));
+    else
+      *g++ = gap_in_group<T, G>(data, first, count - first, table, marks[j] >> 32, window_bits * (j + 1));
+  }
   std::uint64_t boundary = window_bits * (crossed + 1);
   for (; i < count; ++i) {
     std::uint32_t const t = table[table_index<T>(data, i)];
@@ -257,11 +324,11 @@ std::uint32_t write_codes(void const* data, std::uint32_t count, std::uint32_t c
 
 template <dtype T>
 std::uint32_t write_codes(void const* data, std::uint32_t count, host_encode_table const& table, std::uint8_t* out,
-                          std::uint8_t* gaps, group_mark* marks) noexcept {
-  if (table.pairs && little_endian_pext)
-    return write_codes<T, 4, little_endian_pext>(data, count, table.entry, out, gaps, marks, table.pairs);
-  return 4 * table.max_len + 7 <= 64 ? write_codes<T, 4>(data, count, table.entry, out, gaps, marks)
-                                     : write_codes<T, 2>(data, count, table.entry, out, gaps, marks);
+                          std::uint8_t* gaps, group_mark* marks, std::uint8_t const* ahead) noexcept {
+  if constexpr (little_endian_pext)
+    if (table.pairs) return write_codes<T, 16, true>(data, count, table.entry, out, gaps, marks, table.pairs, ahead);
+  return 4 * table.max_len + 7 <= 64 ? write_codes<T, 4>(data, count, table.entry, out, gaps, marks, nullptr, ahead)
+                                     : write_codes<T, 2>(data, count, table.entry, out, gaps, marks, nullptr, ahead);
 }
 
 /// Packs `n` 5-bit gap fields MSB first at `out`, zero padded to a word; returns the words.
@@ -278,11 +345,11 @@ inline std::uint32_t write_gaps(std::uint8_t const* gaps, std::uint32_t n, std::
 template <dtype T>
 std::uint32_t encode_chunk(void const* data, std::uint32_t count, host_encode_table const& table,
                            host_encode_table const& raw_table, std::uint8_t* out, std::uint8_t* gaps, group_mark* marks,
-                           std::uint32_t& region_words) noexcept {
+                           std::uint32_t& region_words, std::uint8_t const* ahead) noexcept {
   unsigned const b = exponent_bits(T);
-  std::uint32_t const code_bits = write_codes<T>(data, count, table, out, gaps, marks);
+  std::uint32_t const code_bits = write_codes<T>(data, count, table, out, gaps, marks, ahead);
   if (prefer_raw(code_bits, count, b)) {
-    std::uint32_t const raw_bits = write_codes<T>(data, count, raw_table, out, gaps, marks);
+    std::uint32_t const raw_bits = write_codes<T>(data, count, raw_table, out, gaps, marks, ahead);
     region_words = raw_region_words(count, b);
     return raw_bits | raw_chunk_flag;
   }
@@ -366,25 +433,29 @@ void encode_typed(void const* data, std::uint64_t n, codebook const* given, enco
     build_pair_table<T>(host, out.exponents, s.pair_codes.data());
   }
 
-  // pass 2: raw planes and chunk regions, one contiguous range of chunks per worker
+  // pass 2: raw planes and chunk regions, one contiguous range of chunks per worker. Worker 0's
+  // range starts the stream, so it writes there directly; the others are copied after it.
   out.raw.resize(raw_plane_bytes(T, n));
   out.bits.resize(C);
   s.sizes.resize(C);
   s.regions.resize(std::max<std::size_t>(s.regions.size(), workers));
   std::uint64_t const cap = 4ull * max_region_words(static_cast<std::uint32_t>(K), exponent_bits(T)) + 16;
   parallel_for(C, workers, [&](unsigned w, std::uint64_t c0, std::uint64_t c1) {
-    auto& buf = s.regions[w];
+    auto& buf = w == 0 ? out.stream : s.regions[w];
     std::size_t const windows = window_count(static_cast<std::uint32_t>(K) * max_symbol_bits(exponent_bits(T))) + 2;
     std::vector<std::uint8_t> gaps(windows);
     std::vector<group_mark> marks(windows);
     std::size_t used = 0;
     for (std::uint64_t c = c0; c < c1; ++c) {
-      if (buf.size() < used + cap) buf.resize(std::max<std::size_t>(used + cap, buf.size() * 3 / 2));
+      if (buf.size() < used + cap) buf.resize(used + cap);   // kept between encodes: rarely grows
       std::uint32_t const cnt = chunk_elements(n, lg, c);
       void const* src = static_cast<std::uint8_t const*>(data) + c * K * element_bytes(T);
       split_raw<T>(data, n, c * K, cnt, out.raw.data());
       std::uint32_t words = 0;
-      out.bits[c] = encode_chunk<T>(src, cnt, host, host_raw, buf.data() + used, gaps.data(), marks.data(), words);
+      // the next chunk (when it is as long as this one) is fetched while this one is coded
+      std::uint8_t const* ahead = static_cast<std::uint8_t const*>(src);
+      if (c + 1 < c1 && chunk_elements(n, lg, c + 1) == cnt) ahead += cnt * element_bytes(T);
+      out.bits[c] = encode_chunk<T>(src, cnt, host, host_raw, buf.data() + used, gaps.data(), marks.data(), words, ahead);
       s.sizes[c] = words;
       used += 4ull * words;
     }
@@ -399,7 +470,7 @@ void encode_typed(void const* data, std::uint64_t n, codebook const* given, enco
   out.offsets[C] = static_cast<std::uint32_t>(off);
   out.stream.resize(4 * off);
   parallel_for(C, workers, [&](unsigned w, std::uint64_t c0, std::uint64_t c1) {
-    if (c1 > c0)
+    if (w > 0 && c1 > c0)
       std::memcpy(out.stream.data() + 4ull * out.offsets[c0], s.regions[w].data(),
                   4ull * (out.offsets[c1] - out.offsets[c0]));
   });

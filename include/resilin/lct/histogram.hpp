@@ -7,6 +7,7 @@
 #include <cstring>
 #include <span>
 
+#include <resilin/lct/bytes.hpp>
 #include <resilin/lct/config.hpp>
 #include <resilin/lct/dtype.hpp>
 
@@ -27,6 +28,7 @@ inline void accumulate_histogram(dtype t, void const* data, std::uint64_t n, his
   if (t == dtype::fp32) {
     std::uint32_t const* p = static_cast<std::uint32_t const*>(data);
     for (; i < n4; i += 4) {
+      detail::prefetch_ahead(p + i);
       ++part[0][(p[i] >> 23) & 0xFF]; ++part[1][(p[i + 1] >> 23) & 0xFF];
       ++part[2][(p[i + 2] >> 23) & 0xFF]; ++part[3][(p[i + 3] >> 23) & 0xFF];
       if (((i + 4) & 0x3FFFFFFFull) == 0) {
@@ -39,6 +41,7 @@ inline void accumulate_histogram(dtype t, void const* data, std::uint64_t n, his
     unsigned const mask = alphabet_size(t) - 1u;
     std::uint16_t const* p = static_cast<std::uint16_t const*>(data);
     for (; i < n4; i += 4) {
+      detail::prefetch_ahead(p + i);
       ++part[0][(p[i] >> shift) & mask]; ++part[1][(p[i + 1] >> shift) & mask];
       ++part[2][(p[i + 2] >> shift) & mask]; ++part[3][(p[i + 3] >> shift) & mask];
       if (((i + 4) & 0x3FFFFFFFull) == 0) {
@@ -89,6 +92,7 @@ inline void accumulate_histogram_pairs(dtype t, void const* data, std::uint64_t 
         std::uint64_t x, y;
         std::memcpy(&x, p + eb * i, 8);
         std::memcpy(&y, p + eb * i + 8, 8);
+        prefetch_ahead(p + eb * i);
         ++t0[_pext_u64(x, mask)];
         ++t1[_pext_u64(y, mask)];
       }
@@ -96,6 +100,7 @@ inline void accumulate_histogram_pairs(dtype t, void const* data, std::uint64_t 
       for (; i + 4 <= stop; i += 4) {
         std::uint64_t x;
         std::memcpy(&x, p + eb * i, 8);
+        prefetch_ahead(p + eb * i);
         ++t0[_pext_u64(x, mask)];
         ++t1[_pext_u64(x >> 32, mask)];
       }
