@@ -11,13 +11,13 @@ struct hard_min {
   void validate() const noexcept {}
 
   template <class V>
-  RESILIN_HD V combine(step3<V> v) const noexcept {
+  RESILIN_HD RESILIN_INLINE V combine(step3<V> v) const noexcept {
     using math::min;
     return min(v.diag, min(v.up, v.left));
   }
 
   template <class V>
-  RESILIN_HD step3<V> weights(step3<V> v) const noexcept {
+  RESILIN_HD RESILIN_INLINE step3<V> weights(step3<V> v) const noexcept {
     using math::select;
     V const m = combine(v);
     V const one(1), zero(0);

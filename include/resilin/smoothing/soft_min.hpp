@@ -24,7 +24,7 @@ struct soft_min {
   }
 
   template <class V>
-  RESILIN_HD V combine(step3<V> v) const noexcept {
+  RESILIN_HD RESILIN_INLINE V combine(step3<V> v) const noexcept {
     using math::max;
     using math::min;
     using math::exp;
@@ -42,7 +42,7 @@ struct soft_min {
   }
 
   template <class V>
-  RESILIN_HD step3<V> weights(step3<V> v) const noexcept {
+  RESILIN_HD RESILIN_INLINE step3<V> weights(step3<V> v) const noexcept {
     using math::exp;
     using math::max;
     using math::min;

@@ -13,7 +13,9 @@ namespace resilin::host_detail {
 
 /// x rows (x_i and x_{i-1}) of the strip in registers, y reversed and channel-major with
 /// padding (y_j at p, y_{j-1} at p + 1), gradients accumulated as dtw_lane_cost does, plus one
-/// more register set for the partials that land on x_{i-1}.
+/// more register set for the partials that land on x_{i-1}. The backward takes the costs and
+/// the partials of a cell from one evaluation of its transitions (costs_and_partials, then
+/// accumulate_cached).
 template <class T, class P>
 struct soft_msm_lane_cost : strip_series<T, true> {
   using V = simd::pack<T>;
@@ -32,6 +34,7 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     gamma = static_cast<T>(cost.gamma);
     eps = static_cast<T>(cost.eps);
     base::bind(xs, ys, gxs, gys);
+    partials.resize(static_cast<std::size_t>(2 * xs.channels));
   }
 
   RESILIN_INLINE step3<V> costs(int q, index_t t, typename V::mask) const noexcept {
@@ -50,23 +53,51 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     return {sd, su, sl};
   }
 
-  RESILIN_INLINE void accumulate(int q, index_t t, typename V::mask, step3<V> const& g) {
+  // The backward needs a cell's costs (for the move weights) and then the partials of its
+  // transitions (for the gradient): both come from one evaluation of each transition, the
+  // partials kept per channel until accumulate() of the same cell.
+  static constexpr bool caches_partials = true;
+  std::vector<transition_partials<V>> partials;   // (channels, 2): up, left
+
+  RESILIN_INLINE step3<V> costs_and_partials(int q, index_t t, typename V::mask) noexcept {
     index_t const d = this->x.channels, p = this->ypos(q, t);
+    V sd(T(0)), su(T(0)), sl(T(0));
     for (index_t ch = 0; ch < d; ++ch) {
       auto const u = static_cast<std::size_t>(q * d + ch);
       V const xi = this->xrows[u], xp = this->xprev[u];
       T const* yb = this->ychannel(ch) + p;
       V const yj = V::load(yb), yp = V::load(yb + 1);
-      transition_partials<V> du, dl;
-      (void)detail::soft_msm_transition<V, T>(xi, xp, yj, c, gamma, eps, &du);
-      (void)detail::soft_msm_transition<V, T>(yj, yp, xi, c, gamma, eps, &dl);
-      V const part = g.diag * (V(T(2)) * (xi - yj));
-      this->gxrows[u] += part + g.up * du.v + g.left * dl.o;
-      this->gxprev[u] += g.up * du.p;
-      T* gyp = this->gychannel(ch) + p;
-      (V::load(gyp) - part + g.up * du.o + g.left * dl.v).store(gyp);
-      (V::load(gyp + 1) + g.left * dl.p).store(gyp + 1);
+      V const diff = xi - yj;
+      sd += diff * diff;
+      auto const k = static_cast<std::size_t>(2 * ch);
+      su += detail::soft_msm_transition<V, T>(xi, xp, yj, c, gamma, eps, &partials[k]);
+      sl += detail::soft_msm_transition<V, T>(yj, yp, xi, c, gamma, eps, &partials[k + 1]);
     }
+    return {sd, su, sl};
+  }
+
+  /// Adds the gradient of the cell whose costs_and_partials() came last.
+  RESILIN_INLINE void accumulate_cached(int q, index_t t, typename V::mask, step3<V> const& g) {
+    index_t const d = this->x.channels, p = this->ypos(q, t);
+    for (index_t ch = 0; ch < d; ++ch) {
+      auto const u = static_cast<std::size_t>(q * d + ch);
+      V const xi = this->xrows[u];
+      T const* yb = this->ychannel(ch) + p;
+      V const yj = V::load(yb);
+      auto const k = static_cast<std::size_t>(2 * ch);
+      add_gradient(u, ch, p, xi, yj, g, partials[k], partials[k + 1]);
+    }
+  }
+
+ private:
+  RESILIN_INLINE void add_gradient(std::size_t u, index_t ch, index_t p, V xi, V yj, step3<V> const& g,
+                                   transition_partials<V> const& du, transition_partials<V> const& dl) {
+    V const part = g.diag * (V(T(2)) * (xi - yj));
+    this->gxrows[u] += part + g.up * du.v + g.left * dl.o;
+    this->gxprev[u] += g.up * du.p;
+    T* gyp = this->gychannel(ch) + p;
+    (V::load(gyp) - part + g.up * du.o + g.left * dl.v).store(gyp);
+    (V::load(gyp + 1) + g.left * dl.p).store(gyp + 1);
   }
 };
 

@@ -115,8 +115,14 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
   return last[o / W][o % W];
 }
 
+/// Whether a lane cost computes a cell's costs and its gradient partials in one evaluation
+/// (costs_and_partials, then accumulate_cached for the same cell).
+template <class Lanes>
+inline constexpr bool caches_partials = requires { requires Lanes::caches_partials; };
+
 /// Backward sweep over a stored table. With A = seed * dR(n-1,m-1)/dR(i,j) and G = A * weights
-/// (the expected use of each move into (i, j)), calls lanes.accumulate(q, t, in, G) for the
+/// (the expected use of each move into (i, j)), calls lanes.accumulate(q, t, in, G) (or
+/// accumulate_cached after costs_and_partials, for lane costs that cache partials) for the
 /// gradient and visit(i, j, A, G) for every in-band cell when Visit is not nullptr_t.
 template <class T, class P, class Lanes, class Visit>
 void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std::vector<T>& g_up,
@@ -156,11 +162,19 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
         V const up = simd::shift_in_front(left, q == 0 ? above1 : (r1 ? r1[q - 1] : inf_v));
         V const diag = simd::shift_in_front(r2 ? r2[q] : inf_v, q == 0 ? above2 : (r2 ? r2[q - 1] : inf_v));
         auto const in = geo.inside(q, tv);
-        step3<V> const c = lanes.costs(q, t, in);
+        step3<V> c;
+        if constexpr (caches_partials<Lanes>) {   // one evaluation of the costs for both uses
+          c = gx.data ? lanes.costs_and_partials(q, t, in) : lanes.costs(q, t, in);
+        } else {
+          c = lanes.costs(q, t, in);
+        }
         step3<V> const w = cell_weights(p.smooth, c, diag, up, left);
         a = simd::select(in, a, zero);
         g[q] = {a * w.diag, a * w.up, a * w.left};
-        if (gx.data) lanes.accumulate(q, t, in, g[q]);
+        if (gx.data) {
+          if constexpr (caches_partials<Lanes>) lanes.accumulate_cached(q, t, in, g[q]);
+          else lanes.accumulate(q, t, in, g[q]);
+        }
         if constexpr (visits) {
           for (int k = 0; k < W; ++k)
             if (in[k])
