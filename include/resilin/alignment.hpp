@@ -268,12 +268,7 @@ void pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
   detail::check_batch(Y, "Y");
   detail::require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ",
                   Y.channels);
-  detail::check_same_shape(gxs, X, "GX", "X");
-  detail::require(!out.data || (out.rows == X.batch && out.cols == Y.batch), "out must be (",
-                  X.batch, ", ", Y.batch, "), got (", out.rows, ", ", out.cols, ")");
-  detail::require(!weights.data || (weights.rows == X.batch && weights.cols == Y.batch),
-                  "weights must be (", X.batch, ", ", Y.batch, "), got (", weights.rows, ", ",
-                  weights.cols, ")");
+  detail::check_pairwise_grads_shapes(gxs, X, Y, out, weights);
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
   parallel_for(X.batch, exec.threads, [&](index_t a, int w) {

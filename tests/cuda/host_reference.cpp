@@ -38,6 +38,12 @@ void ref_values_and_grads(ref_measure const& m, resilin::batch_view<T const> X,
   });
 }
 template <class T>
+void ref_pairwise_grads(ref_measure const& m, resilin::batch_view<T const> X,
+                        resilin::batch_view<T const> Y, resilin::batch_view<T> gx,
+                        resilin::matrix_view<T> out, resilin::matrix_view<T const> weights) {
+  with_measure<T>(m, [&](auto const& meas) { resilin::pairwise_grads(resilin::host, meas, X, Y, gx, out, weights); });
+}
+template <class T>
 T ref_alignment_matrix(ref_measure const& m, resilin::series_view<T const> x,
                        resilin::series_view<T const> y, resilin::matrix_view<T> e) {
   T v{};
@@ -54,6 +60,9 @@ T ref_alignment_matrix(ref_measure const& m, resilin::series_view<T const> x,
                                         resilin::batch_view<T const>, std::span<T>,             \
                                         resilin::batch_view<T>, resilin::batch_view<T>,         \
                                         std::span<T const>);                                    \
+  template void ref_pairwise_grads<T>(ref_measure const&, resilin::batch_view<T const>,            \
+                                      resilin::batch_view<T const>, resilin::batch_view<T>,         \
+                                      resilin::matrix_view<T>, resilin::matrix_view<T const>);      \
   template T ref_alignment_matrix<T>(ref_measure const&, resilin::series_view<T const>,         \
                                      resilin::series_view<T const>, resilin::matrix_view<T>);
 RESILIN_TEST_INSTANTIATE(float)

@@ -27,6 +27,10 @@ void ref_values_and_grads(ref_measure const& m, resilin::batch_view<T const> X,
                           resilin::batch_view<T> gx, resilin::batch_view<T> gy,
                           std::span<T const> upstream);
 template <class T>
+void ref_pairwise_grads(ref_measure const& m, resilin::batch_view<T const> X,
+                        resilin::batch_view<T const> Y, resilin::batch_view<T> gx,
+                        resilin::matrix_view<T> out, resilin::matrix_view<T const> weights);
+template <class T>
 T ref_alignment_matrix(ref_measure const& m, resilin::series_view<T const> x,
                        resilin::series_view<T const> y, resilin::matrix_view<T> e);
 

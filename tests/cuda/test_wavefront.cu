@@ -168,6 +168,44 @@ TEMPLATE_TEST_CASE("cuda: values, pairwise and gradients equal the host", "[cuda
   RESILIN_CUDA_TRY(cudaStreamDestroy(stream));
 }
 
+TEMPLATE_TEST_CASE("cuda: pairwise gradients equal the host's", "[cuda][wavefront][pairwise]", float, double) {
+  using T = TestType;
+  cudaStream_t stream = nullptr;
+  RESILIN_CUDA_TRY(cudaStreamCreate(&stream));
+  auto const exec = r::device.on(stream);
+  r::index_t const nx = 3, ny = 5, d = 2;
+  std::uint64_t seed = 500;
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      INFO("band kind " << int(band.type()) << " divergence " << div);
+      batch<T> const X(nx, 33, d, ++seed, false), Y(ny, 41, d, ++seed, false);
+      std::vector<T> w(nx * ny);
+      for (std::size_t k = 0; k < w.size(); ++k) w[k] = T(0.25) + T(k % 7) / T(5);
+      auto meas = r::measures::soft_dtw<T>(T(0.5), band);
+      meas.divergence = div;
+      std::vector<T> hg(X.data.size()), hv(nx * ny);
+      resilin_test::ref_pairwise_grads(ref_measure{0.5, band, div}, X.host_view(), Y.host_view(),
+                                       r::batch_view<T>{hg.data(), nx, X.max_length, d, X.lengths.data()},
+                                       r::matrix_view<T>{hv.data(), nx, ny},
+                                       r::matrix_view<T const>{w.data(), nx, ny});
+      device_buffer<T> dg(hg.size()), dv(hv.size()), dw(w);
+      r::pairwise_grads(exec, meas, X.device_view(), Y.device_view(),
+                        r::batch_view<T>{dg.ptr, nx, X.max_length, d, X.d_lengths.ptr},
+                        r::matrix_view<T>{dv.ptr, nx, ny}, r::matrix_view<T const>{dw.ptr, nx, ny});
+      CHECK(rel_err(dv.host(), hv) <= tolerance<T>());
+      CHECK(rel_err(dg.host(), hg) <= 10 * ny * tolerance<T>());
+      // without out and weights (ones), twice: the same bits
+      device_buffer<T> dg1(hg.size()), dg2(hg.size());
+      r::pairwise_grads(exec, meas, X.device_view(), Y.device_view(),
+                        r::batch_view<T>{dg1.ptr, nx, X.max_length, d, X.d_lengths.ptr});
+      r::pairwise_grads(exec, meas, X.device_view(), Y.device_view(),
+                        r::batch_view<T>{dg2.ptr, nx, X.max_length, d, X.d_lengths.ptr});
+      CHECK(bitwise(dg1.host(), dg2.host()));
+    }
+  }
+  RESILIN_CUDA_TRY(cudaStreamDestroy(stream));
+}
+
 TEST_CASE("cuda: alignment matrices equal the host", "[cuda][wavefront]") {
   using T = double;
   r::index_t const B = 4;

@@ -11,6 +11,7 @@
 #include <limits>
 #include <span>
 #include <vector>
+#include <utility>
 #include <support/catch.hpp>
 #include <resilin/resilin.hpp>
 #include <resilin/backend/device/wavefront.hpp>
@@ -346,6 +347,55 @@ TEMPLATE_TEST_CASE("device schedule: gradients equal the host backend", "[device
           check(meas);
         }
       }
+    }
+  }
+}
+
+/// What launch_pairwise_grads does: expand the |X| |Y| pairs into a paired batch, train it with
+/// upstream = weights, sum each X[a]'s jobs over b.
+template <class T, class Cost, class Smooth>
+std::pair<std::vector<T>, std::vector<T>> emulate_pairwise_grads(r::measure<Cost, Smooth> const& m,
+                                                                 ragged<T> const& X, ragged<T> const& Y,
+                                                                 std::vector<T> const& weights) {
+  r::index_t const nx = X.count, ny = Y.count, jobs = nx * ny, d = X.channels;
+  r::index_t const xrow = X.max_length * d, yrow = Y.max_length * d;
+  std::vector<T> xe = poisoned<T>(static_cast<std::size_t>(jobs * xrow)),
+                 ye = poisoned<T>(static_cast<std::size_t>(jobs * yrow));
+  std::vector<r::index_t> xl(static_cast<std::size_t>(jobs), -1), yl(static_cast<std::size_t>(jobs), -1);
+  for (r::index_t k = 0; k < jobs * xrow; ++k) dd::expand_pairwise(X.data.data(), xrow, ny, true, xe.data(), k);
+  for (r::index_t k = 0; k < jobs * yrow; ++k) dd::expand_pairwise(Y.data.data(), yrow, ny, false, ye.data(), k);
+  for (r::index_t k = 0; k < jobs; ++k) {
+    dd::expand_pairwise(X.lengths.data(), 1, ny, true, xl.data(), k);
+    dd::expand_pairwise(Y.lengths.data(), 1, ny, false, yl.data(), k);
+  }
+  r::batch_view<T const> const Xe{xe.data(), jobs, X.max_length, d, xl.data()};
+  r::batch_view<T const> const Ye{ye.data(), jobs, Y.max_length, d, yl.data()};
+  auto const t = emulate_train(m, Xe, Ye, &weights, true, false);
+  std::vector<T> gx = poisoned<T>(static_cast<std::size_t>(nx * xrow));
+  for (r::index_t k = 0; k < nx * xrow; ++k) dd::sum_pairwise_grads(t.gx.data(), xrow, ny, gx.data(), k);
+  return {t.values, gx};
+}
+
+TEMPLATE_TEST_CASE("device schedule: pairwise gradients equal the host backend", "[device][schedule]",
+                   float, double) {
+  using T = TestType;
+  std::uint64_t seed = 1300;
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      ++seed;
+      r::index_t const nx = 3, ny = 4, d = 2;
+      ragged<T> const X(nx, 17, d, seed, false), Y(ny, 13, d, seed + 31, false);
+      std::vector<T> const w = resilin_test::cast<T>(random_values(nx * ny, seed + 9, 0.25, 2));
+      auto meas = r::measures::soft_dtw<T>(T(0.3), band);
+      meas.divergence = div;
+      INFO("band kind " << int(band.type()) << " divergence " << div);
+      std::vector<T> hv(nx * ny), hg(X.data.size());
+      r::pairwise_grads(r::host.with_threads(1), meas, X.view(), Y.view(),
+                        r::batch_view<T>{hg.data(), nx, X.max_length, d, X.lengths.data()},
+                        r::matrix_view<T>{hv.data(), nx, ny}, r::matrix_view<T const>{w.data(), nx, ny});
+      auto const [dv, dg] = emulate_pairwise_grads(meas, X, Y, w);
+      CHECK(rel_err(dv, hv) <= tolerance<T>());
+      CHECK(rel_err(dg, hg) <= 10 * ny * tolerance<T>());
     }
   }
 }

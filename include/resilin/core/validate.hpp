@@ -58,6 +58,18 @@ void check_same_shape(batch_view<T> g, batch_view<U const> ref, std::string_view
           ref.channels, "), got (", g.batch, ", ", g.max_length, ", ", g.channels, ")");
 }
 
+/// The arguments of pairwise_grads (host and device) beside X and Y: GX of X's shape, out and
+/// weights (when given) of (|X|, |Y|).
+template <class T>
+void check_pairwise_grads_shapes(batch_view<T> gx, batch_view<T const> X, batch_view<T const> Y,
+                                 matrix_view<T> out, matrix_view<T const> weights) {
+  check_same_shape(gx, X, "GX", "X");
+  require(!out.data || (out.rows == X.batch && out.cols == Y.batch), "out must be (", X.batch,
+          ", ", Y.batch, "), got (", out.rows, ", ", out.cols, ")");
+  require(!weights.data || (weights.rows == X.batch && weights.cols == Y.batch), "weights must be (",
+          X.batch, ", ", Y.batch, "), got (", weights.rows, ", ", weights.cols, ")");
+}
+
 }  // namespace resilin::detail
 
 namespace resilin {

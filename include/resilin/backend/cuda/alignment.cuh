@@ -23,6 +23,8 @@
 // beyond 4 GiB), two diagonals every k ~ sqrt(2 (n + m)) and one segment of k diagonals per
 // pair, recomputed once in the backward (same bits); the divergence adds its two self problems
 // and four input-sized gradient buffers. No distance matrix, no E unless asked for.
+// pairwise_grads trains the |X| |Y| pairs as one paired batch: its workspace adds copies of X
+// and Y and the gradients of every pair (|X| |Y| (X.max_length + Y.max_length) d values).
 // Determinism: no atomics; results are bitwise identical run to run on the same GPU and build.
 #include <resilin/backend/cuda/require_cuda.hpp>
 #include <cstddef>
@@ -249,6 +251,68 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
   return cudaGetLastError();
 }
 
+/// pairwise_grads: the |X| |Y| pairs are expanded into a paired batch (copies of X and Y, job
+/// k = a |Y| + b), trained as values_and_grads with upstream = weights, and each GX[a] is the
+/// sum of its |Y| jobs' gradients in the order of b. Workspace: the expanded batches and
+/// lengths, both sides' job gradients, the values when out is null, then launch_train's.
+template <class T, class Cost, class Smooth>
+cudaError_t launch_pairwise_grads(void* ws, std::size_t& bytes, device_backend exec,
+                                  measure<Cost, Smooth> const& m, batch_view<T const> X,
+                                  batch_view<T const> Y, T* out, T* gx, T const* weights) {
+  using namespace device_detail;
+  index_t const nx = X.batch, ny = Y.batch, jobs = nx * ny, d = X.channels;
+  index_t const xrow = X.max_length * d, yrow = Y.max_length * d;
+  std::size_t used = 0;
+  auto take = [&](std::size_t n) {
+    std::size_t const at_ = used;
+    used = align_up(used + n);
+    return at_;
+  };
+  auto const values_of = [](index_t n) { return static_cast<std::size_t>(n) * sizeof(T); };
+  std::size_t const xe = take(values_of(jobs * xrow)), ye = take(values_of(jobs * yrow));
+  std::size_t const xl = X.lengths ? take(static_cast<std::size_t>(jobs) * sizeof(index_t)) : 0;
+  std::size_t const yl = Y.lengths ? take(static_cast<std::size_t>(jobs) * sizeof(index_t)) : 0;
+  std::size_t const gxe = take(values_of(jobs * xrow)), gye = take(values_of(jobs * yrow));
+  std::size_t const ve = out ? 0 : take(values_of(jobs));
+  batch_view<T const> const Xe{ws ? reinterpret_cast<T const*>(at(ws, xe)) : nullptr, jobs, X.max_length, d,
+                               ws && X.lengths ? reinterpret_cast<index_t const*>(at(ws, xl)) : nullptr};
+  batch_view<T const> const Ye{ws ? reinterpret_cast<T const*>(at(ws, ye)) : nullptr, jobs, Y.max_length, d,
+                               ws && Y.lengths ? reinterpret_cast<index_t const*>(at(ws, yl)) : nullptr};
+  std::size_t train_bytes = 0;
+  if (cudaError_t e = launch_train<T>(nullptr, train_bytes, exec, m, Xe, Ye, out, gx, gx, weights,
+                                      static_cast<T*>(nullptr)))
+    return e;
+  std::size_t const tr = take(train_bytes);
+  if (!ws) {
+    bytes = used;
+    return cudaSuccess;
+  }
+  if (bytes < used) return cudaErrorInvalidValue;
+  cudaStream_t const s = exec.stream;
+  if (nx == 0) return cudaSuccess;
+  if (ny == 0)  // no pair: every gradient is an empty sum
+    return cudaMemsetAsync(gx, 0, values_of(nx * xrow), s);
+  auto expand = [&](auto const* src, index_t row, bool outer, auto* dst) {
+    index_t const count = jobs * row;
+    expand_pairwise_kernel<<<elementwise_blocks(count), 256, 0, s>>>(src, row, ny, outer, dst, count);
+    return cudaGetLastError();
+  };
+  if (cudaError_t e = expand(X.data, xrow, true, reinterpret_cast<T*>(at(ws, xe)))) return e;
+  if (cudaError_t e = expand(Y.data, yrow, false, reinterpret_cast<T*>(at(ws, ye)))) return e;
+  if (X.lengths)
+    if (cudaError_t e = expand(X.lengths, 1, true, reinterpret_cast<index_t*>(at(ws, xl)))) return e;
+  if (Y.lengths)
+    if (cudaError_t e = expand(Y.lengths, 1, false, reinterpret_cast<index_t*>(at(ws, yl)))) return e;
+  T* const gx_jobs = reinterpret_cast<T*>(at(ws, gxe));
+  if (cudaError_t e = launch_train<T>(at(ws, tr), train_bytes, exec, m, Xe, Ye,
+                                      out ? out : reinterpret_cast<T*>(at(ws, ve)), gx_jobs,
+                                      reinterpret_cast<T*>(at(ws, gye)), weights, static_cast<T*>(nullptr)))
+    return e;
+  index_t const count = nx * xrow;
+  sum_pairwise_grads_kernel<T><<<elementwise_blocks(count), 256, 0, s>>>(gx_jobs, xrow, ny, gx, count);
+  return cudaGetLastError();
+}
+
 /// The workspace of one convenience call: allocated on the stream, freed on the stream.
 class workspace {
  public:
@@ -354,6 +418,31 @@ cudaError_t values_and_grads(void* workspace, std::size_t& workspace_bytes, devi
                                       gy.data, upstream, static_cast<T*>(nullptr));
 }
 
+/// GX[a] = sum_b weights(a, b) dM(X[a], Y[b]) / dX[a] (GX: the shape of X, padding set to 0),
+/// and out(a, b) = M(X[a], Y[b]) when out is not null; weights: (|X|, |Y|) row-major device
+/// values or nullptr for ones. The sums over b run in a fixed order: deterministic.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+cudaError_t pairwise_grads(void* workspace, std::size_t& workspace_bytes, device_backend exec,
+                           measure<Cost, Smooth> const& m, XB xs, YB ys, batch_view<value_of<XB>> gx,
+                           value_of<XB>* out = nullptr, value_of<XB> const* weights = nullptr) noexcept {
+  using T = value_of<XB>;
+  static_assert(differentiable_cost_model<Cost, T>, "the cost model has no step_grad");
+  auto const X = as_const(xs);
+  auto const Y = as_const(ys);
+  if (workspace) {
+    std::string e = cuda_detail::check_common<T>(m, X, Y);
+    if (e.empty() && X.batch > 0) e = cuda_detail::check_output(gx.data, "GX");
+    if (e.empty() && X.batch * Y.batch > 0 && out) e = cuda_detail::check_output(out, "out");
+    if (e.empty() && X.batch * Y.batch > 0 && weights) e = cuda_detail::check_output(weights, "weights");
+    if (e.empty() && (gx.batch != X.batch || gx.max_length != X.max_length || gx.channels != X.channels))
+      e = "GX must have the shape of X";
+    if (!e.empty()) return cudaErrorInvalidValue;
+  }
+  return cuda_detail::launch_pairwise_grads<T>(workspace, workspace_bytes, exec, m, X, Y, out, gx.data,
+                                               weights);
+}
+
 /// values() plus the soft alignment matrices E[b](i, j) = dS(X[b], Y[b]) / dR(i, j), written to
 /// e: (batch, X.max_length, Y.max_length) device values, zero outside each pair's grid.
 template <class Cost, class Smooth, batch_like XB, batch_like YB>
@@ -454,6 +543,31 @@ void values_and_grads(device_backend exec, measure<Cost, Smooth> const& m, XB xs
   cuda_detail::workspace ws(exec, bytes);
   RESILIN_CUDA_TRY(
       expert::values_and_grads(ws.get(), ws.bytes(), exec, m, X, Y, out.data(), gxs, gys, up));
+}
+
+/// The host's pairwise_grads on the device: GX[a] = sum_b weights(a, b) dM(X[a], Y[b]) / dX[a]
+/// (weights default to ones; padding samples get 0) and, when out is given, out(a, b) =
+/// M(X[a], Y[b]). Everything in device memory; the workspace holds copies of X and Y for all
+/// |X| |Y| pairs and their gradients.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+void pairwise_grads(device_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
+                    batch_view<value_of<XB>> gxs, matrix_view<value_of<XB>> out = {},
+                    matrix_view<value_of<XB> const> weights = {}) {
+  using T = value_of<XB>;
+  static_assert(differentiable_cost_model<Cost, T>, "the cost model has no step_grad");
+  auto const X = as_const(xs);
+  auto const Y = as_const(ys);
+  cuda_detail::require_ok(cuda_detail::check_common<T>(m, X, Y));
+  detail::check_pairwise_grads_shapes(gxs, X, Y, out, weights);
+  if (X.batch == 0) return;
+  cuda_detail::require_ok(cuda_detail::check_output(gxs.data, "GX"));
+  if (out.data) cuda_detail::require_ok(cuda_detail::check_output(out.data, "out"));
+  if (weights.data) cuda_detail::require_ok(cuda_detail::check_output(weights.data, "weights"));
+  std::size_t bytes = 0;
+  RESILIN_CUDA_TRY(expert::pairwise_grads(nullptr, bytes, exec, m, X, Y, gxs, out.data, weights.data));
+  cuda_detail::workspace ws(exec, bytes);
+  RESILIN_CUDA_TRY(expert::pairwise_grads(ws.get(), ws.bytes(), exec, m, X, Y, gxs, out.data, weights.data));
 }
 
 /// values() plus the soft alignment matrix of every pair: e is (batch, X.max_length,

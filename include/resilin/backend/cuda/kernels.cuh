@@ -149,6 +149,19 @@ RESILIN_KERNEL void add_two_kernel(T* g, T const* p, T const* q, index_t count) 
   if (k < count) device_detail::add_two(g, p, q, k);
 }
 
+template <class T>
+RESILIN_KERNEL void expand_pairwise_kernel(T const* src, index_t row, index_t ny, bool outer, T* dst,
+                                           index_t count) {
+  index_t const k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < count) device_detail::expand_pairwise(src, row, ny, outer, dst, k);
+}
+
+template <class T>
+RESILIN_KERNEL void sum_pairwise_grads_kernel(T const* g, index_t row, index_t ny, T* gx, index_t count) {
+  index_t const k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < count) device_detail::sum_pairwise_grads(g, row, ny, gx, k);
+}
+
 inline unsigned elementwise_blocks(index_t count) noexcept {
   return static_cast<unsigned>((count + 255) / 256);
 }

@@ -763,6 +763,28 @@ RESILIN_HD void add_two(T* g, T const* p, T const* q, index_t k) noexcept {
   g[k] += p[k] + q[k];
 }
 
+/// The pairwise form of training runs as a paired batch of nx * ny jobs, job k = a * ny + b on
+/// (X[a], Y[b]): element idx of the expanded copy of a batch of `row` values per series, whose
+/// series k is series k / ny (outer: the X side) or k % ny (the Y side) of the source. Also
+/// used for the lengths (row = 1).
+template <class T>
+RESILIN_HD void expand_pairwise(T const* src, index_t row, index_t ny, bool outer, T* dst,
+                                index_t idx) noexcept {
+  index_t const k = idx / row, r = idx - k * row;
+  index_t const s = outer ? k / ny : k % ny;
+  dst[idx] = src[s * row + r];
+}
+
+/// gx[a] = the sum over b = 0, 1, ..., ny - 1 (in that order: deterministic) of the expanded
+/// jobs' gradients g[a * ny + b]; element idx < nx * row.
+template <class T>
+RESILIN_HD void sum_pairwise_grads(T const* g, index_t row, index_t ny, T* gx, index_t idx) noexcept {
+  index_t const a = idx / row, r = idx - a * row;
+  T sum = T(0);
+  for (index_t b = 0; b < ny; ++b) sum += g[(a * ny + b) * row + r];
+  gx[idx] = sum;
+}
+
 // --- workspace plans (host side) ---------------------------------------------------------------
 
 inline constexpr std::size_t workspace_alignment = 256;
