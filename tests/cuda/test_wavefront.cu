@@ -297,6 +297,7 @@ TEST_CASE("cuda: results are bitwise identical run to run", "[cuda][wavefront]")
 TEST_CASE("cuda: every schedule gives the same bits (block or warp per pair)", "[cuda][wavefront]") {
   using T = double;
   r::index_t const B = 37, d = 2;  // 5 CTAs of 8 warps, the last one partly empty
+  // X's 29 samples are the rows of the values: the warp schedule runs them by shuffles
   batch<T> const X(B, 29, d, 31, false), Y(B, 70, d, 32, false);
   auto const meas = r::measures::soft_dtw<T>(T(0.5), r::band_spec::window(0.5));
   std::vector<T> v[4], gx[4], gy[4], p[4];

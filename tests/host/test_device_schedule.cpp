@@ -82,6 +82,8 @@ std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T
           std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(3 * dd::tile_size));
           dd::tiled_value_block(ex, ta, job, d, k, ring.data());
         }
+  } else if (plan.shuffle) {  // registers only: no ring
+    for (r::index_t k = 0; k < plan.jobs; ++k) dd::value_shuffle_block(dd::emulated_warp{lo.reverse}, a, k);
   } else {
     for (r::index_t k = 0; k < plan.jobs; ++k) {
       std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(3 * plan.stride));
@@ -497,8 +499,15 @@ TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   // shared memory holds the rings of every job of the CTA, else they go to the workspace
   auto const v = dd::value_plan::make(dd::job_layout::paired, 64, 64, 30, 40, false, 8);
   CHECK(v.mapping.warps);
-  CHECK(v.shared_bytes() == std::size_t(8) * 3 * 30 * 8);
+  CHECK(v.shuffle);  // at most 32 rows: the shuffle program, registers only
+  CHECK(v.shared_bytes() == 0);
   CHECK(v.bytes == 1);
+  auto const v33 = dd::value_plan::make(dd::job_layout::paired, 64, 64, 33, 40, false, 8, 0,
+                                        S::warp_per_pair);
+  CHECK_FALSE(v33.shuffle);  // 33 rows: the warp strides a ring in shared memory
+  CHECK(v33.shared_bytes() == std::size_t(8) * 3 * 33 * 8);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 64, 64, 30, 40, false, 8, 0,
+                                   S::block_per_pair).shuffle);
   auto const big = dd::value_plan::make(dd::job_layout::paired, 64, 64, 300, 300, false, 8, 0,
                                         S::warp_per_pair);
   CHECK_FALSE(big.shared_ring);  // 8 rings of 3 * 300 doubles exceed 48 KB
@@ -522,6 +531,52 @@ TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   CHECK(resilin_test::bitwise_equal(tb.values, tw.values));
   CHECK(resilin_test::bitwise_equal(tb.gx, tw.gx));
   CHECK(resilin_test::bitwise_equal(tb.gy, tw.gy));
+}
+
+TEST_CASE("device schedule: the shuffle warp gives the bits of one block per pair", "[device][schedule][shuffle]") {
+  using S = r::device_schedule;
+  std::uint64_t seed = 1500;
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      // the shorter series at most 32 (the rows), the longer one past 32: both orientations
+      for (auto [n, m] : {std::pair<r::index_t, r::index_t>{32, 45}, {45, 32}, {7, 9}, {1, 30}}) {
+        if (div && (n > 32 || m > 32)) continue;  // the self terms' rows are the longer series
+        ++seed;
+        ragged<double> const X(5, n, 2, seed, false), Y(5, m, 2, seed + 3, false);
+        ragged<float> const Xf(5, n, 1, seed, true), Yf(5, m, 1, seed + 3, true);
+        auto check = [&](auto const& meas, auto const& A, auto const& B) {
+          INFO("band kind " << int(band.type()) << " divergence " << div << " n " << n << " m " << m);
+          for (auto layout : {dd::job_layout::paired, dd::job_layout::pairwise}) {
+            auto const block = emulate_values(meas, A.view(), B.view(), layout, {0, false, S::block_per_pair});
+            auto const warp = emulate_values(meas, A.view(), B.view(), layout, {0, false, S::warp_per_pair});
+            auto const back = emulate_values(meas, A.view(), B.view(), layout, {0, true, S::warp_per_pair});
+            CHECK(resilin_test::bitwise_equal(block, warp));
+            CHECK(resilin_test::bitwise_equal(block, back));
+          }
+        };
+        auto soft = r::measures::soft_dtw<double>(0.3, band);
+        soft.divergence = div;
+        check(soft, X, Y);
+        auto hard = r::measures::dtw().with_band(band);
+        hard.divergence = div;
+        check(hard, X, Y);
+        auto softf = r::measures::soft_dtw<float>(0.3f, band);
+        softf.divergence = div;
+        check(softf, Xf, Yf);
+        auto msm = r::measures::soft_msm<double>(1.0, 1.0, band);
+        msm.independent_channels = false;  // the device programs sum the channels' costs
+        msm.divergence = div;
+        check(msm, X, Y);
+      }
+    }
+  }
+  // and against the host backend
+  ragged<double> const X(6, 20, 3, 77, false), Y(6, 28, 3, 78, false);
+  auto const meas = r::measures::soft_dtw<double>(0.5);
+  std::vector<double> host(36);
+  r::pairwise(r::host.with_threads(1), meas, X.view(), Y.view(), r::matrix_view<double>{host.data(), 6, 6});
+  CHECK(rel_err(emulate_values(meas, X.view(), Y.view(), dd::job_layout::pairwise, {0, false, S::warp_per_pair}),
+                host) <= tolerance<double>());
 }
 
 TEST_CASE("device schedule: checkpointed training gives the bits of the whole grid",

@@ -17,7 +17,8 @@
 // a NaN result and zero gradients). All calls are asynchronous on the stream.
 //
 // Memory (beyond inputs and outputs): value-only calls use 3 rolling anti-diagonals of
-// min(n, m) values per pair (shared memory up to 48 KB per block, else workspace);
+// min(n, m) values per pair (shared memory up to 48 KB per block, else workspace; nothing for
+// the shuffle warps of pairs with min(n, m) <= 32, which keep their cells in registers);
 // training calls store R only, one value per cell of each pair's grid (anti-diagonal-major),
 // plus 7 rolling diagonals per pair, or, checkpointed (device.with_training_store, automatic
 // beyond 4 GiB), two diagonals every k ~ sqrt(2 (n + m)) and one segment of k diagonals per
@@ -159,7 +160,9 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
   } else {
     unsigned const blocks = static_cast<unsigned>(plan.mapping.blocks(plan.jobs));
     unsigned const threads = static_cast<unsigned>(plan.threads * plan.mapping.jobs_per_block);
-    if (plan.mapping.warps)
+    if (plan.shuffle)
+      value_shuffle_kernel<T, Cost, Smooth><<<blocks, threads, 0, exec.stream>>>(a, plan.jobs);
+    else if (plan.mapping.warps)
       value_warps_kernel<T, Cost, Smooth>
           <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings, plan.jobs);
     else

@@ -62,6 +62,44 @@ struct warp_exec {
   }
 };
 
+/// The warp of the shuffle program (device_detail::shuffle_forward): a register per lane, and
+/// shuffles across the full warp (a job's warp is whole: warp_job gives all its lanes the same
+/// job or none); its leader is warp_exec's.
+struct shuffle_warp : warp_exec {
+  template <class T>
+  struct reg {
+    T v;
+    RESILIN_HD explicit reg(T x) noexcept : v(x) {}
+    RESILIN_HD T& at(int) noexcept { return v; }
+    RESILIN_HD T const& at(int) const noexcept { return v; }
+  };
+  template <class T>
+  RESILIN_HD reg<T> shfl_up(reg<T> const& r) const noexcept {
+#if RESILIN_DEVICE_PASS
+    return reg<T>(__shfl_up_sync(0xffffffffu, r.v, 1));
+#else
+    return r;
+#endif
+  }
+  template <class T>
+  RESILIN_HD T broadcast(reg<T> const& r, int lane) const noexcept {
+#if RESILIN_DEVICE_PASS
+    return __shfl_sync(0xffffffffu, r.v, lane);
+#else
+    (void)lane;
+    return r.v;
+#endif
+  }
+  template <class F>
+  RESILIN_HD void for_each_lane(F const& f) const {
+#if RESILIN_DEVICE_PASS
+    f(static_cast<int>(threadIdx.x % 32u));
+#else
+    (void)f;
+#endif
+  }
+};
+
 /// The job of the calling warp in warp_per_pair, or -1 past the last job (the whole warp).
 RESILIN_HD inline index_t warp_job(index_t jobs) {
 #if RESILIN_DEVICE_PASS
@@ -112,6 +150,12 @@ RESILIN_KERNEL void value_warps_kernel(device_detail::value_args<T, Cost, Smooth
   extern __shared__ __align__(16) unsigned char resilin_shared[];
   if (index_t const k = warp_job(jobs); k >= 0)
     device_detail::value_block(warp_exec{}, a, k, warp_ring(rings, k, 3 * a.stride, resilin_shared));
+}
+
+/// Values of jobs of at most 32 rows: one warp per job, one row per lane, shuffles.
+template <class T, class Cost, class Smooth>
+RESILIN_KERNEL void value_shuffle_kernel(device_detail::value_args<T, Cost, Smooth> a, index_t jobs) {
+  if (index_t const k = warp_job(jobs); k >= 0) device_detail::value_shuffle_block(shuffle_warp{}, a, k);
 }
 
 /// train_kernel with one warp per job, blockDim.x / 32 jobs per block.

@@ -9,7 +9,9 @@ enum class device_schedule : unsigned char {
   automatic,       ///< warp_per_pair where a job's CTA would be a single warp, else block_per_pair
   block_per_pair,  ///< one CTA per job, up to 256 threads striding each anti-diagonal
   warp_per_pair,   ///< one warp per job, 8 jobs per CTA: short series in large batches, where
-                   ///< one-warp CTAs would cap the resident warps per SM at the CTA limit
+                   ///< one-warp CTAs would cap the resident warps per SM at the CTA limit;
+                   ///< values of at most 32 rows keep one row per lane in registers and pass
+                   ///< cells by warp shuffles, else the lanes stride a ring in shared memory
   tiled,           ///< values of a few very long pairs: tiles of 128 x 128 cells, one CTA each,
                    ///< one launch per tile anti-diagonal (automatic: at most a quarter as many
                    ///< problems as SMs, the shorter series >= 512); training runs per pair

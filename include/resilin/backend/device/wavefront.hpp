@@ -196,6 +196,34 @@ struct emulated_cta {
   bool leader() const noexcept { return true; }
 };
 
+/// The shuffle program's warp on the CPU: one register per lane, a shuffle reads the lanes'
+/// registers as they were before it (CUDA's __shfl_up_sync / __shfl_sync semantics).
+struct emulated_warp {
+  bool reverse = false;  // run the lanes of a step last to first
+  template <class T>
+  struct reg {
+    T v[32];
+    explicit reg(T x) noexcept {
+      for (auto& e : v) e = x;
+    }
+    T& at(int lane) noexcept { return v[lane]; }
+    T const& at(int lane) const noexcept { return v[lane]; }
+  };
+  template <class T>
+  reg<T> shfl_up(reg<T> const& r) const noexcept {  // lane 0 keeps its own value
+    reg<T> o(r.v[0]);
+    for (int l = 1; l < 32; ++l) o.v[l] = r.v[l - 1];
+    return o;
+  }
+  template <class T>
+  T broadcast(reg<T> const& r, int lane) const noexcept { return r.v[lane]; }
+  template <class F>
+  void for_each_lane(F const& f) const {
+    for (int k = 0; k < 32; ++k) f(reverse ? 31 - k : k);
+  }
+  bool leader() const noexcept { return true; }
+};
+
 // --- forward ---------------------------------------------------------------------------------
 
 /// Where the diagonals of R live, each viewed as a pointer indexed by row i:
@@ -491,29 +519,81 @@ RESILIN_HD series_view<T const> job_series(batch_view<T const> const& b, index_t
   return {b.data + s * b.max_length * b.channels, len, b.channels};
 }
 
+/// The value of job k by `forward`, called with the job's grid_problem: the shorter series on
+/// the rows (transposed_cost when that is y); NaN for a per-series length outside
+/// [1, max_length].
+template <class T, class Cost, class Smooth, class Forward>
+RESILIN_HD T job_value(value_args<T, Cost, Smooth> const& a, index_t k, Forward&& forward) {
+  job const jb = job_of(a.layout, k, a.X.batch, a.Y.batch);
+  series_view<T const> const x = job_series(jb.x_from_y ? a.Y : a.X, jb.xs);
+  series_view<T const> const y = job_series(jb.y_from_x ? a.X : a.Y, jb.ys);
+  if (x.length == 0 || y.length == 0) return quiet_nan<T>();
+  index_t const r = a.band.radius_for(x.length, y.length);
+  if (y.length < x.length) {
+    return forward(grid_problem<T, transposed_cost<Cost>, Smooth>{
+        {a.cost}, a.smooth, y, x, band_geometry::make(y.length, x.length, r)});
+  }
+  return forward(grid_problem<T, Cost, Smooth>{a.cost, a.smooth, x, y,
+                                               band_geometry::make(x.length, y.length, r)});
+}
+
 /// Value of job k, in O(min(n, m)) memory: the shorter series is put on the rows.
 template <class T, class Cost, class Smooth, class Exec>
 RESILIN_HD void value_block(Exec const& ex, value_args<T, Cost, Smooth> const& a, index_t k,
                             T* ring) {
-  job const jb = job_of(a.layout, k, a.X.batch, a.Y.batch);
-  series_view<T const> const x = job_series(jb.x_from_y ? a.Y : a.X, jb.xs);
-  series_view<T const> const y = job_series(jb.y_from_x ? a.X : a.Y, jb.ys);
-  T v;
-  if (x.length == 0 || y.length == 0) {
-    v = quiet_nan<T>();  // a per-series length outside [1, max_length]
-  } else {
-    index_t const r = a.band.radius_for(x.length, y.length);
-    if (y.length < x.length) {
-      grid_problem<T, transposed_cost<Cost>, Smooth> const p{
-          {a.cost}, a.smooth, y, x, band_geometry::make(y.length, x.length, r)};
-      v = forward_program(ex, p, ring, a.stride, diag_store<T>{});
-    } else {
-      grid_problem<T, Cost, Smooth> const p{a.cost, a.smooth, x, y,
-                                            band_geometry::make(x.length, y.length, r)};
-      v = forward_program(ex, p, ring, a.stride, diag_store<T>{});
-    }
-  }
+  T const v = job_value(a, k, [&](auto const& p) {
+    return forward_program(ex, p, ring, a.stride, diag_store<T>{});
+  });
   if (ex.leader()) a.results[k] = v;
+}
+
+// --- shuffle warp: short series, one warp per job, one row per lane ---------------------------
+// For problems of at most 32 rows (the value path puts the shorter series on the rows), lane i
+// owns row i: at step t it computes (i, t - i) from its own cell of step t - 1 (left) and lane
+// i - 1's cells of steps t - 1 (up) and t - 2 (diag), passed by warp shuffles, in registers: no
+// shared memory, no barrier. Written against a warp type W (per-lane registers, shfl_up,
+// broadcast): the CUDA warp (backend/cuda/kernels.cuh) or emulated_warp above. Every cell is
+// the same cell_value as in the other programs, so the value has the same bits.
+
+inline constexpr index_t shuffle_rows = 32;
+
+/// The cell of lane i at step t, +inf outside the grid and the band.
+template <class T, class Cost, class Smooth>
+RESILIN_HD RESILIN_INLINE T shuffle_cell(grid_problem<T, Cost, Smooth> const& p, index_t t, int lane,
+                                         T up, T diag, T left) noexcept {
+  T const inf = math::infinity<T>();
+  index_t const i = lane, j = t - lane;
+  if (!diagonal(p.band, t).contains(i)) return inf;  // also j outside [0, m) and i >= n
+  if (i == 0) {  // the row above the grid: +inf, but for the virtual origin R(-1, -1) = 0
+    up = inf;
+    diag = j == 0 ? T(0) : inf;
+  }
+  return cell_value(p.smooth, p.cost.step(p.x, p.y, i, j), diag, up, left);
+}
+
+/// The forward of one problem of at most shuffle_rows rows on warp w: R(n-1, m-1), every lane.
+template <class T, class Cost, class Smooth, class Warp>
+RESILIN_HD T shuffle_forward(Warp const& w, grid_problem<T, Cost, Smooth> const& p) {
+  using reg = typename Warp::template reg<T>;
+  T const inf = math::infinity<T>();
+  reg cur(inf), prev(inf), next(inf);
+  index_t const last = p.x.length + p.y.length - 2;
+  for (index_t t = 0; t <= last; ++t) {
+    reg const up = w.shfl_up(cur), diag = w.shfl_up(prev);
+    w.for_each_lane([&](int lane) {
+      next.at(lane) = shuffle_cell(p, t, lane, up.at(lane), diag.at(lane), cur.at(lane));
+    });
+    prev = cur;
+    cur = next;
+  }
+  return w.broadcast(cur, static_cast<int>(p.x.length - 1));
+}
+
+/// Value of job k (at most shuffle_rows rows once oriented) on one warp, by shuffles.
+template <class T, class Cost, class Smooth, class Warp>
+RESILIN_HD void value_shuffle_block(Warp const& w, value_args<T, Cost, Smooth> const& a, index_t k) {
+  T const v = job_value(a, k, [&](auto const& p) { return shuffle_forward(w, p); });
+  if (w.leader()) a.results[k] = v;
 }
 
 // --- tiled wavefront: a few very long pairs ---------------------------------------------------
@@ -836,6 +916,7 @@ struct value_plan {
   std::size_t ring_bytes = 0;   // per job
   bool shared_ring = true;      // rings in dynamic shared memory, else in the workspace
   bool tiled = false;           // the tiled wavefront: one launch per tile diagonal
+  bool shuffle = false;         // one warp per job, one row per lane, shuffles (no ring)
   index_t tile_stride = 0;      // tiled: border stride (rows and columns) per job
   index_t tile_diagonals = 0;   // tiled: launches (tile diagonals of the largest grid)
   index_t tiles_per_diagonal = 0;  // tiled: CTAs per job and launch (at most)
@@ -878,6 +959,11 @@ struct value_plan {
       tile_grid const tg = tile_grid::of(longest, longest);
       q.tile_diagonals = tg.diagonals();
       q.tiles_per_diagonal = tg.rows;
+    }
+    q.shuffle = !q.tiled && q.mapping.warps && q.stride <= shuffle_rows;
+    if (q.shuffle) {  // registers only
+      q.ring_bytes = 0;
+      q.shared_ring = true;
     }
     std::size_t off = 0;
     if (q.tiled) {
