@@ -215,9 +215,9 @@ RESILIN_LCT_INLINE std::uint8_t gap_in_group_pairs(void const* data, std::uint32
 using group_mark = std::uint64_t;
 
 /// Writes the codes of `count` elements starting at `data` to `out` (zero padded to a word) and
-/// the gap of every 128-bit window to `gaps`; returns the number of code bits. G codes are
-/// combined off the critical path and appended with one shift, so G * max_len + 7 must fit in
-/// 64 bits. Every group ends with an 8-byte store at out + bitpos / 8 holding the bits not yet
+/// the gap of every 128-bit window to `gaps`; returns the number of code bits. Without Pairs, G
+/// (2 or 4) codes are combined off the critical path and appended with one shift, so
+/// G * max_len + 7 must fit in 64 bits. Every group ends with an 8-byte store at out + bitpos / 8 holding the bits not yet
 /// in whole bytes at its top: the bit_writer's layout with its byte pointer and pending count
 /// derived from bitpos. Gaps: a group spans at most one window boundary (at most 4 * 20 bits,
 /// or 57 bits, < 128), so the last group starting in window j is the one that crosses into
@@ -268,12 +268,12 @@ std::uint32_t write_codes(void const* data, std::uint32_t count, std::uint32_t c
       std::uint64_t c[4];
       std::uint32_t l[4];
       for (unsigned q = 0; q < 4; ++q) l[q] = quad(p + 4 * q * element_bytes(T), c[q]);
-      std::uint32_t const l23 = l[2] + l[3];
-      if (l[0] + l[1] + l23 <= 57) [[likely]] {
+      std::uint32_t const l23 = l[2] + l[3], total = l[0] + l[1] + l23;
+      if (total <= 57) [[likely]] {
         // shifts masked: only here are the sums known to be < 64
         std::uint64_t const c01 = (c[0] << (l[1] & 63u)) | c[1];
         std::uint64_t const c23 = (c[2] << (l[3] & 63u)) | c[3];
-        append_group((c01 << (l23 & 63u)) | c23, l[0] + l[1] + l23, i);
+        append_group((c01 << (l23 & 63u)) | c23, total, i);
       } else {
         for (unsigned q = 0; q < 4; ++q) append_group(c[q], l[q], i + 4 * q);
       }
