@@ -1,11 +1,11 @@
 // Google Benchmark suite of the CUDA backend: the configurations M1-M3, B1, F1, L1, S1 and H1
 // of spec/softdtw.md section 5, plus the other cost models through the same recursion kernels
 // (soft-MSM, grid soft-CDTW: rows C1/*), and the job schedules on short series (W1/*: one CTA
-// or one warp per pair), values of long pairs per CTA or tiled (T1/*), and training with R
-// whole or checkpointed (CP1/*). Time is measured with CUDA events around the enqueued work
-// (UseManualTime), the workspace comes from the expert layer and is allocated once outside the
-// timed region. Reported per run: G cells/s (cells = sum over pairs of n * m, B*N*M here) and
-// peak device memory = inputs + outputs (+ gradients) + workspace, in MB.
+// or one warp per pair), long pairs per CTA or tiled (T1/*), and training with R whole or
+// checkpointed, per CTA or tiled (CP1/*). Time is measured with CUDA events around the
+// enqueued work (UseManualTime), the workspace comes from the expert layer and is allocated
+// once outside the timed region. Reported per run: G cells/s (cells = sum over pairs of n * m,
+// B*N*M here) and peak device memory = inputs + outputs (+ gradients) + workspace, in MB.
 //
 //   bm_soft_dtw_cuda [google benchmark flags] [--summary=FILE]
 // writes a markdown table (and the headline line of the issue) to FILE and stdout at the end.
@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 #include <benchmark/benchmark.h>
@@ -122,8 +123,11 @@ std::vector<config> configs() {
     v.push_back({id + "/fwd", b, n, m, d, g, mode::value});
     v.push_back({id + "/fwd+bwd", b, n, m, d, g, mode::train});
   };
-  // headline first: soft-DTW fwd+bwd B=32 n=m=1024 d=64 float
+  // headline first: soft-DTW fwd+bwd B=32 n=m=1024 d=64 float (automatic: tiled on a GPU of
+  // 128 SMs or more), then the same by one CTA per pair
   v.push_back({"headline/fwd+bwd", 32, 1024, 1024, 64, 1.0, mode::train});
+  v.push_back({"headline/block/fwd+bwd", 32, 1024, 1024, 64, 1.0, mode::train, cost::dtw,
+               r::device_schedule::block_per_pair});
   both("M1", 128, 17, 15, 2, 1.0);
   both("M2", 512, 64, 64, 2, 1.0);
   both("M3", 512, 256, 256, 2, 1.0);
@@ -153,16 +157,20 @@ std::vector<config> configs() {
         v.push_back({"W1/" + std::to_string(b) + "x" + std::to_string(n) + "x2/" + name +
                          (w == mode::value ? "/fwd" : "/fwd+bwd"),
                      b, n, n, 2, 1.0, w, cost::dtw, sched});
-  // T1: values of two long pairs, one CTA per pair against the tiled wavefront.
+  // T1: two long pairs, one CTA per pair against the tiled wavefront, values and training.
   for (auto [name, sched] : {std::pair{"block", r::device_schedule::block_per_pair},
                              std::pair{"tiled", r::device_schedule::tiled}})
-    v.push_back({std::string("T1/2x8192x2/") + name + "/fwd", 2, 8192, 8192, 2, 1.0, mode::value,
-                 cost::dtw, sched});
-  // CP1: training with R stored whole against the checkpointed mode (peak memory and time).
-  for (auto [name, store] : {std::pair{"whole", r::training_store::whole_grid},
-                             std::pair{"checkpointed", r::training_store::checkpointed}})
+    for (mode w : {mode::value, mode::train})
+      v.push_back({std::string("T1/2x8192x2/") + name + (w == mode::value ? "/fwd" : "/fwd+bwd"),
+                   2, 8192, 8192, 2, 1.0, w, cost::dtw, sched});
+  // CP1: training with R stored whole against the checkpointed modes (peak memory and time):
+  // one CTA per pair (diagonal checkpoints) and tiled (tile borders).
+  for (auto [name, store, sched] :
+       {std::tuple{"whole", r::training_store::whole_grid, r::device_schedule::block_per_pair},
+        std::tuple{"checkpointed", r::training_store::checkpointed, r::device_schedule::block_per_pair},
+        std::tuple{"tiled-checkpointed", r::training_store::checkpointed, r::device_schedule::tiled}})
     v.push_back({std::string("CP1/4x8192x16/") + name + "/fwd+bwd", 4, 8192, 8192, 16, 1.0,
-                 mode::train, cost::dtw, r::device_schedule::automatic, store});
+                 mode::train, cost::dtw, sched, store});
   return v;
 }
 

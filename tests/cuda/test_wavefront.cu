@@ -353,6 +353,37 @@ TEST_CASE("cuda: the tiled wavefront gives the bits of one block per pair", "[cu
   }
 }
 
+TEST_CASE("cuda: tiled training gives the bits of one block per pair", "[cuda][wavefront][tiled]") {
+  using T = float;
+  r::index_t const B = 2, d = 3;
+  batch<T> const X(B, 1500, d, 71, false), Y(B, 1300, d, 72, true);
+  auto const meas = r::measures::soft_dtw_divergence<T>(T(0.5), r::band_spec::window(0.3));
+  struct run { std::vector<T> v, gx, gy; std::size_t bytes = 0; };
+  auto train = [&](r::device_schedule sch, r::training_store st) {
+    auto const exec = r::device.with_schedule(sch).with_training_store(st);
+    device_buffer<T> dv(B), dgx(X.data.size()), dgy(Y.data.size());
+    r::batch_view<T> const GX{dgx.ptr, B, X.max_length, d, X.d_lengths.ptr};
+    r::batch_view<T> const GY{dgy.ptr, B, Y.max_length, d, Y.d_lengths.ptr};
+    run o;
+    REQUIRE(r::expert::values_and_grads(nullptr, o.bytes, exec, meas, X.device_view(),
+                                        Y.device_view(), dv.ptr, GX, GY) == cudaSuccess);
+    r::values_and_grads(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B), GX, GY);
+    o.v = dv.host();
+    o.gx = dgx.host();
+    o.gy = dgy.host();
+    return o;
+  };
+  auto const block = train(r::device_schedule::block_per_pair, r::training_store::whole_grid);
+  auto const whole = train(r::device_schedule::tiled, r::training_store::whole_grid);
+  auto const tiles = train(r::device_schedule::tiled, r::training_store::checkpointed);
+  for (run const* t : {&whole, &tiles}) {
+    CHECK(bitwise(t->v, block.v));
+    CHECK(bitwise(t->gx, block.gx));
+    CHECK(bitwise(t->gy, block.gy));
+  }
+  CHECK(tiles.bytes * 4 < whole.bytes);  // R borders only: 2 / 128 of the cells, plus scratch tiles
+}
+
 TEST_CASE("cuda: checkpointed training gives the bits of the whole grid in less memory",
           "[cuda][wavefront][checkpoint]") {
   using T = float;

@@ -154,9 +154,30 @@ train_result<T> emulate_train(r::measure<Cost, Smooth> const& m, r::batch_view<T
   }
   a.e = want_e ? res.e.data() : nullptr;
   dd::emulated_cta const ex{lo.threads ? lo.threads : plan.threads, lo.reverse};
-  for (r::index_t k = 0; k < plan.jobs; ++k) {
-    std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(7 * plan.stride));
-    dd::train_block(ex, a, k, ring.data());
+  if (plan.tiled) {  // one "launch" per tile diagonal, forward then backward; rings poisoned
+    auto const each_tile = [&](auto&& block) {
+      for (r::index_t job = 0; job < plan.jobs; ++job)
+        for (r::index_t k = 0; k < plan.tiles_per_diagonal; ++k) {
+          std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(7 * dd::tile_size));
+          block(job, k, ring.data());
+        }
+    };
+    for (r::index_t td = 0; td < plan.tile_diagonals; ++td)
+      each_tile([&](r::index_t job, r::index_t k, T* ring) {
+        dd::tiled_train_forward_block(ex, a, job, td, k, ring);
+      });
+    int const launches = dd::tiled_backward_launches<Cost>(want_grad);
+    if (want_grad || want_e)
+      for (r::index_t td = plan.tile_diagonals - 1; td >= 0; --td)
+        for (int l = 0; l < launches; ++l)
+          each_tile([&](r::index_t job, r::index_t k, T* ring) {
+            dd::tiled_train_backward_block(ex, a, job, td, k, launches > 1 ? l : -1, ring);
+          });
+  } else {
+    for (r::index_t k = 0; k < plan.jobs; ++k) {
+      std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(7 * plan.stride));
+      dd::train_block(ex, a, k, ring.data());
+    }
   }
   res.values.resize(static_cast<std::size_t>(B));
   if (m.divergence) {
@@ -675,6 +696,76 @@ TEST_CASE("device schedule: the tiled wavefront gives the bits of one block per 
       auto hard = r::measures::dtw().with_band(band);
       hard.divergence = div;
       check(hard);
+    }
+  }
+}
+
+TEST_CASE("device schedule: tiled training gives the bits of one block per pair",
+          "[device][schedule][tiled]") {
+  using S = r::device_schedule;
+  using St = r::training_store;
+  // automatic: a few long pairs, as for values; the issue's headline shape (B = 32, n = m =
+  // 1024) is one of them on a 132-SM GPU
+  CHECK(dd::train_plan::make(2, 4096, 5000, 4, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
+  CHECK(dd::train_plan::make(32, 1024, 1024, 64, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
+  CHECK_FALSE(dd::train_plan::make(40, 4096, 4096, 4, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
+  CHECK_FALSE(dd::train_plan::make(2, 300, 5000, 4, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
+  CHECK_FALSE(dd::train_plan::make(2, 4096, 4096, 4, false, false, 4).tiled);  // SMs unknown
+  // issue 3's (B = 4, n = m = 32768, d = 16) float: checkpointed tiles keep the R borders (2 n m
+  // / 128 values), the G borders and one scratch tile per tile of a diagonal: 341 MB in all
+  auto const big = dd::train_plan::make(4, 32768, 32768, 16, false, false, 4, 0, S::tiled);
+  CHECK(big.checkpoint == 1);
+  CHECK(big.tile_diagonals == 511);
+  CHECK(big.tiles_per_diagonal == 256);
+  CHECK(big.slot_size[0] == 2 * 256 * 32768 + 6 * 65536 + 256 * 128 * 128);
+  CHECK(big.bytes < std::size_t(400) << 20);
+  auto const whole = dd::train_plan::make(2, 1024, 1024, 64, false, false, 4, 0, S::tiled, St::whole_grid);
+  CHECK(whole.checkpoint == 0);
+  CHECK(whole.slot_size[0] == 1024 * 1024 + 2 * 8 * 1024 + 6 * 2048);  // 1.04 values per cell
+
+  // 3 x 3 tiles and ragged lengths; values, gradients and E of stencil-1 costs bit for bit,
+  // whole grid or recomputed tiles, 128 threads per tile or 7 in reverse order
+  std::uint64_t seed = 1700;
+  for (auto const& band : {r::band_spec::none(), r::band_spec::radius(40), r::band_spec::window(0.3)}) {
+    for (bool div : {false, true}) {
+      ++seed;
+      ragged<double> const X(3, 300, 2, seed, false), Y(3, 270, 2, seed + 5, false);
+      std::vector<double> const up{0.5, -1.0, 2.0};
+      auto check = [&](auto const& meas, char const* name, bool bits) {
+        INFO(name << " band kind " << int(band.type()) << " divergence " << div);
+        for (bool e : {false, true}) {
+          if (e && div) continue;  // E is the plain problem's
+          auto const block = emulate_train<double>(meas, X.view(), Y.view(), &up, !e, e,
+                                                   {0, false, S::block_per_pair, St::whole_grid});
+          auto const tw = emulate_train<double>(meas, X.view(), Y.view(), &up, !e, e,
+                                                {0, false, S::tiled, St::whole_grid});
+          auto const tc = emulate_train<double>(meas, X.view(), Y.view(), &up, !e, e,
+                                                {7, true, S::tiled, St::checkpointed});
+          CHECK(resilin_test::bitwise_equal(tw.values, block.values));
+          CHECK(resilin_test::bitwise_equal(tw.e, block.e));
+          if (bits) {
+            CHECK(resilin_test::bitwise_equal(tw.gx, block.gx));
+            CHECK(resilin_test::bitwise_equal(tw.gy, block.gy));
+          } else {  // sums at the tile borders in another order
+            CHECK(rel_err(tw.gx, block.gx) <= 1e-12);
+            CHECK(rel_err(tw.gy, block.gy) <= 1e-12);
+          }
+          CHECK(resilin_test::bitwise_equal(tc.values, tw.values));
+          CHECK(resilin_test::bitwise_equal(tc.gx, tw.gx));
+          CHECK(resilin_test::bitwise_equal(tc.gy, tw.gy));
+          CHECK(resilin_test::bitwise_equal(tc.e, tw.e));
+        }
+      };
+      auto sd = r::measures::soft_dtw<double>(0.3, band);
+      sd.divergence = div;
+      check(sd, "soft-dtw", true);
+      auto hd = r::measures::dtw().with_band(band);
+      hd.divergence = div;
+      check(hd, "dtw", true);
+      auto sm = r::measures::soft_msm<double>(0.5, 1.0, band);  // stencil 2: two launches per D
+      sm.divergence = div;
+      sm.independent_channels = false;
+      check(sm, "soft-msm", false);
     }
   }
 }

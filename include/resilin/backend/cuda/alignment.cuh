@@ -23,7 +23,12 @@
 // plus 7 rolling diagonals per pair, or, checkpointed (device.with_training_store, automatic
 // beyond 4 GiB), two diagonals every k ~ sqrt(2 (n + m)) and one segment of k diagonals per
 // pair, recomputed once in the backward (same bits); the divergence adds its two self problems
-// and four input-sized gradient buffers. No distance matrix, no E unless asked for.
+// and four input-sized gradient buffers. A few very long pairs (device_schedule::tiled,
+// automatic when there are at most a quarter as many problems as SMs) train by tiles of 128 x
+// 128 cells: R as above plus every tile's bottom row and right column (2 n m / 128 values), or,
+// checkpointed, only those borders and one scratch tile per running tile (each tile recomputed
+// once in the backward); G crosses the tile borders through 6 (n + m) values per pair. No
+// distance matrix, no E unless asked for.
 // pairwise_grads trains the |X| |Y| pairs as one paired batch: its workspace adds copies of X
 // and Y and the gradients of every pair (|X| |Y| (X.max_length + Y.max_length) d values).
 // Determinism: no atomics; results are bitwise identical run to run on the same GPU and build.
@@ -118,21 +123,27 @@ inline char* at(void* base, std::size_t offset) noexcept {
   return static_cast<char*>(base) + offset;
 }
 
+/// The current device's SMs when the automatic schedule needs them (it tiles a few long pairs
+/// across the SMs), else 0 (also when the query fails: no tiling).
+inline int automatic_multiprocessors(device_backend const& exec) noexcept {
+  int sms = 0;
+  if (exec.schedule != device_schedule::automatic) return 0;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    sms = 0;
+  }
+  return sms;
+}
+
 template <class T, class Cost, class Smooth>
 cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
                           measure<Cost, Smooth> const& m, batch_view<T const> X,
                           batch_view<T const> Y, device_detail::job_layout layout, T* out) {
   using namespace device_detail;
   index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
-  int sms = 0;  // the automatic schedule tiles a few long pairs across the SMs
-  if (exec.schedule == device_schedule::automatic) {
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-      (void)cudaGetLastError();
-      sms = 0;
-    }
-  }
+  int const sms = automatic_multiprocessors(exec);
   value_plan const plan = value_plan::make(layout, X.batch, Y.batch, X.max_length, Y.max_length,
                                            m.divergence, sizeof(T),
                                            band_table_entries(m.band, longest), exec.schedule, sms);
@@ -190,7 +201,8 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
   index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
   train_plan const plan = train_plan::make(B, X.max_length, Y.max_length, d, m.divergence, false,
                                            sizeof(T), band_table_entries(m.band, longest),
-                                           exec.schedule, exec.storage);
+                                           exec.schedule, exec.storage,
+                                           automatic_multiprocessors(exec));
   if (!ws) {
     bytes = plan.bytes;
     return cudaSuccess;
@@ -234,13 +246,33 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
     if (cudaError_t err = cudaMemsetAsync(e, 0, es * sizeof(T), s)) return err;
     a.e = e;
   }
-  T* const rings = plan.shared_ring ? nullptr : reinterpret_cast<T*>(at(ws, plan.rings_offset));
-  unsigned const blocks = static_cast<unsigned>(plan.mapping.blocks(plan.jobs));
-  unsigned const threads = static_cast<unsigned>(plan.threads * plan.mapping.jobs_per_block);
-  if (plan.mapping.warps)
-    train_warps_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), s>>>(a, rings, plan.jobs);
-  else
-    train_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), s>>>(a, rings);
+  if (plan.tiled) {  // forward, then backward, one launch per tile diagonal (two: wide stencils)
+    dim3 const grid(static_cast<unsigned>(plan.tiles_per_diagonal), static_cast<unsigned>(plan.jobs));
+    unsigned const threads = static_cast<unsigned>(plan.threads);
+    std::size_t const forward_ring = static_cast<std::size_t>(3 * tile_size) * sizeof(T);
+    for (index_t d = 0; d < plan.tile_diagonals; ++d) {
+      tiled_train_forward_kernel<T, Cost, Smooth><<<grid, threads, forward_ring, s>>>(a, d);
+      if (cudaError_t err = cudaGetLastError()) return err;
+    }
+    int const launches = tiled_backward_launches<Cost>(gx != nullptr);
+    if (gx || e) {
+      for (index_t d = plan.tile_diagonals - 1; d >= 0; --d) {
+        for (int l = 0; l < launches; ++l) {
+          tiled_train_backward_kernel<T, Cost, Smooth>
+              <<<grid, threads, plan.ring_bytes, s>>>(a, d, launches > 1 ? l : -1);
+          if (cudaError_t err = cudaGetLastError()) return err;
+        }
+      }
+    }
+  } else {
+    T* const rings = plan.shared_ring ? nullptr : reinterpret_cast<T*>(at(ws, plan.rings_offset));
+    unsigned const blocks = static_cast<unsigned>(plan.mapping.blocks(plan.jobs));
+    unsigned const threads = static_cast<unsigned>(plan.threads * plan.mapping.jobs_per_block);
+    if (plan.mapping.warps)
+      train_warps_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), s>>>(a, rings, plan.jobs);
+    else
+      train_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), s>>>(a, rings);
+  }
   if (cudaError_t err = cudaGetLastError()) return err;
   if (!m.divergence) return cudaSuccess;
   divergence_paired_kernel<T><<<elementwise_blocks(B), 256, 0, s>>>(a.results, B, out);

@@ -175,6 +175,26 @@ RESILIN_KERNEL void tiled_value_kernel(device_detail::tiled_args<T, Cost, Smooth
                                    static_cast<index_t>(blockIdx.x), reinterpret_cast<T*>(resilin_shared));
 }
 
+/// Tile blockIdx.x of tile diagonal d of training job blockIdx.y, forward (tiled training).
+template <class T, class Cost, class Smooth>
+RESILIN_KERNEL void tiled_train_forward_kernel(device_detail::train_args<T, Cost, Smooth> a, index_t d) {
+  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  device_detail::tiled_train_forward_block(cta_exec{}, a, static_cast<index_t>(blockIdx.y), d,
+                                           static_cast<index_t>(blockIdx.x),
+                                           reinterpret_cast<T*>(resilin_shared));
+}
+
+/// Tile blockIdx.x of tile diagonal d of training job blockIdx.y, backward; parity >= 0: only
+/// the tiles of tile rows of that parity.
+template <class T, class Cost, class Smooth>
+RESILIN_KERNEL void tiled_train_backward_kernel(device_detail::train_args<T, Cost, Smooth> a,
+                                                index_t d, int parity) {
+  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  device_detail::tiled_train_backward_block(cta_exec{}, a, static_cast<index_t>(blockIdx.y), d,
+                                            static_cast<index_t>(blockIdx.x), parity,
+                                            reinterpret_cast<T*>(resilin_shared));
+}
+
 template <class T>
 RESILIN_KERNEL void divergence_paired_kernel(T const* jobs, index_t batch, T* out) {
   index_t const k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;

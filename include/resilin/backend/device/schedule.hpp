@@ -12,9 +12,10 @@ enum class device_schedule : unsigned char {
                    ///< one-warp CTAs would cap the resident warps per SM at the CTA limit;
                    ///< values of at most 32 rows keep one row per lane in registers and pass
                    ///< cells by warp shuffles, else the lanes stride a ring in shared memory
-  tiled,           ///< values of a few very long pairs: tiles of 128 x 128 cells, one CTA each,
-                   ///< one launch per tile anti-diagonal (automatic: at most a quarter as many
-                   ///< problems as SMs, the shorter series >= 512); training runs per pair
+  tiled,           ///< a few very long pairs: tiles of 128 x 128 cells, one CTA each, one launch
+                   ///< per tile anti-diagonal (automatic: at most a quarter as many problems
+                   ///< as SMs, the shorter series >= 512); training runs the tiles backwards
+                   ///< too, passing R and G across tile borders
 };
 
 /// Where the training path (values_and_grads, alignment matrices) keeps R for the backward.

@@ -348,7 +348,37 @@ struct g_ring {
   RESILIN_HD T* up(index_t t) const noexcept { return base + (t & 1) * stride; }
   RESILIN_HD T* left(index_t t) const noexcept { return base + (2 + (t & 1)) * stride; }
   RESILIN_HD T* diag(index_t t) const noexcept { return base + (4 + t % 3) * stride; }
+  /// What step t reads (G.up, G.left of t + 1, G.diag of t + 2) and writes (G of t).
+  struct step_view {
+    T const* up1;
+    T const* left1;
+    T const* diag2;
+    T* up0;
+    T* left0;
+    T* diag0;
+  };
+  RESILIN_HD step_view at_step(index_t t) const noexcept {
+    return {up(t + 1), left(t + 1), diag(t + 2), up(t), left(t), diag(t)};
+  }
 };
+
+/// The part of a backward cell every traversal shares: G = A * weights from the cell's costs
+/// and R of its three predecessors, the optional outputs and, for stencil-1 costs, the
+/// gradient.
+template <class T, class Cost, class Smooth>
+RESILIN_HD RESILIN_INLINE step3<T> backward_cell(grid_problem<T, Cost, Smooth> const& p, index_t i,
+                                                 index_t j, T a, T diag, T up, T left,
+                                                 backward_outputs<T> const& o) noexcept {
+  step3<T> const cost = p.cost.step(p.x, p.y, i, j);
+  step3<T> const w = cell_weights(p.smooth, cost, diag, up, left);
+  step3<T> const use{a * w.diag, a * w.up, a * w.left};
+  if (o.e.data) o.e(i, j) = a;
+  if (o.diag.data) o.diag(i, j) = use.diag;
+  if (o.up.data) o.up(i, j) = use.up;
+  if (o.left.data) o.left(i, j) = use.left;
+  if (grad_stencil<Cost>::value == 1 && o.gx.data) p.cost.step_grad(p.x, p.y, i, j, use, o.gx, o.gy);
+  return use;
+}
 
 /// The cell (i, t - i) of R in the store, +inf outside the band, 0 for the virtual origin.
 template <class T>
@@ -374,34 +404,20 @@ struct backward_step {
     band_geometry const& bg = p->band;
     diag_span const cur = diagonal(bg, t), n1 = diagonal(bg, t + 1), n2 = diagonal(bg, t + 2),
                     p1 = diagonal(bg, t - 1), p2 = diagonal(bg, t - 2);
-    T const* const up1 = g.up(t + 1);
-    T const* const left1 = g.left(t + 1);
-    T const* const diag2 = g.diag(t + 2);
-    T* const up0 = g.up(t);
-    T* const left0 = g.left(t);
-    T* const diag0 = g.diag(t);
-    bool const grad = grad_stencil<Cost>::value == 1 && o->gx.data != nullptr;
+    auto const gs = g.at_step(t);
     for (index_t i = cur.lo + thread; i <= cur.hi; i += threads) {
       index_t const j = t - i;
       T a = T(0);
-      if (n1.contains(i + 1)) a += up1[i + 1];     // (i+1, j) came up from (i, j)
-      if (n1.contains(i)) a += left1[i];           // (i, j+1) came left from (i, j)
-      if (n2.contains(i + 1)) a += diag2[i + 1];   // (i+1, j+1) came diagonally
+      if (n1.contains(i + 1)) a += gs.up1[i + 1];    // (i+1, j) came up from (i, j)
+      if (n1.contains(i)) a += gs.left1[i];          // (i, j+1) came left from (i, j)
+      if (n2.contains(i + 1)) a += gs.diag2[i + 1];  // (i+1, j+1) came diagonally
       if (i == n - 1 && j == m - 1) a += seed;
-      T const left = stored(store, p1, t - 1, i);
-      T const up = stored(store, p1, t - 1, i - 1);
-      T const diag = stored(store, p2, t - 2, i - 1);
-      step3<T> const cost = p->cost.step(p->x, p->y, i, j);
-      step3<T> const w = cell_weights(p->smooth, cost, diag, up, left);
-      step3<T> const use{a * w.diag, a * w.up, a * w.left};
-      up0[i] = use.up;
-      left0[i] = use.left;
-      diag0[i] = use.diag;
-      if (o->e.data) o->e(i, j) = a;
-      if (o->diag.data) o->diag(i, j) = use.diag;
-      if (o->up.data) o->up(i, j) = use.up;
-      if (o->left.data) o->left(i, j) = use.left;
-      if (grad) p->cost.step_grad(p->x, p->y, i, j, use, o->gx, o->gy);
+      step3<T> const use = backward_cell(*p, i, j, a, stored(store, p2, t - 2, i - 1),
+                                         stored(store, p1, t - 1, i - 1),
+                                         stored(store, p1, t - 1, i), *o);
+      gs.up0[i] = use.up;
+      gs.left0[i] = use.left;
+      gs.diag0[i] = use.diag;
     }
   }
 };
@@ -637,43 +653,98 @@ struct tile_grid {
   }
 };
 
-/// One cell anti-diagonal s of tile (i0, j0, h x w): from the tile's 3-ring (local rows), its
-/// top row, left column and corner (null top / left: +inf, outside the grid).
+/// Where tile k of tile diagonal D lies in an (n, m) grid: tile (a, b), first cell (i0, j0),
+/// h x w cells; valid is false when the diagonal has fewer tiles.
+struct tile_place {
+  index_t a = 0, b = 0, i0 = 0, j0 = 0, h = 0, w = 0;
+  bool valid = false;
+  static RESILIN_HD constexpr tile_place of(index_t n, index_t m, index_t d, index_t k) noexcept {
+    tile_grid const tg = tile_grid::of(n, m);
+    tile_place t;
+    if (k >= tg.count(d)) return t;
+    t.a = tg.first(d) + k;
+    t.b = d - t.a;
+    t.i0 = t.a * tile_size;
+    t.j0 = t.b * tile_size;
+    t.h = n - t.i0 < tile_size ? n - t.i0 : tile_size;
+    t.w = m - t.j0 < tile_size ? m - t.j0 : tile_size;
+    t.valid = true;
+    return t;
+  }
+  RESILIN_HD constexpr index_t last_step() const noexcept { return h + w - 2; }
+  /// The tile's local rows on its cell diagonal s: [lo, hi].
+  RESILIN_HD constexpr diag_span rows(index_t s) const noexcept {
+    return {s - (w - 1) > 0 ? s - (w - 1) : 0, s < h - 1 ? s : h - 1};
+  }
+};
+
+/// Where a tile sweep also puts every cell it computes (each member optional): the whole-grid
+/// store (anti-diagonal-major) or a scratch tile (row-major, tile_size x tile_size).
+template <class T>
+struct tile_cells {
+  diag_store<T> grid{};
+  T* local = nullptr;
+};
+
+/// The R borders a tile sweep starts from (null top / left: outside the grid, +inf) and the
+/// ones it leaves for the next tiles (null: not kept).
+template <class T>
+struct tile_edges {
+  T const* top = nullptr;   // R(i0 - 1, j0 + lj)
+  T const* left = nullptr;  // R(i0 + li, j0 - 1)
+  T corner = T(0);          // R(i0 - 1, j0 - 1)
+  T* bottom = nullptr;      // R(i0 + h - 1, j0 + lj) out
+  T* right = nullptr;       // R(i0 + li, j0 + w - 1) out
+};
+
+/// One cell anti-diagonal s of a tile: from the tile's 3-ring (local rows) and its edges.
 template <class T, class Cost, class Smooth>
 struct tile_step {
   grid_problem<T, Cost, Smooth> const* p;
-  index_t i0, j0, h, w, s;
+  tile_place tp;
+  index_t s;
   T* ring;             // 3 * tile_size values: local diagonal s at (s % 3) * tile_size
-  T const* top;        // R(i0 - 1, j0 + lj), or null
-  T const* left;       // R(i0 + li, j0 - 1), or null
-  T corner;            // R(i0 - 1, j0 - 1)
-  T* bottom;           // R(i0 + h - 1, j0 + lj) out
-  T* right;            // R(i0 + li, j0 + w - 1) out
+  tile_edges<T> e;
+  tile_cells<T> out;
 
   RESILIN_HD void operator()(int thread, int threads) const noexcept {
     T const inf = math::infinity<T>();
     T* const c = ring + (s % 3) * tile_size;
     T const* const r1 = ring + ((s + 2) % 3) * tile_size;
     T const* const r2 = ring + ((s + 1) % 3) * tile_size;
-    index_t const lo = s - (w - 1) > 0 ? s - (w - 1) : 0, hi = s < h - 1 ? s : h - 1;
-    for (index_t li = lo + thread; li <= hi; li += threads) {
-      index_t const lj = s - li, i = i0 + li, j = j0 + lj;
+    diag_span const span = tp.rows(s);
+    for (index_t li = span.lo + thread; li <= span.hi; li += threads) {
+      index_t const lj = s - li, i = tp.i0 + li, j = tp.j0 + lj;
       T r = inf;
       if (p->band.contains(i, j)) {
-        T const up = li > 0 ? r1[li - 1] : (top ? top[lj] : inf);
-        T const lft = lj > 0 ? r1[li] : (left ? left[li] : inf);
+        T const up = li > 0 ? r1[li - 1] : (e.top ? e.top[lj] : inf);
+        T const lft = lj > 0 ? r1[li] : (e.left ? e.left[li] : inf);
         T diag;
         if (li > 0 && lj > 0) diag = r2[li - 1];
-        else if (li == 0) diag = lj == 0 ? corner : (top ? top[lj - 1] : inf);
-        else diag = left ? left[li - 1] : inf;
+        else if (li == 0) diag = lj == 0 ? e.corner : (e.top ? e.top[lj - 1] : inf);
+        else diag = e.left ? e.left[li - 1] : inf;
         r = cell_value(p->smooth, p->cost.step(p->x, p->y, i, j), diag, up, lft);
       }
       c[li] = r;
-      if (li == h - 1) bottom[lj] = r;
-      if (lj == w - 1) right[li] = r;
+      if (e.bottom && li == tp.h - 1) e.bottom[lj] = r;
+      if (e.right && lj == tp.w - 1) e.right[li] = r;
+      if (out.grid.base) out.grid.diag(i + j)[i] = r;
+      if (out.local) out.local[li * tile_size + lj] = r;
     }
   }
 };
+
+/// The forward sweep of one tile by one block; returns the tile's last cell, R(i0 + h - 1,
+/// j0 + w - 1). ring: 3 * tile_size values.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD T tile_sweep(Exec const& ex, grid_problem<T, Cost, Smooth> const& p, tile_place const& tp,
+                        tile_edges<T> const& e, T* ring, tile_cells<T> out = {}) {
+  for (index_t s = 0; s <= tp.last_step(); ++s) {
+    ex.for_each(tile_step<T, Cost, Smooth>{&p, tp, s, ring, e, out});
+    ex.sync();
+  }
+  return ring[(tp.last_step() % 3) * tile_size + (tp.h - 1)];
+}
 
 /// Tile k of diagonal D of one problem by one block; returns R(n-1, m-1) when this tile holds
 /// that cell (else +inf). ring: 3 * tile_size values.
@@ -681,22 +752,15 @@ template <class T, class Cost, class Smooth, class Exec>
 RESILIN_HD T tile_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p,
                           tile_borders<T> const& bd, index_t d, index_t k, T* ring) {
   index_t const n = p.x.length, m = p.y.length;
-  tile_grid const tg = tile_grid::of(n, m);
-  if (k >= tg.count(d)) return math::infinity<T>();
-  index_t const a = tg.first(d) + k, b = d - a;
-  index_t const i0 = a * tile_size, j0 = b * tile_size;
-  index_t const h = n - i0 < tile_size ? n - i0 : tile_size, w = m - j0 < tile_size ? m - j0 : tile_size;
+  tile_place const tp = tile_place::of(n, m, d, k);
   T const inf = math::infinity<T>();
-  T const* const top = a > 0 ? bd.rows(d - 1) + j0 : nullptr;
-  T const* const left = b > 0 ? bd.cols(d - 1) + i0 : nullptr;
-  T const corner = a == 0 && b == 0 ? T(0) : (a > 0 && b > 0 ? bd.rows(d - 2)[j0 - 1] : inf);
-  for (index_t s = 0; s <= h + w - 2; ++s) {
-    ex.for_each(tile_step<T, Cost, Smooth>{&p, i0, j0, h, w, s, ring, top, left, corner,
-                                           bd.rows(d) + j0, bd.cols(d) + i0});
-    ex.sync();
-  }
-  if (i0 + h == n && j0 + w == m) return ring[((h + w - 2) % 3) * tile_size + (h - 1)];
-  return inf;
+  if (!tp.valid) return inf;
+  tile_edges<T> const e{tp.a > 0 ? bd.rows(d - 1) + tp.j0 : nullptr,
+                        tp.b > 0 ? bd.cols(d - 1) + tp.i0 : nullptr,
+                        tp.a == 0 && tp.b == 0 ? T(0) : (tp.a > 0 && tp.b > 0 ? bd.rows(d - 2)[tp.j0 - 1] : inf),
+                        bd.rows(d) + tp.j0, bd.cols(d) + tp.i0};
+  T const last = tile_sweep(ex, p, tp, e, ring);
+  return tp.i0 + tp.h == n && tp.j0 + tp.w == m ? last : inf;
 }
 
 /// Everything a tiled value launch needs (value_args plus the border buffers).
@@ -768,41 +832,40 @@ struct train_args {
   T* e;                   // (batch, X.max_length, Y.max_length) or null; job 0 only
 };
 
-/// Forward (storing R, or its checkpoints) then backward of job k = p * batch + b. The ring
-/// holds max(3, 7) * stride values and is reused by the backward.
-template <class T, class Cost, class Smooth, class Exec>
-RESILIN_HD void train_block(Exec const& ex, train_args<T, Cost, Smooth> const& a, index_t k,
-                            T* ring) {
+/// One training job as its block programs see it: the problem, its slot of the store, the
+/// backward's seed and outputs; not valid for a per-series length outside [1, max_length].
+template <class T, class Cost, class Smooth>
+struct train_job {
+  bool valid = false;
+  grid_problem<T, Cost, Smooth> p{};
+  T* slot = nullptr;
+  T seed = T(0);
+  backward_outputs<T> o{};
+  RESILIN_HD bool wants_backward() const noexcept { return o.gx.data || o.e.data; }
+};
+
+/// Job k = p * batch + b of a training launch (jobs as in job_of, paired).
+template <class T, class Cost, class Smooth>
+RESILIN_HD train_job<T, Cost, Smooth> train_job_of(train_args<T, Cost, Smooth> const& a, index_t k) {
+  train_job<T, Cost, Smooth> j;
   job const jb = job_of(job_layout::paired, k, a.X.batch, a.Y.batch);
   index_t const b = jb.xs;
   series_view<T const> const x = job_series(jb.x_from_y ? a.Y : a.X, jb.xs);
   series_view<T const> const y = job_series(jb.y_from_x ? a.X : a.Y, jb.ys);
-  if (x.length == 0 || y.length == 0) {
-    if (ex.leader()) a.results[k] = quiet_nan<T>();
-    return;
-  }
-  grid_problem<T, Cost, Smooth> const p{
-      a.cost, a.smooth, x, y,
-      band_geometry::make(x.length, y.length, a.band.radius_for(x.length, y.length))};
-  T* const store = a.store + a.slot_offset[jb.problem] + b * a.slot_size[jb.problem];
-  checkpoints const cp{a.checkpoint};
-  T* const cp_store = store + (cp.interval + 2) * a.stride;  // after the segment (checkpointed)
-  T const v = forward_program(ex, p, ring, a.stride,
-                              cp.interval ? diag_store<T>::slots(cp_store, a.stride, 0)
-                                          : diag_store<T>::grid(store, x.length, y.length),
-                              cp);
-  if (ex.leader()) a.results[k] = v;
-  ex.sync();  // every thread has read v before the ring is reused
+  if (x.length == 0 || y.length == 0) return j;
+  j.valid = true;
+  j.p = {a.cost, a.smooth, x, y,
+         band_geometry::make(x.length, y.length, a.band.radius_for(x.length, y.length))};
+  j.slot = a.store + a.slot_offset[jb.problem] + b * a.slot_size[jb.problem];
   T const u = a.upstream ? a.upstream[b] : T(1);
-  T const seed = jb.problem == 0 ? u : -u / T(2);
+  j.seed = jb.problem == 0 ? u : -u / T(2);
   index_t const xrow = a.X.max_length * a.X.channels, yrow = a.Y.max_length * a.Y.channels;
-  backward_outputs<T> o{};
   T* gx = nullptr;
   T* gy = nullptr;
   if (jb.problem == 0) {
     gx = a.gx0 ? a.gx0 + b * xrow : nullptr;
     gy = a.gy0 ? a.gy0 + b * yrow : nullptr;
-    if (a.e) o.e = {a.e + b * a.X.max_length * a.Y.max_length, a.X.max_length, a.Y.max_length};
+    if (a.e) j.o.e = {a.e + b * a.X.max_length * a.Y.max_length, a.X.max_length, a.Y.max_length};
   } else if (jb.problem == 1) {
     gx = a.gx1 ? a.gx1 + b * xrow : nullptr;
     gy = a.gx2 ? a.gx2 + b * xrow : nullptr;
@@ -811,14 +874,289 @@ RESILIN_HD void train_block(Exec const& ex, train_args<T, Cost, Smooth> const& a
     gy = a.gy2 ? a.gy2 + b * yrow : nullptr;
   }
   if (gx && gy) {
-    o.gx = {gx, x.length, x.channels};
-    o.gy = {gy, y.length, y.channels};
+    j.o.gx = {gx, x.length, x.channels};
+    j.o.gy = {gy, y.length, y.channels};
   }
-  if (!o.gx.data && !o.e.data) return;
+  return j;
+}
+
+/// Forward (storing R, or its checkpoints) then backward of job k = p * batch + b. The ring
+/// holds max(3, 7) * stride values and is reused by the backward.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD void train_block(Exec const& ex, train_args<T, Cost, Smooth> const& a, index_t k,
+                            T* ring) {
+  train_job<T, Cost, Smooth> const j = train_job_of(a, k);
+  if (!j.valid) {
+    if (ex.leader()) a.results[k] = quiet_nan<T>();
+    return;
+  }
+  index_t const n = j.p.x.length, m = j.p.y.length;
+  checkpoints const cp{a.checkpoint};
+  T* const cp_store = j.slot + (cp.interval + 2) * a.stride;  // after the segment (checkpointed)
+  T const v = forward_program(ex, j.p, ring, a.stride,
+                              cp.interval ? diag_store<T>::slots(cp_store, a.stride, 0)
+                                          : diag_store<T>::grid(j.slot, n, m),
+                              cp);
+  if (ex.leader()) a.results[k] = v;
+  ex.sync();  // every thread has read v before the ring is reused
+  if (!j.wants_backward()) return;
   if (cp.interval)
-    checkpointed_backward(ex, p, static_cast<T const*>(cp_store), store, cp, ring, a.stride, seed, o);
+    checkpointed_backward(ex, j.p, static_cast<T const*>(cp_store), j.slot, cp, ring, a.stride,
+                          j.seed, j.o);
   else
-    backward_program(ex, p, diag_store<T>::grid(store, x.length, y.length), ring, a.stride, seed, o);
+    backward_program(ex, j.p, diag_store<T>::grid(j.slot, n, m), ring, a.stride, j.seed, j.o);
+}
+
+// --- tiled training: a few very long pairs ----------------------------------------------------
+// The tiled wavefront for values_and_grads and the alignment matrices. The forward runs the
+// tiles as the value path does (one launch per tile diagonal) and keeps each tile's bottom row
+// and right column for good (R at the tile borders: 2 n m / tile_size values) and, with the
+// whole grid stored, every cell in the anti-diagonal-major store. The backward runs the tile
+// diagonals from the last, each tile its cell diagonals from the last with a ring of G in
+// shared memory, and passes G across tile borders through three rotating copies (D mod 3) of a
+// row buffer (G.up, G.diag of each tile's top row) and a column buffer (G.left, G.diag of its
+// left column), as the forward passes R. Without the whole grid (checkpointed), a backward
+// tile first recomputes its cells from the stored borders into a scratch tile: one more
+// forward, O(n m / tile_size) memory. Every cell is the arithmetic of the one-CTA program, and
+// the gradient of a row (a column) adds the same cells in the same order (from the last
+// column, row), so the values, E and the gradients of stencil-1 costs (DTW) have its bits.
+// Wider stencils write x_{i-1} from the cells of row i: the tiles of a diagonal then run in two
+// launches (even, then odd tile rows) so that no two running tiles write one row, and the sums
+// at tile borders run in another order (equal within rounding, still deterministic).
+
+/// Where one tiled training job keeps its state in its slot (values): the R borders (rows:
+/// the bottom row of every tile row, m values each; cols: the right column of every tile
+/// column, n values each), the G borders (3 rotating copies of 2 m + 2 n values), then the
+/// whole grid (n m, anti-diagonal-major) or the scratch tiles of the recompute (one per tile of
+/// a diagonal).
+struct tiled_job_layout {
+  index_t n, m;
+  bool whole;
+  RESILIN_HD constexpr tile_grid tiles() const noexcept { return tile_grid::of(n, m); }
+  RESILIN_HD constexpr index_t cols_offset() const noexcept { return tiles().rows * m; }
+  RESILIN_HD constexpr index_t g_offset() const noexcept { return cols_offset() + tiles().cols * n; }
+  RESILIN_HD constexpr index_t cells_offset() const noexcept { return g_offset() + 6 * (n + m); }
+  RESILIN_HD constexpr index_t values() const noexcept {
+    tile_grid const tg = tiles();
+    index_t const per_diagonal = tg.rows < tg.cols ? tg.rows : tg.cols;
+    return cells_offset() + (whole ? n * m : per_diagonal * tile_size * tile_size);
+  }
+  template <class T> RESILIN_HD T* r_row(T* slot, index_t a) const noexcept { return slot + a * m; }
+  template <class T> RESILIN_HD T* r_col(T* slot, index_t b) const noexcept { return slot + cols_offset() + b * n; }
+  /// G.up (then G.diag, m further) of the top rows of the tiles of diagonal D.
+  template <class T> RESILIN_HD T* g_row(T* slot, index_t d) const noexcept {
+    return slot + g_offset() + (d % 3) * 2 * m;
+  }
+  /// G.left (then G.diag, n further) of the left columns of the tiles of diagonal D.
+  template <class T> RESILIN_HD T* g_col(T* slot, index_t d) const noexcept {
+    return slot + g_offset() + 6 * m + (d % 3) * 2 * n;
+  }
+};
+
+/// The R edges of tile tp of a tiled training job: the borders its forward starts from and
+/// keeps (store_out: bottom row and right column into the job's border rows and columns).
+template <class T>
+RESILIN_HD tile_edges<T> training_edges(tiled_job_layout const& L, T* slot, tile_place const& tp,
+                                        bool store_out) noexcept {
+  T const inf = math::infinity<T>();
+  tile_edges<T> e;
+  e.top = tp.a > 0 ? L.r_row(slot, tp.a - 1) + tp.j0 : nullptr;
+  e.left = tp.b > 0 ? L.r_col(slot, tp.b - 1) + tp.i0 : nullptr;
+  e.corner = tp.a == 0 && tp.b == 0 ? T(0) : (tp.a > 0 && tp.b > 0 ? L.r_row(slot, tp.a - 1)[tp.j0 - 1] : inf);
+  if (store_out) {
+    e.bottom = L.r_row(slot, tp.a) + tp.j0;
+    e.right = L.r_col(slot, tp.b) + tp.i0;
+  }
+  return e;
+}
+
+/// R around one tile for its backward: the tile's cells (the whole-grid store, or the scratch
+/// tile) and its edges (the row above, the column on the left, the corner).
+template <class T>
+struct tile_r {
+  diag_store<T> grid;  // base set: the cells from the whole grid
+  T const* local;      // else: the scratch tile, row-major
+  tile_edges<T> e;
+  index_t i0, j0;
+  /// R(i0 + li, j0 + lj) for li, lj >= -1 inside the tile or on its edges.
+  RESILIN_HD RESILIN_INLINE T at(index_t li, index_t lj) const noexcept {
+    T const inf = math::infinity<T>();
+    if (li >= 0 && lj >= 0)
+      return grid.base ? grid.diag(i0 + li + j0 + lj)[i0 + li] : local[li * tile_size + lj];
+    if (li < 0 && lj < 0) return e.corner;
+    if (li < 0) return e.top ? e.top[lj] : inf;
+    return e.left ? e.left[li] : inf;
+  }
+};
+
+/// The G borders of one backward tile: what the tiles below (D + 1), to the right (D + 1) and
+/// diagonally below (D + 2) left, and where this tile leaves its own top row and left column.
+template <class T>
+struct tile_g_edges {
+  T const* up_below;     // G.up(i0 + h, j), by global column j (null: below the grid)
+  T const* diag_below;   // G.diag(i0 + h, j) for j < j0 + w
+  T const* left_right;   // G.left(i, j0 + w), by global row i (null: right of the grid)
+  T const* diag_right;   // G.diag(i, j0 + w) for i < i0 + h
+  T corner;              // G.diag(i0 + h, j0 + w) (0 outside the grid)
+  T* up_top;             // G.up(i0, j) out, by global column j; G.diag follows at + m
+  T* left_left;          // G.left(i, j0) out, by global row i; G.diag follows at + n
+  index_t n, m;
+};
+
+/// The G edges of tile tp of diagonal D of a tiled training job.
+template <class T>
+RESILIN_HD tile_g_edges<T> training_g_edges(tiled_job_layout const& L, T* slot, tile_place const& tp,
+                                            index_t d) noexcept {
+  bool const below = tp.i0 + tp.h < L.n, right = tp.j0 + tp.w < L.m;
+  tile_g_edges<T> g;
+  g.up_below = below ? L.g_row(slot, d + 1) : nullptr;
+  g.diag_below = below ? L.g_row(slot, d + 1) + L.m : nullptr;
+  g.left_right = right ? L.g_col(slot, d + 1) : nullptr;
+  g.diag_right = right ? L.g_col(slot, d + 1) + L.n : nullptr;
+  g.corner = below && right ? (L.g_row(slot, d + 2) + L.m)[tp.j0 + tp.w] : T(0);
+  g.up_top = L.g_row(slot, d);
+  g.left_left = L.g_col(slot, d);
+  g.n = L.n;
+  g.m = L.m;
+  return g;
+}
+
+/// One backward step of a tile: A and G of the cells of its local diagonal s from G of local
+/// diagonals s+1 and s+2 (the ring) or of the neighbouring tiles (the G edges); with stencil 1
+/// it also adds the cell's gradient. Cells outside the band leave G = 0.
+template <class T, class Cost, class Smooth>
+struct tile_backward_step {
+  grid_problem<T, Cost, Smooth> const* p;
+  tile_place tp;
+  index_t s;
+  tile_r<T> r;
+  g_ring<T> g;  // local rows, stride tile_size
+  tile_g_edges<T> ge;
+  T seed;
+  backward_outputs<T> const* o;
+
+  RESILIN_HD void operator()(int thread, int threads) const noexcept {
+    index_t const n = p->x.length, m = p->y.length;
+    band_geometry const& bg = p->band;
+    auto const gs = g.at_step(s);
+    diag_span const span = tp.rows(s);
+    for (index_t li = span.lo + thread; li <= span.hi; li += threads) {
+      index_t const lj = s - li, i = tp.i0 + li, j = tp.j0 + lj;
+      bool const in_h = li + 1 < tp.h, in_w = lj + 1 < tp.w;
+      step3<T> use{T(0), T(0), T(0)};
+      if (bg.contains(i, j)) {  // successors in the tile from the ring, else from the G edges
+        T a = T(0);
+        if (bg.contains(i + 1, j)) a += in_h ? gs.up1[li + 1] : ge.up_below[j];
+        if (bg.contains(i, j + 1)) a += in_w ? gs.left1[li] : ge.left_right[i];
+        if (bg.contains(i + 1, j + 1)) {
+          if (in_h && in_w) a += gs.diag2[li + 1];
+          else if (in_h) a += ge.diag_right[i + 1];
+          else a += in_w ? ge.diag_below[j + 1] : ge.corner;
+        }
+        if (i == n - 1 && j == m - 1) a += seed;
+        use = backward_cell(*p, i, j, a, r.at(li - 1, lj - 1), r.at(li - 1, lj), r.at(li, lj - 1), *o);
+      }
+      gs.up0[li] = use.up;
+      gs.left0[li] = use.left;
+      gs.diag0[li] = use.diag;
+      if (li == 0) {
+        ge.up_top[j] = use.up;
+        ge.up_top[ge.m + j] = use.diag;
+      }
+      if (lj == 0) {
+        ge.left_left[i] = use.left;
+        ge.left_left[ge.n + i] = use.diag;
+      }
+    }
+  }
+};
+
+/// The gradient of the in-band cells li = phase (mod grad_stencil) of a tile's local diagonal
+/// s (stencil > 1; tile_size is a multiple of every stencil, so local and global phases agree).
+template <class T, class Cost, class Smooth>
+struct tile_gradient_phase {
+  grid_problem<T, Cost, Smooth> const* p;
+  tile_place tp;
+  index_t s;
+  g_ring<T> g;
+  int phase;
+  backward_outputs<T> const* o;
+
+  RESILIN_HD void operator()(int thread, int threads) const noexcept {
+    constexpr index_t st = grad_stencil<Cost>::value;
+    diag_span const span = tp.rows(s);
+    for (index_t li = span.lo + thread; li <= span.hi; li += threads) {
+      index_t const i = tp.i0 + li, j = tp.j0 + s - li;
+      if (i % st != phase || !p->band.contains(i, j)) continue;
+      step3<T> const use{g.diag(s)[li], g.up(s)[li], g.left(s)[li]};
+      p->cost.step_grad(p->x, p->y, i, j, use, o->gx, o->gy);
+    }
+  }
+};
+
+/// Launches per tile diagonal of the tiled backward: 2 (even, then odd tile rows) when the
+/// gradient of a wider stencil is asked for, else 1 (parity -1: every tile).
+template <class Cost>
+constexpr int tiled_backward_launches(bool gradient) noexcept {
+  return grad_stencil<Cost>::value > 1 && gradient ? 2 : 1;
+}
+
+/// Tile k of diagonal D of training job jk, forward: its cells (into the whole grid when
+/// stored), its borders for good, and the job's value from the tile holding the last cell.
+/// ring: 3 * tile_size values.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD void tiled_train_forward_block(Exec const& ex, train_args<T, Cost, Smooth> const& a,
+                                          index_t jk, index_t d, index_t k, T* ring) {
+  train_job<T, Cost, Smooth> const j = train_job_of(a, jk);
+  if (!j.valid) {
+    if (d == 0 && k == 0 && ex.leader()) a.results[jk] = quiet_nan<T>();
+    return;
+  }
+  index_t const n = j.p.x.length, m = j.p.y.length;
+  tiled_job_layout const L{n, m, a.checkpoint == 0};
+  tile_place const tp = tile_place::of(n, m, d, k);
+  if (!tp.valid) return;
+  tile_cells<T> out;
+  if (L.whole) out.grid = diag_store<T>::grid(j.slot + L.cells_offset(), n, m);
+  T const last = tile_sweep(ex, j.p, tp, training_edges(L, j.slot, tp, true), ring, out);
+  if (tp.i0 + tp.h == n && tp.j0 + tp.w == m && ex.leader()) a.results[jk] = last;
+}
+
+/// Tile k of diagonal D of training job jk, backward (after every tile of diagonal D + 1):
+/// with parity >= 0 only tiles whose tile row has that parity (wide gradient stencils).
+/// ring: 7 * tile_size values.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD void tiled_train_backward_block(Exec const& ex, train_args<T, Cost, Smooth> const& a,
+                                           index_t jk, index_t d, index_t k, int parity, T* ring) {
+  train_job<T, Cost, Smooth> const j = train_job_of(a, jk);
+  if (!j.valid || !j.wants_backward()) return;
+  index_t const n = j.p.x.length, m = j.p.y.length;
+  tiled_job_layout const L{n, m, a.checkpoint == 0};
+  tile_place const tp = tile_place::of(n, m, d, k);
+  if (!tp.valid || (parity >= 0 && tp.a % 2 != parity)) return;
+  tile_r<T> r{{}, nullptr, training_edges(L, j.slot, tp, false), tp.i0, tp.j0};
+  if (L.whole) {
+    r.grid = diag_store<T>::grid(j.slot + L.cells_offset(), n, m);
+  } else {  // the tile's cells again, from the stored borders (same bits as the forward)
+    T* const scratch = j.slot + L.cells_offset() + k * tile_size * tile_size;
+    tile_sweep(ex, j.p, tp, r.e, ring, tile_cells<T>{{}, scratch});
+    r.local = scratch;
+  }
+  g_ring<T> const g{ring, tile_size};
+  tile_g_edges<T> const ge = training_g_edges(L, j.slot, tp, d);
+  constexpr int st = grad_stencil<Cost>::value;
+  for (index_t s = tp.last_step(); s >= 0; --s) {
+    ex.for_each(tile_backward_step<T, Cost, Smooth>{&j.p, tp, s, r, g, ge, j.seed, &j.o});
+    ex.sync();
+    if constexpr (st > 1) {
+      if (j.o.gx.data) {
+        for (int phase = 0; phase < st; ++phase) {
+          ex.for_each(tile_gradient_phase<T, Cost, Smooth>{&j.p, tp, s, g, phase, &j.o});
+          ex.sync();
+        }
+      }
+    }
+  }
 }
 
 // --- element-wise epilogues (one thread per element; deterministic) -----------------------------
@@ -1002,7 +1340,11 @@ struct train_plan {
   bool shared_ring = true;
   index_t slot_offset[3] = {0, 0, 0};   // in values, from the store
   index_t slot_size[3] = {0, 0, 0};
-  index_t checkpoint = 0;               // the checkpointed mode's interval k (0: whole grids)
+  index_t checkpoint = 0;               // the checkpointed mode's interval k (0: whole grids;
+                                        // tiled: 1, each tile recomputed from its borders)
+  bool tiled = false;                   // the tiled wavefront (launches per tile diagonal)
+  index_t tile_diagonals = 0;           // tiled: launches per sweep (the largest grid's)
+  index_t tiles_per_diagonal = 0;       // tiled: CTAs per job and launch (at most)
   std::size_t store_offset = 0, store_bytes = 0;
   std::size_t results_offset = 0, results_bytes = 0;
   std::size_t rings_offset = 0, rings_bytes = 0;
@@ -1019,7 +1361,8 @@ struct train_plan {
                          bool divergence, bool results_in_workspace, std::size_t value_size,
                          index_t table_entries = 0,
                          device_schedule schedule = device_schedule::automatic,
-                         training_store storage = training_store::automatic) {
+                         training_store storage = training_store::automatic,
+                         int multiprocessors = 0) {
     train_plan q;
     q.jobs = job_count(job_layout::paired, batch, batch, divergence);
     q.stride = nmax > mmax ? nmax : mmax;
@@ -1035,9 +1378,26 @@ struct train_plan {
     q.slot_size[2] = divergence ? mmax * mmax : 0;
     std::size_t const whole = static_cast<std::size_t>(batch) *
         static_cast<std::size_t>(q.slot_size[0] + q.slot_size[1] + q.slot_size[2]) * value_size;
-    if (storage == training_store::checkpointed ||
-        (storage == training_store::automatic && whole > checkpoint_threshold)) {
-      index_t const longest = nmax > mmax ? nmax : mmax;
+    bool const checkpointed = storage == training_store::checkpointed ||
+                              (storage == training_store::automatic && whole > checkpoint_threshold);
+    index_t const longest = nmax > mmax ? nmax : mmax;
+    q.tiled = q.jobs > 0 && q.jobs <= max_tiled_jobs &&
+              (schedule == device_schedule::tiled ||
+               (schedule == device_schedule::automatic && multiprocessors > 0 &&
+                q.jobs * 4 <= multiprocessors && shortest >= 4 * tile_size));
+    if (q.tiled) {
+      q.mapping = {static_cast<int>(tile_size), 1, false};
+      q.threads = static_cast<int>(tile_size);
+      q.ring_bytes = static_cast<std::size_t>(7 * tile_size) * value_size;
+      q.shared_ring = true;
+      q.checkpoint = checkpointed ? 1 : 0;
+      q.slot_size[0] = tiled_job_layout{nmax, mmax, !checkpointed}.values();
+      q.slot_size[1] = divergence ? tiled_job_layout{nmax, nmax, !checkpointed}.values() : 0;
+      q.slot_size[2] = divergence ? tiled_job_layout{mmax, mmax, !checkpointed}.values() : 0;
+      tile_grid const tg = tile_grid::of(longest, longest);
+      q.tile_diagonals = tg.diagonals();
+      q.tiles_per_diagonal = tg.rows;
+    } else if (checkpointed) {
       q.checkpoint = checkpoint_interval(2 * longest - 1);
       q.slot_size[0] = checkpoint_slots(nmax + mmax - 1, q.checkpoint) * q.stride;
       q.slot_size[1] = divergence ? checkpoint_slots(2 * nmax - 1, q.checkpoint) * q.stride : 0;
