@@ -34,7 +34,7 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     gamma = static_cast<T>(cost.gamma);
     eps = static_cast<T>(cost.eps);
     base::bind(xs, ys, gxs, gys);
-    partials.resize(static_cast<std::size_t>(2 * xs.channels));
+    partials.resize(static_cast<std::size_t>(2 * xs.channels * strip_vectors<T>));
   }
 
   RESILIN_INLINE step3<V> costs(int q, index_t t, typename V::mask) const noexcept {
@@ -55,9 +55,9 @@ struct soft_msm_lane_cost : strip_series<T, true> {
 
   // The backward needs a cell's costs (for the move weights) and then the partials of its
   // transitions (for the gradient): both come from one evaluation of each transition, the
-  // partials kept per channel until accumulate() of the same cell.
+  // partials kept per vector and channel until accumulate_cached() of the same cells.
   static constexpr bool caches_partials = true;
-  std::vector<transition_partials<V>> partials;   // (channels, 2): up, left
+  std::vector<transition_partials<V>> partials;   // (K vectors, channels, 2): up, left
 
   RESILIN_INLINE step3<V> costs_and_partials(int q, index_t t, typename V::mask) noexcept {
     index_t const d = this->x.channels, p = this->ypos(q, t);
@@ -69,14 +69,14 @@ struct soft_msm_lane_cost : strip_series<T, true> {
       V const yj = V::load(yb), yp = V::load(yb + 1);
       V const diff = xi - yj;
       sd += diff * diff;
-      auto const k = static_cast<std::size_t>(2 * ch);
+      auto const k = 2 * u;
       su += detail::soft_msm_transition<V, T>(xi, xp, yj, c, gamma, eps, &partials[k]);
       sl += detail::soft_msm_transition<V, T>(yj, yp, xi, c, gamma, eps, &partials[k + 1]);
     }
     return {sd, su, sl};
   }
 
-  /// Adds the gradient of the cell whose costs_and_partials() came last.
+  /// Adds the gradient of vector q's cells, whose costs_and_partials() came last for q.
   RESILIN_INLINE void accumulate_cached(int q, index_t t, typename V::mask, step3<V> const& g) {
     index_t const d = this->x.channels, p = this->ypos(q, t);
     for (index_t ch = 0; ch < d; ++ch) {
@@ -84,7 +84,7 @@ struct soft_msm_lane_cost : strip_series<T, true> {
       V const xi = this->xrows[u];
       T const* yb = this->ychannel(ch) + p;
       V const yj = V::load(yb);
-      auto const k = static_cast<std::size_t>(2 * ch);
+      auto const k = 2 * u;
       add_gradient(u, ch, p, xi, yj, g, partials[k], partials[k + 1]);
     }
   }

@@ -89,14 +89,16 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
     for (index_t t = geo.t0; t <= geo.t1; ++t) {
       V const tv(static_cast<T>(t));
       V next[K];
+      // the costs of all K vectors first: they do not depend on R, so the K recursion chains
+      // that follow sit next to each other in the instruction stream and overlap
+      step3<V> c[K];
+      for (int q = 0; q < K; ++q) c[q] = lanes.costs(q, t, geo.inside(q, tv));
       for (int q = 0; q < K; ++q) {
         V const above1 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t + 1)]) : cur[q - 1];
         V const above2 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t)]) : prev[q - 1];
         V const up = simd::shift_in_front(cur[q], above1);
         V const diag = simd::shift_in_front(prev[q], above2);
-        auto const in = geo.inside(q, tv);
-        step3<V> const c = lanes.costs(q, t, in);
-        next[q] = simd::select(in, cell_value(p.smooth, c, diag, up, cur[q]), V(inf));
+        next[q] = simd::select(geo.inside(q, tv), cell_value(p.smooth, c[q], diag, up, cur[q]), V(inf));
       }
       for (int q = 0; q < K; ++q) {
         prev[q] = cur[q];
@@ -152,6 +154,15 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
       V const* r1 = table.step(s, t - 1);
       V const* r2 = table.step(s, t - 2);
       V const above1(table.at(i0 - 1, t)), above2(table.at(i0 - 1, t - 1));
+      step3<V> c[K];  // the costs of all K vectors first, as in the forward
+      for (int q = 0; q < K; ++q) {
+        auto const in = geo.inside(q, tv);
+        if constexpr (caches_partials<Lanes>) {  // one evaluation of the costs for both uses
+          c[q] = gx.data ? lanes.costs_and_partials(q, t, in) : lanes.costs(q, t, in);
+        } else {
+          c[q] = lanes.costs(q, t, in);
+        }
+      }
       step3<V> g[K];
       for (int q = 0; q < K; ++q) {
         V const below_up = q + 1 < K ? gu1[q + 1] : V(g_up[col(t - H + 1)]);
@@ -162,13 +173,7 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
         V const up = simd::shift_in_front(left, q == 0 ? above1 : (r1 ? r1[q - 1] : inf_v));
         V const diag = simd::shift_in_front(r2 ? r2[q] : inf_v, q == 0 ? above2 : (r2 ? r2[q - 1] : inf_v));
         auto const in = geo.inside(q, tv);
-        step3<V> c;
-        if constexpr (caches_partials<Lanes>) {   // one evaluation of the costs for both uses
-          c = gx.data ? lanes.costs_and_partials(q, t, in) : lanes.costs(q, t, in);
-        } else {
-          c = lanes.costs(q, t, in);
-        }
-        step3<V> const w = cell_weights(p.smooth, c, diag, up, left);
+        step3<V> const w = cell_weights(p.smooth, c[q], diag, up, left);
         a = simd::select(in, a, zero);
         g[q] = {a * w.diag, a * w.up, a * w.left};
         if (gx.data) {
