@@ -384,6 +384,31 @@ TEST_CASE("cuda: tiled training gives the bits of one block per pair", "[cuda][w
   CHECK(tiles.bytes * 4 < whole.bytes);  // R borders only: 2 / 128 of the cells, plus scratch tiles
 }
 
+TEST_CASE("cuda: distance tiles (d = 64) give the bits of the per-cell distance", "[cuda][wavefront][tiled]") {
+  using T = float;
+  r::index_t const B = 2, d = 64;
+  batch<T> const X(B, 700, d, 81, false), Y(B, 600, d, 82, true);
+  auto const meas = r::measures::soft_dtw<T>(T(1));
+  std::vector<T> v[2], gx[2], gy[2], values[2];
+  r::device_schedule const schedules[2] = {r::device_schedule::block_per_pair, r::device_schedule::tiled};
+  for (int k = 0; k < 2; ++k) {
+    auto const exec = r::device.with_schedule(schedules[k]);
+    device_buffer<T> dv(B), dgx(X.data.size()), dgy(Y.data.size()), dval(B);
+    r::values_and_grads(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B),
+                        r::batch_view<T>{dgx.ptr, B, X.max_length, d, X.d_lengths.ptr},
+                        r::batch_view<T>{dgy.ptr, B, Y.max_length, d, Y.d_lengths.ptr});
+    r::values(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dval.ptr, B));
+    v[k] = dv.host();
+    gx[k] = dgx.host();
+    gy[k] = dgy.host();
+    values[k] = dval.host();
+  }
+  CHECK(bitwise(values[1], values[0]));  // the value path's orientation: X on the columns
+  CHECK(bitwise(v[1], v[0]));
+  CHECK(bitwise(gx[1], gx[0]));
+  CHECK(bitwise(gy[1], gy[0]));
+}
+
 TEST_CASE("cuda: checkpointed training gives the bits of the whole grid in less memory",
           "[cuda][wavefront][checkpoint]") {
   using T = float;

@@ -76,11 +76,13 @@ std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T
   if (plan.tiled) {  // one "launch" per tile diagonal; borders and rings start poisoned
     std::vector<T> borders = poisoned<T>(plan.borders_bytes / sizeof(T));
     dd::tiled_args<T, Cost, Smooth> const ta{a, borders.data(), plan.tile_stride, plan.tile_stride};
+    bool const dist = dd::uses_distance_tiles<Cost>(X.channels);
     for (r::index_t d = 0; d < plan.tile_diagonals; ++d)
       for (r::index_t job = 0; job < plan.jobs; ++job)
         for (r::index_t k = 0; k < plan.tiles_per_diagonal; ++k) {
           std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(3 * dd::tile_size));
-          dd::tiled_value_block(ex, ta, job, d, k, ring.data());
+          std::vector<T> tile = poisoned<T>(static_cast<std::size_t>(dist ? dd::distance_tile_values() : 0));
+          dd::tiled_value_block(ex, ta, job, d, k, ring.data(), dist ? tile.data() : nullptr);
         }
   } else if (plan.shuffle) {  // registers only: no ring
     for (r::index_t k = 0; k < plan.jobs; ++k) dd::value_shuffle_block(dd::emulated_warp{lo.reverse}, a, k);
@@ -155,23 +157,25 @@ train_result<T> emulate_train(r::measure<Cost, Smooth> const& m, r::batch_view<T
   a.e = want_e ? res.e.data() : nullptr;
   dd::emulated_cta const ex{lo.threads ? lo.threads : plan.threads, lo.reverse};
   if (plan.tiled) {  // one "launch" per tile diagonal, forward then backward; rings poisoned
+    bool const dist = dd::uses_distance_tiles<Cost>(X.channels);
     auto const each_tile = [&](auto&& block) {
       for (r::index_t job = 0; job < plan.jobs; ++job)
         for (r::index_t k = 0; k < plan.tiles_per_diagonal; ++k) {
           std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(7 * dd::tile_size));
-          block(job, k, ring.data());
+          std::vector<T> tile = poisoned<T>(static_cast<std::size_t>(dist ? dd::distance_tile_values() : 0));
+          block(job, k, ring.data(), dist ? tile.data() : nullptr);
         }
     };
     for (r::index_t td = 0; td < plan.tile_diagonals; ++td)
-      each_tile([&](r::index_t job, r::index_t k, T* ring) {
-        dd::tiled_train_forward_block(ex, a, job, td, k, ring);
+      each_tile([&](r::index_t job, r::index_t k, T* ring, T* tile) {
+        dd::tiled_train_forward_block(ex, a, job, td, k, ring, tile);
       });
     int const launches = dd::tiled_backward_launches<Cost>(want_grad);
     if (want_grad || want_e)
       for (r::index_t td = plan.tile_diagonals - 1; td >= 0; --td)
         for (int l = 0; l < launches; ++l)
-          each_tile([&](r::index_t job, r::index_t k, T* ring) {
-            dd::tiled_train_backward_block(ex, a, job, td, k, launches > 1 ? l : -1, ring);
+          each_tile([&](r::index_t job, r::index_t k, T* ring, T* tile) {
+            dd::tiled_train_backward_block(ex, a, job, td, k, launches > 1 ? l : -1, ring, tile);
           });
   } else {
     for (r::index_t k = 0; k < plan.jobs; ++k) {
@@ -767,5 +771,46 @@ TEST_CASE("device schedule: tiled training gives the bits of one block per pair"
       sm.independent_channels = false;
       check(sm, "soft-msm", false);
     }
+  }
+}
+
+TEST_CASE("device schedule: distance tiles give the bits of the per-cell distance",
+          "[device][schedule][tiled]") {
+  using S = r::device_schedule;
+  using St = r::training_store;
+  STATIC_REQUIRE(dd::uses_distance_tiles<r::dtw_cost<>>(16));
+  STATIC_REQUIRE_FALSE(dd::uses_distance_tiles<r::dtw_cost<>>(15));
+  STATIC_REQUIRE_FALSE(dd::uses_distance_tiles<r::soft_msm_cost<double>>(64));
+  // 16 and 21 channels (two and three staged chunks), every distance, ragged 3 x 3 tiles;
+  // values (paired, pairwise: the transposed orientation too) and training, whole and
+  // recomputed, against one block per pair with the per-cell distance
+  std::uint64_t seed = 2100;
+  for (r::index_t d : {16, 21}) {
+    ++seed;
+    ragged<double> const X(2, 300, d, seed, false), Y(2, 270, d, seed + 5, false);
+    std::vector<double> const up{0.5, 2.0};
+    auto check = [&](auto const& meas, char const* name) {
+      INFO(name << " channels " << d);
+      for (auto layout : {dd::job_layout::paired, dd::job_layout::pairwise}) {
+        auto const block = emulate_values(meas, X.view(), Y.view(), layout, {0, false, S::block_per_pair});
+        auto const tiled = emulate_values(meas, X.view(), Y.view(), layout, {9, true, S::tiled});
+        CHECK(resilin_test::bitwise_equal(tiled, block));
+      }
+      for (bool e : {false, true}) {
+        auto const block = emulate_train<double>(meas, X.view(), Y.view(), &up, !e, e,
+                                                 {0, false, S::block_per_pair, St::whole_grid});
+        for (auto store : {St::whole_grid, St::checkpointed}) {
+          auto const tiled = emulate_train<double>(meas, X.view(), Y.view(), &up, !e, e,
+                                                   {0, false, S::tiled, store});
+          CHECK(resilin_test::bitwise_equal(tiled.values, block.values));
+          CHECK(resilin_test::bitwise_equal(tiled.gx, block.gx));
+          CHECK(resilin_test::bitwise_equal(tiled.gy, block.gy));
+          CHECK(resilin_test::bitwise_equal(tiled.e, block.e));
+        }
+      }
+    };
+    check(r::measures::soft_dtw<double>(0.3, r::band_spec::window(0.4)), "soft-dtw");
+    check(r::measure<r::dtw_cost<r::l1_distance>, r::soft_min<double>>{{}, {0.5}, {}, false}, "soft-dtw L1");
+    check(r::measure<r::dtw_cost<r::half_squared_euclidean>, r::hard_min>{}, "dtw half-squared");
   }
 }

@@ -27,8 +27,11 @@
 // automatic when there are at most a quarter as many problems as SMs) train by tiles of 128 x
 // 128 cells: R as above plus every tile's bottom row and right column (2 n m / 128 values), or,
 // checkpointed, only those borders and one scratch tile per running tile (each tile recomputed
-// once in the backward); G crosses the tile borders through 6 (n + m) values per pair. No
-// distance matrix, no E unless asked for.
+// once in the backward); G crosses the tile borders through 6 (n + m) values per pair. With
+// DTW costs of 16 channels or more a tile's distances live in its shared memory (128 x 128
+// values and two staged chunks: 77 KB per CTA in float, 155 KB in double; without that much
+// opt-in shared memory the tiles compute each cell's distance instead). No distance matrix in
+// global memory, no E unless asked for.
 // pairwise_grads trains the |X| |Y| pairs as one paired batch: its workspace adds copies of X
 // and Y and the gradients of every pair (|X| |Y| (X.max_length + Y.max_length) d values).
 // Determinism: no atomics; results are bitwise identical run to run on the same GPU and build.
@@ -137,6 +140,28 @@ inline int automatic_multiprocessors(device_backend const& exec) noexcept {
   return sms;
 }
 
+/// Whether a tiled kernel's launches use distance tiles: the cost model and channels ask for
+/// them and the device's opt-in shared memory holds the ring and the tile, and if so the
+/// dynamic shared memory per CTA (`bytes`, raised as the kernel's limit). Else bytes = ring.
+template <class T, class Cost, class Kernel>
+bool enable_distance_tiles(Kernel kernel, index_t channels, std::size_t ring_bytes,
+                           std::size_t& bytes) noexcept {
+  using namespace device_detail;
+  bytes = ring_bytes;
+  if (!uses_distance_tiles<Cost>(channels)) return false;
+  std::size_t const want = ring_bytes + static_cast<std::size_t>(distance_tile_values()) * sizeof(T);
+  int dev = 0, optin = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+      want > static_cast<std::size_t>(optin) ||
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(want)) != cudaSuccess) {
+    (void)cudaGetLastError();  // the per-cell distance then: same results
+    return false;
+  }
+  bytes = want;
+  return true;
+}
+
 template <class T, class Cost, class Smooth>
 cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
                           measure<Cost, Smooth> const& m, batch_view<T const> X,
@@ -163,9 +188,12 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
     tiled_args<T, Cost, Smooth> const ta{a, reinterpret_cast<T*>(at(ws, plan.borders_offset)),
                                          plan.tile_stride, plan.tile_stride};
     dim3 const grid(static_cast<unsigned>(plan.tiles_per_diagonal), static_cast<unsigned>(plan.jobs));
+    std::size_t shared = 0;
+    bool const dist = enable_distance_tiles<T, Cost>(tiled_value_kernel<T, Cost, Smooth>, X.channels,
+                                                     plan.ring_bytes, shared);
     for (index_t d = 0; d < plan.tile_diagonals; ++d) {
-      tiled_value_kernel<T, Cost, Smooth><<<grid, static_cast<unsigned>(plan.threads),
-                                            plan.ring_bytes, exec.stream>>>(ta, d);
+      tiled_value_kernel<T, Cost, Smooth><<<grid, static_cast<unsigned>(plan.threads), shared,
+                                            exec.stream>>>(ta, d, dist);
       if (cudaError_t e = cudaGetLastError()) return e;
     }
   } else {
@@ -250,16 +278,25 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
     dim3 const grid(static_cast<unsigned>(plan.tiles_per_diagonal), static_cast<unsigned>(plan.jobs));
     unsigned const threads = static_cast<unsigned>(plan.threads);
     std::size_t const forward_ring = static_cast<std::size_t>(3 * tile_size) * sizeof(T);
-    for (index_t d = 0; d < plan.tile_diagonals; ++d) {
-      tiled_train_forward_kernel<T, Cost, Smooth><<<grid, threads, forward_ring, s>>>(a, d);
+    std::size_t forward_shared = 0, backward_shared = 0;
+    bool dist = enable_distance_tiles<T, Cost>(tiled_train_forward_kernel<T, Cost, Smooth>, d,
+                                               forward_ring, forward_shared);
+    dist = dist && enable_distance_tiles<T, Cost>(tiled_train_backward_kernel<T, Cost, Smooth>, d,
+                                                  plan.ring_bytes, backward_shared);
+    if (!dist) {  // both sweeps alike (either way, the same bits)
+      forward_shared = forward_ring;
+      backward_shared = plan.ring_bytes;
+    }
+    for (index_t t = 0; t < plan.tile_diagonals; ++t) {
+      tiled_train_forward_kernel<T, Cost, Smooth><<<grid, threads, forward_shared, s>>>(a, t, dist);
       if (cudaError_t err = cudaGetLastError()) return err;
     }
     int const launches = tiled_backward_launches<Cost>(gx != nullptr);
     if (gx || e) {
-      for (index_t d = plan.tile_diagonals - 1; d >= 0; --d) {
+      for (index_t t = plan.tile_diagonals - 1; t >= 0; --t) {
         for (int l = 0; l < launches; ++l) {
           tiled_train_backward_kernel<T, Cost, Smooth>
-              <<<grid, threads, plan.ring_bytes, s>>>(a, d, launches > 1 ? l : -1);
+              <<<grid, threads, backward_shared, s>>>(a, t, launches > 1 ? l : -1, dist);
           if (cudaError_t err = cudaGetLastError()) return err;
         }
       }

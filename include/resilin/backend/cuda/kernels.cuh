@@ -167,32 +167,44 @@ RESILIN_KERNEL void train_warps_kernel(device_detail::train_args<T, Cost, Smooth
     device_detail::train_block(warp_exec{}, a, k, warp_ring(rings, k, 7 * a.stride, resilin_shared));
 }
 
+/// The distance tile of a tiled kernel: in dynamic shared memory after its ring of
+/// `ring_values`, or null when the launch does not use distance tiles.
+template <class T>
+RESILIN_HD T* distance_tile(unsigned char* shared, index_t ring_values, bool distances) {
+  return distances ? reinterpret_cast<T*>(shared) + ring_values : nullptr;
+}
+
 /// Tile blockIdx.x of tile diagonal d of job blockIdx.y (the tiled wavefront, values).
 template <class T, class Cost, class Smooth>
-RESILIN_KERNEL void tiled_value_kernel(device_detail::tiled_args<T, Cost, Smooth> a, index_t d) {
+RESILIN_KERNEL void tiled_value_kernel(device_detail::tiled_args<T, Cost, Smooth> a, index_t d,
+                                       bool distances) {
   extern __shared__ __align__(16) unsigned char resilin_shared[];
   device_detail::tiled_value_block(cta_exec{}, a, static_cast<index_t>(blockIdx.y), d,
-                                   static_cast<index_t>(blockIdx.x), reinterpret_cast<T*>(resilin_shared));
+                                   static_cast<index_t>(blockIdx.x), reinterpret_cast<T*>(resilin_shared),
+                                   distance_tile<T>(resilin_shared, 3 * device_detail::tile_size, distances));
 }
 
 /// Tile blockIdx.x of tile diagonal d of training job blockIdx.y, forward (tiled training).
 template <class T, class Cost, class Smooth>
-RESILIN_KERNEL void tiled_train_forward_kernel(device_detail::train_args<T, Cost, Smooth> a, index_t d) {
+RESILIN_KERNEL void tiled_train_forward_kernel(device_detail::train_args<T, Cost, Smooth> a, index_t d,
+                                               bool distances) {
   extern __shared__ __align__(16) unsigned char resilin_shared[];
   device_detail::tiled_train_forward_block(cta_exec{}, a, static_cast<index_t>(blockIdx.y), d,
                                            static_cast<index_t>(blockIdx.x),
-                                           reinterpret_cast<T*>(resilin_shared));
+                                           reinterpret_cast<T*>(resilin_shared),
+                                           distance_tile<T>(resilin_shared, 3 * device_detail::tile_size, distances));
 }
 
 /// Tile blockIdx.x of tile diagonal d of training job blockIdx.y, backward; parity >= 0: only
 /// the tiles of tile rows of that parity.
 template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void tiled_train_backward_kernel(device_detail::train_args<T, Cost, Smooth> a,
-                                                index_t d, int parity) {
+                                                index_t d, int parity, bool distances) {
   extern __shared__ __align__(16) unsigned char resilin_shared[];
   device_detail::tiled_train_backward_block(cta_exec{}, a, static_cast<index_t>(blockIdx.y), d,
                                             static_cast<index_t>(blockIdx.x), parity,
-                                            reinterpret_cast<T*>(resilin_shared));
+                                            reinterpret_cast<T*>(resilin_shared),
+                                            distance_tile<T>(resilin_shared, 7 * device_detail::tile_size, distances));
 }
 
 template <class T>

@@ -367,9 +367,8 @@ struct g_ring {
 /// gradient.
 template <class T, class Cost, class Smooth>
 RESILIN_HD RESILIN_INLINE step3<T> backward_cell(grid_problem<T, Cost, Smooth> const& p, index_t i,
-                                                 index_t j, T a, T diag, T up, T left,
-                                                 backward_outputs<T> const& o) noexcept {
-  step3<T> const cost = p.cost.step(p.x, p.y, i, j);
+                                                 index_t j, T a, step3<T> const& cost, T diag,
+                                                 T up, T left, backward_outputs<T> const& o) noexcept {
   step3<T> const w = cell_weights(p.smooth, cost, diag, up, left);
   step3<T> const use{a * w.diag, a * w.up, a * w.left};
   if (o.e.data) o.e(i, j) = a;
@@ -412,7 +411,8 @@ struct backward_step {
       if (n1.contains(i)) a += gs.left1[i];          // (i, j+1) came left from (i, j)
       if (n2.contains(i + 1)) a += gs.diag2[i + 1];  // (i+1, j+1) came diagonally
       if (i == n - 1 && j == m - 1) a += seed;
-      step3<T> const use = backward_cell(*p, i, j, a, stored(store, p2, t - 2, i - 1),
+      step3<T> const use = backward_cell(*p, i, j, a, p->cost.step(p->x, p->y, i, j),
+                                         stored(store, p2, t - 2, i - 1),
                                          stored(store, p1, t - 1, i - 1),
                                          stored(store, p1, t - 1, i), *o);
       gs.up0[i] = use.up;
@@ -678,6 +678,127 @@ struct tile_place {
   }
 };
 
+// --- distance tiles: large d --------------------------------------------------------------------
+// For cost models whose three moves all cost one point distance delta(x_i, y_j) (dtw_cost, also
+// transposed), a tile computes its distances first, as a small matrix product in shared memory:
+// x and y rows staged a chunk of channels at a time, each thread a register block of 8 x 4
+// distances, so a staged value feeds 4 or 8 multiply-adds instead of one; the sweeps then read
+// one value per cell. Each distance adds the channels in order as Distance::value does, so every
+// cell keeps its bits. Used from distance_tile_min_channels channels on (below, the per-cell
+// distance is cheap).
+
+template <class Cost>
+struct tile_distance : std::false_type {};
+template <class D>
+struct tile_distance<dtw_cost<D>> : std::true_type {
+  using distance = D;
+  static constexpr bool swapped = false;  // delta(x_i, y_j)
+};
+template <class D>
+struct tile_distance<transposed_cost<dtw_cost<D>>> : std::true_type {
+  using distance = D;
+  static constexpr bool swapped = true;   // delta(y_j, x_i): the rows are the columns' series
+};
+
+inline constexpr index_t distance_tile_min_channels = 16;
+inline constexpr index_t distance_chunk = 8;                     // channels staged per pass
+inline constexpr index_t distance_block_rows = 8, distance_block_cols = 4;
+
+/// Shared-memory values of a distance tile: the distances, then the two staged chunks.
+constexpr index_t distance_tile_values() noexcept {
+  return tile_size * tile_size + 2 * tile_size * distance_chunk;
+}
+
+/// Whether the tiled programs of a Cost use distance tiles for series of `channels` channels.
+template <class Cost>
+constexpr bool uses_distance_tiles(index_t channels) noexcept {
+  return tile_distance<Cost>::value && channels >= distance_tile_min_channels;
+}
+
+/// Stages channels [c0, c0 + cc) of rows [first, first + count) of s into out (tile_size rows
+/// of distance_chunk values; rows past count and channels past cc are zero).
+template <class T>
+struct stage_chunk {
+  series_view<T const> s;
+  index_t first, count, c0, cc;
+  T* out;
+  RESILIN_HD void operator()(int thread, int threads) const noexcept {
+    for (index_t v = thread; v < tile_size * distance_chunk; v += threads) {
+      index_t const r = v / distance_chunk, c = v - r * distance_chunk;
+      out[v] = r < count && c < cc ? s(first + r, c0 + c) : T(0);
+    }
+  }
+};
+
+/// Adds the staged chunk's cc channels to the register blocks of distances (first chunk: from 0).
+template <class T, class Cost>
+struct accumulate_distances {
+  T const* xs;
+  T const* ys;
+  T* dist;
+  index_t h, w, cc;
+  bool first;
+  RESILIN_HD void operator()(int thread, int threads) const noexcept {
+    using D = typename tile_distance<Cost>::distance;
+    constexpr index_t BR = distance_block_rows, BC = distance_block_cols;
+    index_t const brows = (h + BR - 1) / BR, blocks = brows * ((w + BC - 1) / BC);
+    for (index_t blk = thread; blk < blocks; blk += threads) {
+      index_t const r0 = (blk % brows) * BR, q0 = (blk / brows) * BC;
+      T acc[BR][BC];
+      for (index_t r = 0; r < BR; ++r)
+        for (index_t q = 0; q < BC; ++q) acc[r][q] = first ? T(0) : dist[(r0 + r) * tile_size + q0 + q];
+      for (index_t c = 0; c < cc; ++c) {
+        T xv[BR], yv[BC];
+        for (index_t r = 0; r < BR; ++r) xv[r] = xs[(r0 + r) * distance_chunk + c];
+        for (index_t q = 0; q < BC; ++q) yv[q] = ys[(q0 + q) * distance_chunk + c];
+        for (index_t r = 0; r < BR; ++r)
+          for (index_t q = 0; q < BC; ++q) {
+            if constexpr (tile_distance<Cost>::swapped) acc[r][q] += D::term(yv[q] - xv[r]);
+            else acc[r][q] += D::term(xv[r] - yv[q]);
+          }
+      }
+      for (index_t r = 0; r < BR; ++r)
+        for (index_t q = 0; q < BC; ++q) dist[(r0 + r) * tile_size + q0 + q] = acc[r][q];
+    }
+  }
+};
+
+/// delta of every cell of tile tp into buf[0, tile_size^2) (row-major, local indices); the rest
+/// of buf stages the channel chunks.
+template <class T, class Cost, class Smooth, class Exec>
+RESILIN_HD void tile_distances(Exec const& ex, grid_problem<T, Cost, Smooth> const& p,
+                               tile_place const& tp, T* buf) {
+  if constexpr (tile_distance<Cost>::value) {
+    T* const xs = buf + tile_size * tile_size;
+    T* const ys = xs + tile_size * distance_chunk;
+    index_t const d = p.x.channels;
+    for (index_t c0 = 0; c0 < d; c0 += distance_chunk) {
+      index_t const cc = d - c0 < distance_chunk ? d - c0 : distance_chunk;
+      ex.for_each(stage_chunk<T>{p.x, tp.i0, tp.h, c0, cc, xs});
+      ex.for_each(stage_chunk<T>{p.y, tp.j0, tp.w, c0, cc, ys});
+      ex.sync();
+      ex.for_each(accumulate_distances<T, Cost>{xs, ys, buf, tp.h, tp.w, cc, c0 == 0});
+      ex.sync();
+    }
+  } else {
+    (void)ex, (void)p, (void)tp, (void)buf;
+  }
+}
+
+/// The step costs of cell (i, j) = (i0 + li, j0 + lj): from the distance tile, or the cost model.
+template <class T, class Cost, class Smooth>
+RESILIN_HD RESILIN_INLINE step3<T> tile_cost(grid_problem<T, Cost, Smooth> const& p, T const* dist,
+                                             index_t li, index_t lj, index_t i, index_t j) noexcept {
+  if constexpr (tile_distance<Cost>::value) {
+    if (dist) {
+      T const d = dist[li * tile_size + lj];
+      return {d, d, d};
+    }
+  }
+  (void)dist, (void)li, (void)lj;
+  return p.cost.step(p.x, p.y, i, j);
+}
+
 /// Where a tile sweep also puts every cell it computes (each member optional): the whole-grid
 /// store (anti-diagonal-major) or a scratch tile (row-major, tile_size x tile_size).
 template <class T>
@@ -706,6 +827,7 @@ struct tile_step {
   T* ring;             // 3 * tile_size values: local diagonal s at (s % 3) * tile_size
   tile_edges<T> e;
   tile_cells<T> out;
+  T const* dist;       // the tile's distances (distance tiles), or null
 
   RESILIN_HD void operator()(int thread, int threads) const noexcept {
     T const inf = math::infinity<T>();
@@ -723,7 +845,7 @@ struct tile_step {
         if (li > 0 && lj > 0) diag = r2[li - 1];
         else if (li == 0) diag = lj == 0 ? e.corner : (e.top ? e.top[lj - 1] : inf);
         else diag = e.left ? e.left[li - 1] : inf;
-        r = cell_value(p->smooth, p->cost.step(p->x, p->y, i, j), diag, up, lft);
+        r = cell_value(p->smooth, tile_cost(*p, dist, li, lj, i, j), diag, up, lft);
       }
       c[li] = r;
       if (e.bottom && li == tp.h - 1) e.bottom[lj] = r;
@@ -735,22 +857,26 @@ struct tile_step {
 };
 
 /// The forward sweep of one tile by one block; returns the tile's last cell, R(i0 + h - 1,
-/// j0 + w - 1). ring: 3 * tile_size values.
+/// j0 + w - 1). ring: 3 * tile_size values; distances: null, or distance_tile_values() values
+/// (the tile's distances are computed first and left there, for a dtw_cost problem).
 template <class T, class Cost, class Smooth, class Exec>
 RESILIN_HD T tile_sweep(Exec const& ex, grid_problem<T, Cost, Smooth> const& p, tile_place const& tp,
-                        tile_edges<T> const& e, T* ring, tile_cells<T> out = {}) {
+                        tile_edges<T> const& e, T* ring, tile_cells<T> out = {},
+                        T* distances = nullptr) {
+  if (distances) tile_distances(ex, p, tp, distances);
   for (index_t s = 0; s <= tp.last_step(); ++s) {
-    ex.for_each(tile_step<T, Cost, Smooth>{&p, tp, s, ring, e, out});
+    ex.for_each(tile_step<T, Cost, Smooth>{&p, tp, s, ring, e, out, distances});
     ex.sync();
   }
   return ring[(tp.last_step() % 3) * tile_size + (tp.h - 1)];
 }
 
 /// Tile k of diagonal D of one problem by one block; returns R(n-1, m-1) when this tile holds
-/// that cell (else +inf). ring: 3 * tile_size values.
+/// that cell (else +inf). ring: 3 * tile_size values; distances: as for tile_sweep.
 template <class T, class Cost, class Smooth, class Exec>
 RESILIN_HD T tile_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p,
-                          tile_borders<T> const& bd, index_t d, index_t k, T* ring) {
+                          tile_borders<T> const& bd, index_t d, index_t k, T* ring,
+                          T* distances = nullptr) {
   index_t const n = p.x.length, m = p.y.length;
   tile_place const tp = tile_place::of(n, m, d, k);
   T const inf = math::infinity<T>();
@@ -759,7 +885,7 @@ RESILIN_HD T tile_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p
                         tp.b > 0 ? bd.cols(d - 1) + tp.i0 : nullptr,
                         tp.a == 0 && tp.b == 0 ? T(0) : (tp.a > 0 && tp.b > 0 ? bd.rows(d - 2)[tp.j0 - 1] : inf),
                         bd.rows(d) + tp.j0, bd.cols(d) + tp.i0};
-  T const last = tile_sweep(ex, p, tp, e, ring);
+  T const last = tile_sweep(ex, p, tp, e, ring, {}, distances);
   return tp.i0 + tp.h == n && tp.j0 + tp.w == m ? last : inf;
 }
 
@@ -772,10 +898,12 @@ struct tiled_args {
 };
 
 /// Tile k of diagonal D of job `job` (the value path's orientation: the shorter series on the
-/// rows); the block holding the job's last cell writes its value.
+/// rows); the block holding the job's last cell writes its value. distances: null, or
+/// distance_tile_values() values when uses_distance_tiles.
 template <class T, class Cost, class Smooth, class Exec>
 RESILIN_HD void tiled_value_block(Exec const& ex, tiled_args<T, Cost, Smooth> const& a,
-                                  index_t jk, index_t d, index_t k, T* ring) {
+                                  index_t jk, index_t d, index_t k, T* ring,
+                                  T* distances = nullptr) {
   value_args<T, Cost, Smooth> const& v = a.v;
   job const jb = job_of(v.layout, jk, v.X.batch, v.Y.batch);
   series_view<T const> const x = job_series(jb.x_from_y ? v.Y : v.X, jb.xs);
@@ -794,13 +922,13 @@ RESILIN_HD void tiled_value_block(Exec const& ex, tiled_args<T, Cost, Smooth> co
         {v.cost}, v.smooth, y, x, band_geometry::make(y.length, x.length, r)};
     tile_grid const tg = tile_grid::of(y.length, x.length);
     last = d == tg.diagonals() - 1 && k == 0;
-    value = tile_program(ex, p, bd, d, k, ring);
+    value = tile_program(ex, p, bd, d, k, ring, distances);
   } else {
     grid_problem<T, Cost, Smooth> const p{v.cost, v.smooth, x, y,
                                           band_geometry::make(x.length, y.length, r)};
     tile_grid const tg = tile_grid::of(x.length, y.length);
     last = d == tg.diagonals() - 1 && k == 0;
-    value = tile_program(ex, p, bd, d, k, ring);
+    value = tile_program(ex, p, bd, d, k, ring, distances);
   }
   if (last && ex.leader()) v.results[jk] = value;
 }
@@ -1032,6 +1160,7 @@ struct tile_backward_step {
   tile_r<T> r;
   g_ring<T> g;  // local rows, stride tile_size
   tile_g_edges<T> ge;
+  T const* dist;  // the tile's distances (distance tiles), or null
   T seed;
   backward_outputs<T> const* o;
 
@@ -1054,7 +1183,8 @@ struct tile_backward_step {
           else a += in_w ? ge.diag_below[j + 1] : ge.corner;
         }
         if (i == n - 1 && j == m - 1) a += seed;
-        use = backward_cell(*p, i, j, a, r.at(li - 1, lj - 1), r.at(li - 1, lj), r.at(li, lj - 1), *o);
+        use = backward_cell(*p, i, j, a, tile_cost(*p, dist, li, lj, i, j), r.at(li - 1, lj - 1),
+                            r.at(li - 1, lj), r.at(li, lj - 1), *o);
       }
       gs.up0[li] = use.up;
       gs.left0[li] = use.left;
@@ -1103,10 +1233,11 @@ constexpr int tiled_backward_launches(bool gradient) noexcept {
 
 /// Tile k of diagonal D of training job jk, forward: its cells (into the whole grid when
 /// stored), its borders for good, and the job's value from the tile holding the last cell.
-/// ring: 3 * tile_size values.
+/// ring: 3 * tile_size values; distances: null, or distance_tile_values() values.
 template <class T, class Cost, class Smooth, class Exec>
 RESILIN_HD void tiled_train_forward_block(Exec const& ex, train_args<T, Cost, Smooth> const& a,
-                                          index_t jk, index_t d, index_t k, T* ring) {
+                                          index_t jk, index_t d, index_t k, T* ring,
+                                          T* distances = nullptr) {
   train_job<T, Cost, Smooth> const j = train_job_of(a, jk);
   if (!j.valid) {
     if (d == 0 && k == 0 && ex.leader()) a.results[jk] = quiet_nan<T>();
@@ -1118,16 +1249,17 @@ RESILIN_HD void tiled_train_forward_block(Exec const& ex, train_args<T, Cost, Sm
   if (!tp.valid) return;
   tile_cells<T> out;
   if (L.whole) out.grid = diag_store<T>::grid(j.slot + L.cells_offset(), n, m);
-  T const last = tile_sweep(ex, j.p, tp, training_edges(L, j.slot, tp, true), ring, out);
+  T const last = tile_sweep(ex, j.p, tp, training_edges(L, j.slot, tp, true), ring, out, distances);
   if (tp.i0 + tp.h == n && tp.j0 + tp.w == m && ex.leader()) a.results[jk] = last;
 }
 
 /// Tile k of diagonal D of training job jk, backward (after every tile of diagonal D + 1):
 /// with parity >= 0 only tiles whose tile row has that parity (wide gradient stencils).
-/// ring: 7 * tile_size values.
+/// ring: 7 * tile_size values; distances: null, or distance_tile_values() values.
 template <class T, class Cost, class Smooth, class Exec>
 RESILIN_HD void tiled_train_backward_block(Exec const& ex, train_args<T, Cost, Smooth> const& a,
-                                           index_t jk, index_t d, index_t k, int parity, T* ring) {
+                                           index_t jk, index_t d, index_t k, int parity, T* ring,
+                                           T* distances = nullptr) {
   train_job<T, Cost, Smooth> const j = train_job_of(a, jk);
   if (!j.valid || !j.wants_backward()) return;
   index_t const n = j.p.x.length, m = j.p.y.length;
@@ -1137,16 +1269,17 @@ RESILIN_HD void tiled_train_backward_block(Exec const& ex, train_args<T, Cost, S
   tile_r<T> r{{}, nullptr, training_edges(L, j.slot, tp, false), tp.i0, tp.j0};
   if (L.whole) {
     r.grid = diag_store<T>::grid(j.slot + L.cells_offset(), n, m);
+    if (distances) tile_distances(ex, j.p, tp, distances);
   } else {  // the tile's cells again, from the stored borders (same bits as the forward)
     T* const scratch = j.slot + L.cells_offset() + k * tile_size * tile_size;
-    tile_sweep(ex, j.p, tp, r.e, ring, tile_cells<T>{{}, scratch});
+    tile_sweep(ex, j.p, tp, r.e, ring, tile_cells<T>{{}, scratch}, distances);
     r.local = scratch;
   }
   g_ring<T> const g{ring, tile_size};
   tile_g_edges<T> const ge = training_g_edges(L, j.slot, tp, d);
   constexpr int st = grad_stencil<Cost>::value;
   for (index_t s = tp.last_step(); s >= 0; --s) {
-    ex.for_each(tile_backward_step<T, Cost, Smooth>{&j.p, tp, s, r, g, ge, j.seed, &j.o});
+    ex.for_each(tile_backward_step<T, Cost, Smooth>{&j.p, tp, s, r, g, ge, distances, j.seed, &j.o});
     ex.sync();
     if constexpr (st > 1) {
       if (j.o.gx.data) {
