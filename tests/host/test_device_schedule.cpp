@@ -249,6 +249,19 @@ static_assert(r::differentiable_cost_model<difference_cost, double>);
 static_assert(r::grad_stencil<difference_cost>::value == 2);
 static_assert(r::grad_stencil<r::dtw_cost<>>::value == 1);
 
+/// A user's point distance, 2 |a - b|^2: value and partial only (no term(): the tiles compute
+/// each cell's distance by value()).
+struct weighted_distance {
+  template <class T>
+  RESILIN_HD static T value(T const* a, T const* b, r::index_t channels) noexcept {
+    T s = T(0);
+    for (r::index_t c = 0; c < channels; ++c) s += T(2) * (a[c] - b[c]) * (a[c] - b[c]);
+    return s;
+  }
+  template <class T>
+  RESILIN_HD static T partial(T a, T b) noexcept { return T(4) * (a - b); }
+};
+
 std::vector<r::band_spec> bands() {
   return {r::band_spec::none(), r::band_spec::radius(0), r::band_spec::radius(2),
           r::band_spec::radius(5), r::band_spec::window(0.1), r::band_spec::window(0.3)};
@@ -781,6 +794,7 @@ TEST_CASE("device schedule: distance tiles give the bits of the per-cell distanc
   STATIC_REQUIRE(dd::uses_distance_tiles<r::dtw_cost<>>(16));
   STATIC_REQUIRE_FALSE(dd::uses_distance_tiles<r::dtw_cost<>>(15));
   STATIC_REQUIRE_FALSE(dd::uses_distance_tiles<r::soft_msm_cost<double>>(64));
+  STATIC_REQUIRE_FALSE(dd::uses_distance_tiles<r::dtw_cost<weighted_distance>>(64));  // a user's
   // 16 and 21 channels (two and three staged chunks), every distance, ragged 3 x 3 tiles;
   // values (paired, pairwise: the transposed orientation too) and training, whole and
   // recomputed, against one block per pair with the per-cell distance
@@ -812,5 +826,7 @@ TEST_CASE("device schedule: distance tiles give the bits of the per-cell distanc
     check(r::measures::soft_dtw<double>(0.3, r::band_spec::window(0.4)), "soft-dtw");
     check(r::measure<r::dtw_cost<r::l1_distance>, r::soft_min<double>>{{}, {0.5}, {}, false}, "soft-dtw L1");
     check(r::measure<r::dtw_cost<r::half_squared_euclidean>, r::hard_min>{}, "dtw half-squared");
+    check(r::measure<r::dtw_cost<weighted_distance>, r::soft_min<double>>{{}, {0.5}, {}, false},
+          "a user's distance (per cell)");
   }
 }

@@ -2,6 +2,7 @@
 // dtw_cost<Distance>: every move into (i, j) costs delta(x_i, y_j), a point-wise distance over
 // the channels. Squared Euclidean by default (Cuturi & Blondel; tslearn; the UCR archive),
 // also L1 and half-squared (Blondel, Mensch & Vert's divergence code).
+#include <concepts>
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/config.hpp>
 #include <resilin/core/math.hpp>
@@ -66,6 +67,13 @@ concept point_distance = requires(float const* a, double const* b, index_t c) {
   { D::value(b, b, c) } -> std::same_as<double>;
   { D::partial(1.0, 2.0) } -> std::same_as<double>;
 };
+
+/// The library's own point distances: the value of each is the in-order sum over the channels
+/// of term(a_c - b_c), which the host's vectorised engine and the GPU's distance tiles compute
+/// themselves (a user's distance goes through value() and partial() only).
+template <class D>
+concept vector_distance = std::same_as<D, squared_euclidean> ||
+                          std::same_as<D, half_squared_euclidean> || std::same_as<D, l1_distance>;
 
 /// The DTW cost model: the three moves into (i, j) all cost delta(x_i, y_j).
 template <point_distance Distance = squared_euclidean>

@@ -653,6 +653,19 @@ struct tile_grid {
   }
 };
 
+/// The launches of a tiled call: tile diagonals, and CTAs per job and launch (the most tiles of
+/// one diagonal), over its grids: (n, m) of either orientation for n <= nmax, m <= mmax, and
+/// (n, n) and (m, m) with the divergence.
+struct tile_launches {
+  index_t diagonals = 0, per_diagonal = 0;
+  static RESILIN_HD constexpr tile_launches of(index_t nmax, index_t mmax, bool divergence) noexcept {
+    index_t const tn = tile_grid::of(nmax, 1).rows, tm = tile_grid::of(mmax, 1).rows;
+    index_t const big = tn > tm ? tn : tm, small = tn < tm ? tn : tm;
+    if (divergence) return {2 * big - 1, big};
+    return {tn + tm - 1, small};
+  }
+};
+
 /// Where tile k of tile diagonal D lies in an (n, m) grid: tile (a, b), first cell (i0, j0),
 /// h x w cells; valid is false when the diagonal has fewer tiles.
 struct tile_place {
@@ -672,6 +685,13 @@ struct tile_place {
     return t;
   }
   RESILIN_HD constexpr index_t last_step() const noexcept { return h + w - 2; }
+  /// R(i0 - 1, j0 - 1) from the row above the tile (by global column): 0 at the virtual
+  /// origin, +inf outside the grid.
+  template <class T>
+  RESILIN_HD T corner(T const* row_above) const noexcept {
+    if (a == 0 && b == 0) return T(0);
+    return a > 0 && b > 0 ? row_above[j0 - 1] : math::infinity<T>();
+  }
   /// The tile's local rows on its cell diagonal s: [lo, hi].
   RESILIN_HD constexpr diag_span rows(index_t s) const noexcept {
     return {s - (w - 1) > 0 ? s - (w - 1) : 0, s < h - 1 ? s : h - 1};
@@ -679,22 +699,23 @@ struct tile_place {
 };
 
 // --- distance tiles: large d --------------------------------------------------------------------
-// For cost models whose three moves all cost one point distance delta(x_i, y_j) (dtw_cost, also
-// transposed), a tile computes its distances first, as a small matrix product in shared memory:
-// x and y rows staged a chunk of channels at a time, each thread a register block of 8 x 4
-// distances, so a staged value feeds 4 or 8 multiply-adds instead of one; the sweeps then read
-// one value per cell. Each distance adds the channels in order as Distance::value does, so every
-// cell keeps its bits. Used from distance_tile_min_channels channels on (below, the per-cell
-// distance is cheap).
+// For cost models whose three moves all cost one of the library's point distances delta(x_i,
+// y_j) (dtw_cost of a vector_distance, also transposed), a tile computes its distances first,
+// as a small matrix product in shared memory: x and y staged a chunk of channels at a time
+// (channel-major), each thread 8 rows x 4 columns of distances (the columns 32 apart, so a warp
+// reads x by broadcast and y and the tile without bank conflicts), a staged value feeding 4 or
+// 8 multiply-adds instead of one; the sweeps then read one value per cell. Each distance adds
+// the channels in order as Distance::value does, so every cell keeps its bits. Used from
+// distance_tile_min_channels channels on (below, the per-cell distance is cheap).
 
 template <class Cost>
 struct tile_distance : std::false_type {};
-template <class D>
+template <vector_distance D>
 struct tile_distance<dtw_cost<D>> : std::true_type {
   using distance = D;
   static constexpr bool swapped = false;  // delta(x_i, y_j)
 };
-template <class D>
+template <vector_distance D>
 struct tile_distance<transposed_cost<dtw_cost<D>>> : std::true_type {
   using distance = D;
   static constexpr bool swapped = true;   // delta(y_j, x_i): the rows are the columns' series
@@ -702,7 +723,7 @@ struct tile_distance<transposed_cost<dtw_cost<D>>> : std::true_type {
 
 inline constexpr index_t distance_tile_min_channels = 16;
 inline constexpr index_t distance_chunk = 8;                     // channels staged per pass
-inline constexpr index_t distance_block_rows = 8, distance_block_cols = 4;
+inline constexpr index_t distance_block_rows = 8, distance_block_cols = 4;  // 4 x 32 = tile_size
 
 /// Shared-memory values of a distance tile: the distances, then the two staged chunks.
 constexpr index_t distance_tile_values() noexcept {
@@ -715,8 +736,8 @@ constexpr bool uses_distance_tiles(index_t channels) noexcept {
   return tile_distance<Cost>::value && channels >= distance_tile_min_channels;
 }
 
-/// Stages channels [c0, c0 + cc) of rows [first, first + count) of s into out (tile_size rows
-/// of distance_chunk values; rows past count and channels past cc are zero).
+/// Stages channels [c0, c0 + cc) of rows [first, first + count) of s into out, channel-major
+/// (distance_chunk channels of tile_size rows; rows past count and channels past cc are zero).
 template <class T>
 struct stage_chunk {
   series_view<T const> s;
@@ -724,7 +745,7 @@ struct stage_chunk {
   T* out;
   RESILIN_HD void operator()(int thread, int threads) const noexcept {
     for (index_t v = thread; v < tile_size * distance_chunk; v += threads) {
-      index_t const r = v / distance_chunk, c = v - r * distance_chunk;
+      index_t const c = v / tile_size, r = v - c * tile_size;
       out[v] = r < count && c < cc ? s(first + r, c0 + c) : T(0);
     }
   }
@@ -740,17 +761,20 @@ struct accumulate_distances {
   bool first;
   RESILIN_HD void operator()(int thread, int threads) const noexcept {
     using D = typename tile_distance<Cost>::distance;
-    constexpr index_t BR = distance_block_rows, BC = distance_block_cols;
-    index_t const brows = (h + BR - 1) / BR, blocks = brows * ((w + BC - 1) / BC);
+    constexpr index_t BR = distance_block_rows, BC = distance_block_cols, lanes = tile_size / BC;
+    // block blk: rows r0 .. r0 + BR - 1, columns lane + lanes q (q < BC); consecutive threads
+    // take consecutive lanes (columns) of one row block. Columns past w compute unused zeros.
+    index_t const blocks = (h + BR - 1) / BR * lanes;
     for (index_t blk = thread; blk < blocks; blk += threads) {
-      index_t const r0 = (blk % brows) * BR, q0 = (blk / brows) * BC;
+      index_t const r0 = blk / lanes * BR, lane = blk % lanes;
       T acc[BR][BC];
       for (index_t r = 0; r < BR; ++r)
-        for (index_t q = 0; q < BC; ++q) acc[r][q] = first ? T(0) : dist[(r0 + r) * tile_size + q0 + q];
+        for (index_t q = 0; q < BC; ++q)
+          acc[r][q] = first ? T(0) : dist[(r0 + r) * tile_size + lane + lanes * q];
       for (index_t c = 0; c < cc; ++c) {
         T xv[BR], yv[BC];
-        for (index_t r = 0; r < BR; ++r) xv[r] = xs[(r0 + r) * distance_chunk + c];
-        for (index_t q = 0; q < BC; ++q) yv[q] = ys[(q0 + q) * distance_chunk + c];
+        for (index_t r = 0; r < BR; ++r) xv[r] = xs[c * tile_size + r0 + r];
+        for (index_t q = 0; q < BC; ++q) yv[q] = ys[c * tile_size + lane + lanes * q];
         for (index_t r = 0; r < BR; ++r)
           for (index_t q = 0; q < BC; ++q) {
             if constexpr (tile_distance<Cost>::swapped) acc[r][q] += D::term(yv[q] - xv[r]);
@@ -758,7 +782,7 @@ struct accumulate_distances {
           }
       }
       for (index_t r = 0; r < BR; ++r)
-        for (index_t q = 0; q < BC; ++q) dist[(r0 + r) * tile_size + q0 + q] = acc[r][q];
+        for (index_t q = 0; q < BC; ++q) dist[(r0 + r) * tile_size + lane + lanes * q] = acc[r][q];
     }
   }
 };
@@ -883,7 +907,7 @@ RESILIN_HD T tile_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p
   if (!tp.valid) return inf;
   tile_edges<T> const e{tp.a > 0 ? bd.rows(d - 1) + tp.j0 : nullptr,
                         tp.b > 0 ? bd.cols(d - 1) + tp.i0 : nullptr,
-                        tp.a == 0 && tp.b == 0 ? T(0) : (tp.a > 0 && tp.b > 0 ? bd.rows(d - 2)[tp.j0 - 1] : inf),
+                        tp.corner(static_cast<T const*>(d >= 2 ? bd.rows(d - 2) : nullptr)),
                         bd.rows(d) + tp.j0, bd.cols(d) + tp.i0};
   T const last = tile_sweep(ex, p, tp, e, ring, {}, distances);
   return tp.i0 + tp.h == n && tp.j0 + tp.w == m ? last : inf;
@@ -1086,11 +1110,10 @@ struct tiled_job_layout {
 template <class T>
 RESILIN_HD tile_edges<T> training_edges(tiled_job_layout const& L, T* slot, tile_place const& tp,
                                         bool store_out) noexcept {
-  T const inf = math::infinity<T>();
   tile_edges<T> e;
   e.top = tp.a > 0 ? L.r_row(slot, tp.a - 1) + tp.j0 : nullptr;
   e.left = tp.b > 0 ? L.r_col(slot, tp.b - 1) + tp.i0 : nullptr;
-  e.corner = tp.a == 0 && tp.b == 0 ? T(0) : (tp.a > 0 && tp.b > 0 ? L.r_row(slot, tp.a - 1)[tp.j0 - 1] : inf);
+  e.corner = tp.corner(static_cast<T const*>(tp.a > 0 ? L.r_row(slot, tp.a - 1) : nullptr));
   if (store_out) {
     e.bottom = L.r_row(slot, tp.a) + tp.j0;
     e.right = L.r_col(slot, tp.b) + tp.i0;
@@ -1201,8 +1224,8 @@ struct tile_backward_step {
   }
 };
 
-/// The gradient of the in-band cells li = phase (mod grad_stencil) of a tile's local diagonal
-/// s (stencil > 1; tile_size is a multiple of every stencil, so local and global phases agree).
+/// The gradient of the in-band cells i = phase (mod grad_stencil) of a tile's local diagonal s
+/// (stencil > 1; the phase is the global row's, as in gradient_phase).
 template <class T, class Cost, class Smooth>
 struct tile_gradient_phase {
   grid_problem<T, Cost, Smooth> const* p;
@@ -1274,10 +1297,14 @@ RESILIN_HD void tiled_train_backward_block(Exec const& ex, train_args<T, Cost, S
     T* const scratch = j.slot + L.cells_offset() + k * tile_size * tile_size;
     tile_sweep(ex, j.p, tp, r.e, ring, tile_cells<T>{{}, scratch}, distances);
     r.local = scratch;
+    ex.sync();  // every thread has read the sweep's last cell before the ring holds G
   }
   g_ring<T> const g{ring, tile_size};
   tile_g_edges<T> const ge = training_g_edges(L, j.slot, tp, d);
   constexpr int st = grad_stencil<Cost>::value;
+  // the two launches per diagonal keep concurrent tiles' rows apart only if a cell's gradient
+  // reaches back less than a tile
+  static_assert(st <= tile_size, "grad_stencil wider than a tile");
   for (index_t s = tp.last_step(); s >= 0; --s) {
     ex.for_each(tile_backward_step<T, Cost, Smooth>{&j.p, tp, s, r, g, ge, distances, j.seed, &j.o});
     ex.sync();
@@ -1427,9 +1454,9 @@ struct value_plan {
       q.ring_bytes = static_cast<std::size_t>(3 * tile_size) * value_size;
       q.shared_ring = true;
       q.tile_stride = longest;
-      tile_grid const tg = tile_grid::of(longest, longest);
-      q.tile_diagonals = tg.diagonals();
-      q.tiles_per_diagonal = tg.rows;
+      tile_launches const tl = tile_launches::of(nmax, mmax, divergence);
+      q.tile_diagonals = tl.diagonals;
+      q.tiles_per_diagonal = tl.per_diagonal;
     }
     q.shuffle = !q.tiled && q.mapping.warps && q.stride <= shuffle_rows;
     if (q.shuffle) {  // registers only
@@ -1527,9 +1554,9 @@ struct train_plan {
       q.slot_size[0] = tiled_job_layout{nmax, mmax, !checkpointed}.values();
       q.slot_size[1] = divergence ? tiled_job_layout{nmax, nmax, !checkpointed}.values() : 0;
       q.slot_size[2] = divergence ? tiled_job_layout{mmax, mmax, !checkpointed}.values() : 0;
-      tile_grid const tg = tile_grid::of(longest, longest);
-      q.tile_diagonals = tg.diagonals();
-      q.tiles_per_diagonal = tg.rows;
+      tile_launches const tl = tile_launches::of(nmax, mmax, divergence);
+      q.tile_diagonals = tl.diagonals;
+      q.tiles_per_diagonal = tl.per_diagonal;
     } else if (checkpointed) {
       q.checkpoint = checkpoint_interval(2 * longest - 1);
       q.slot_size[0] = checkpoint_slots(nmax + mmax - 1, q.checkpoint) * q.stride;

@@ -296,9 +296,6 @@ RESILIN_UNROLL(4)
 
 template <class T, class Cost>
 struct lane_cost_for { using type = generic_lane_cost<T, Cost>; };
-template <class D>
-concept vector_distance = std::same_as<D, squared_euclidean> ||
-                          std::same_as<D, half_squared_euclidean> || std::same_as<D, l1_distance>;
 template <class T, vector_distance Distance>
 struct lane_cost_for<T, dtw_cost<Distance>> { using type = dtw_lane_cost<T, Distance>; };
 template <class T, vector_distance Distance>
