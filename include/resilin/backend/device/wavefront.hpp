@@ -757,13 +757,13 @@ struct accumulate_distances {
   T const* xs;
   T const* ys;
   T* dist;
-  index_t h, w, cc;
+  index_t h, cc;  // rows of the tile (every column is computed: those past its width are unused)
   bool first;
   RESILIN_HD void operator()(int thread, int threads) const noexcept {
     using D = typename tile_distance<Cost>::distance;
     constexpr index_t BR = distance_block_rows, BC = distance_block_cols, lanes = tile_size / BC;
     // block blk: rows r0 .. r0 + BR - 1, columns lane + lanes q (q < BC); consecutive threads
-    // take consecutive lanes (columns) of one row block. Columns past w compute unused zeros.
+    // take consecutive lanes (columns) of one row block
     index_t const blocks = (h + BR - 1) / BR * lanes;
     for (index_t blk = thread; blk < blocks; blk += threads) {
       index_t const r0 = blk / lanes * BR, lane = blk % lanes;
@@ -801,7 +801,7 @@ RESILIN_HD void tile_distances(Exec const& ex, grid_problem<T, Cost, Smooth> con
       ex.for_each(stage_chunk<T>{p.x, tp.i0, tp.h, c0, cc, xs});
       ex.for_each(stage_chunk<T>{p.y, tp.j0, tp.w, c0, cc, ys});
       ex.sync();
-      ex.for_each(accumulate_distances<T, Cost>{xs, ys, buf, tp.h, tp.w, cc, c0 == 0});
+      ex.for_each(accumulate_distances<T, Cost>{xs, ys, buf, tp.h, cc, c0 == 0});
       ex.sync();
     }
   } else {
