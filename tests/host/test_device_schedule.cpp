@@ -736,6 +736,17 @@ TEST_CASE("device schedule: tiled training gives the bits of one block per pair"
   CHECK(big.tiles_per_diagonal == 256);
   CHECK(big.slot_size[0] == 2 * 256 * 32768 + 6 * 65536 + 256 * 128 * 128);
   CHECK(big.bytes < std::size_t(400) << 20);
+  // launches from the call's grids: 8192 x 600 is 64 x 5 tiles (68 diagonals of at most 5
+  // tiles); with the divergence the (8192, 8192) self term sets them (127 of at most 64)
+  auto const narrow = dd::train_plan::make(2, 8192, 600, 4, false, false, 4, 0, S::tiled);
+  CHECK(narrow.tile_diagonals == 68);
+  CHECK(narrow.tiles_per_diagonal == 5);
+  auto const narrow_div = dd::train_plan::make(2, 8192, 600, 4, true, false, 4, 0, S::tiled);
+  CHECK(narrow_div.tile_diagonals == 127);
+  CHECK(narrow_div.tiles_per_diagonal == 64);
+  auto const values = dd::value_plan::make(dd::job_layout::pairwise, 2, 3, 600, 8192, false, 4, 0, S::tiled);
+  CHECK(values.tile_diagonals == 68);
+  CHECK(values.tiles_per_diagonal == 5);
   auto const whole = dd::train_plan::make(2, 1024, 1024, 64, false, false, 4, 0, S::tiled, St::whole_grid);
   CHECK(whole.checkpoint == 0);
   CHECK(whole.slot_size[0] == 1024 * 1024 + 2 * 8 * 1024 + 6 * 2048);  // 1.04 values per cell
