@@ -22,6 +22,26 @@ RESILIN_HD RESILIN_INLINE step3<V> cell_weights(Smooth const& smooth, step3<V> c
   return smooth.weights(step3<V>{r_diag + cost.diag, r_up + cost.up, r_left + cost.left});
 }
 
+template <class V>
+struct value_and_weights {
+  V value;
+  step3<V> weights;
+};
+
+/// cell_value and cell_weights of the same candidates at once (one evaluation of the shared
+/// exponentials where the smoothing offers combine_and_weights); the same bits as the two.
+template <class V, class Smooth>
+RESILIN_HD RESILIN_INLINE value_and_weights<V> cell_value_and_weights(Smooth const& smooth,
+                                                                     step3<V> const& cost, V r_diag,
+                                                                     V r_up, V r_left) noexcept {
+  step3<V> const v{r_diag + cost.diag, r_up + cost.up, r_left + cost.left};
+  if constexpr (requires { smooth.combine_and_weights(v); }) {
+    return smooth.combine_and_weights(v);
+  } else {
+    return {smooth.combine(v), smooth.weights(v)};
+  }
+}
+
 /// The same problem seen with x and y swapped: rows become columns and the vertical and
 /// horizontal moves trade places. Value-only traversals use it to keep their rolling buffer
 /// along the shorter series (O(min(n, m)) memory).

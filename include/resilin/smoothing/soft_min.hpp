@@ -11,6 +11,7 @@
 #include <resilin/core/config.hpp>
 #include <resilin/core/error.hpp>
 #include <resilin/core/math.hpp>
+#include <resilin/core/recursion.hpp>
 
 namespace resilin {
 
@@ -25,10 +26,50 @@ struct soft_min {
 
   template <class V>
   RESILIN_HD RESILIN_INLINE V combine(step3<V> v) const noexcept {
+    ranked<V> const k = rank(v);
+    return k.value(gamma);
+  }
+
+  template <class V>
+  RESILIN_HD RESILIN_INLINE step3<V> weights(step3<V> v) const noexcept {
+    return rank(v).weights(v);
+  }
+
+  /// combine and weights of the same candidates from one pair of exponentials.
+  template <class V>
+  RESILIN_HD RESILIN_INLINE value_and_weights<V> combine_and_weights(step3<V> v) const noexcept {
+    ranked<V> const k = rank(v);
+    return {k.value(gamma), k.weights(v)};
+  }
+
+ private:
+  // exp((lo - v)/gamma) depends only on the value of v, so ranking the three candidates and
+  // giving each the exponential of its rank (1 for the minimum) is exact, ties included, and
+  // costs two exponentials instead of three.
+  template <class V>
+  struct ranked {
+    V lo, mid, base, e_mid, e_hi, inf;
+    decltype(lo == inf) unreachable;
+
+    RESILIN_HD RESILIN_INLINE V value(T g) const noexcept {
+      using math::log;
+      using math::select;
+      V const s = V(T(1)) + (e_mid + e_hi);
+      return select(unreachable, inf, base - log(s) * g);
+    }
+    RESILIN_HD RESILIN_INLINE step3<V> weights(step3<V> const& v) const noexcept {
+      using math::select;
+      V const r = select(unreachable, V(T(0)), V(T(1)) / (V(T(1)) + (e_mid + e_hi)));
+      auto const of = [&](V x) { return select(x == lo, r, select(x == mid, e_mid * r, e_hi * r)); };
+      return {of(v.diag), of(v.up), of(v.left)};
+    }
+  };
+
+  template <class V>
+  RESILIN_HD RESILIN_INLINE ranked<V> rank(step3<V> const& v) const noexcept {
+    using math::exp;
     using math::max;
     using math::min;
-    using math::exp;
-    using math::log;
     using math::select;
     V const lo = min(v.diag, min(v.up, v.left));
     V const hi = max(v.diag, max(v.up, v.left));
@@ -37,31 +78,7 @@ struct soft_min {
     auto const unreachable = lo == inf;
     V const base = select(unreachable, V(T(0)), lo);  // keeps inf - inf out of the exponents
     T const inv = math::inverse_temperature(gamma);  // finite even for subnormal gamma
-    V const s = V(T(1)) + (exp((base - mid) * inv) + exp((base - hi) * inv));
-    return select(unreachable, inf, base - log(s) * gamma);
-  }
-
-  template <class V>
-  RESILIN_HD RESILIN_INLINE step3<V> weights(step3<V> v) const noexcept {
-    using math::exp;
-    using math::max;
-    using math::min;
-    using math::select;
-    // exp((lo - v)/gamma) depends only on the value of v, so ranking the three candidates and
-    // giving each the exponential of its rank (1 for the minimum) is exact, ties included, and
-    // costs two exponentials instead of three.
-    V const lo = min(v.diag, min(v.up, v.left));
-    V const hi = max(v.diag, max(v.up, v.left));
-    V const mid = max(min(v.diag, v.up), min(max(v.diag, v.up), v.left));
-    V const inf(math::infinity<T>());
-    auto const unreachable = lo == inf;
-    V const base = select(unreachable, V(T(0)), lo);
-    T const inv = math::inverse_temperature(gamma);  // finite even for subnormal gamma
-    V const e_mid = exp((base - mid) * inv);
-    V const e_hi = exp((base - hi) * inv);
-    V const r = select(unreachable, V(T(0)), V(T(1)) / (V(T(1)) + (e_mid + e_hi)));
-    auto const rank = [&](V x) { return select(x == lo, r, select(x == mid, e_mid * r, e_hi * r)); };
-    return {rank(v.diag), rank(v.up), rank(v.left)};
+    return {lo, mid, base, exp((base - mid) * inv), exp((base - hi) * inv), inf, unreachable};
   }
 };
 

@@ -76,6 +76,23 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     return {sd, su, sl};
   }
 
+  /// Packs of vector q's partials (save_partials / load_partials: through a stored table).
+  static index_t partial_packs(index_t channels) noexcept { return 6 * channels; }
+  RESILIN_INLINE void save_partials(int q, V* out) const noexcept {
+    index_t const d = this->x.channels;
+    for (index_t ch = 0; ch < 2 * d; ++ch) {
+      transition_partials<V> const& t = partials[static_cast<std::size_t>(2 * q * d + ch)];
+      out[3 * ch] = t.v;
+      out[3 * ch + 1] = t.p;
+      out[3 * ch + 2] = t.o;
+    }
+  }
+  RESILIN_INLINE void load_partials(int q, V const* in) noexcept {
+    index_t const d = this->x.channels;
+    for (index_t ch = 0; ch < 2 * d; ++ch)
+      partials[static_cast<std::size_t>(2 * q * d + ch)] = {in[3 * ch], in[3 * ch + 1], in[3 * ch + 2]};
+  }
+
   /// Adds the gradient of vector q's cells, whose costs_and_partials() came last for q.
   RESILIN_INLINE void accumulate_cached(int q, index_t t, typename V::mask, step3<V> const& g) {
     index_t const d = this->x.channels, p = this->ypos(q, t);

@@ -28,19 +28,37 @@ struct pair_problem {
   band_geometry band;
 };
 
-/// R in the strip-skewed layout: strip s holds steps [t0, t1], K packs per step.
+/// R in the strip-skewed layout: strip s holds steps [t0, t1], K packs per step. Optionally,
+/// beside R, what the backward of each cell needs (its move weights and the lane cost's
+/// partials: `side` packs per vector), so that the backward evaluates no transcendental.
 template <class T>
 struct strip_table {
   using V = simd::pack<T>;
   static constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
   std::vector<V> cells;
   std::vector<index_t> offset, t0, t1;
+  std::vector<V> backward_data;  // per step and vector: 3 weights, then the lane's partials
+  index_t side = 0;              // packs per vector in backward_data (0: none kept)
 
-  void reset(index_t strips) {
+  void reset(index_t strips, index_t side_packs = 0) {
     cells.clear();
+    backward_data.clear();
+    side = side_packs;
     offset.assign(static_cast<std::size_t>(strips), 0);
     t0.assign(static_cast<std::size_t>(strips), 0);
     t1.assign(static_cast<std::size_t>(strips), -1);
+  }
+  /// Vector q's backward data at step t of strip s (the step is stored). The steps of a strip
+  /// are stored last first, so that the backward reads ascending addresses.
+  V* backward_at(index_t s, index_t t, int q) noexcept {
+    return backward_data.data() + backward_index(s, t, q);
+  }
+  V const* backward_at(index_t s, index_t t, int q) const noexcept {
+    return backward_data.data() + backward_index(s, t, q);
+  }
+  std::size_t backward_index(index_t s, index_t t, int q) const noexcept {
+    auto const su = static_cast<std::size_t>(s);
+    return static_cast<std::size_t>(((offset[su] / K + (t1[su] - t)) * K + q) * side);
   }
   /// R(i, j); +inf outside the stored steps (out of band); R(-1, -1) = 0.
   T at(index_t i, index_t j) const noexcept {
@@ -59,9 +77,30 @@ struct strip_table {
   }
 };
 
-/// Forward sweep. Returns R(n-1, m-1). With a table, stores every step for the backward.
+/// Whether a lane cost computes a cell's costs and its gradient partials in one evaluation
+/// (costs_and_partials, then accumulate_cached for the same cell; save_partials and
+/// load_partials move them through a stored table).
+template <class Lanes>
+inline constexpr bool caches_partials = requires { requires Lanes::caches_partials; };
+
+/// Steps of every strip of an n-row problem (the table's size is K packs per step).
+template <class T>
+index_t strip_steps(band_geometry const& band, index_t n) {
+  constexpr int H = strip_vectors<T> * simd::lanes<T>;
+  index_t total = 0;
+  for (index_t i0 = 0; i0 < n; i0 += H) {
+    strip_geometry<T> const geo(band, n, i0);
+    total += geo.t1 - geo.t0 + 1;
+  }
+  return total;
+}
+
+/// Forward sweep. Returns R(n-1, m-1). With a table, stores every step for the backward; with
+/// side_packs > 0 (lanes that cache partials: 3 + Lanes::partial_packs(channels)), also every
+/// cell's move weights and partials, which the backward then reads instead of evaluating them.
 template <class T, class P, class Lanes>
-T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* table) {
+T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* table,
+          index_t side_packs = 0) {
   using V = simd::pack<T>;
   constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
   index_t const n = p.x.length, m = p.y.length;
@@ -69,7 +108,10 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
   rowbuf.assign(static_cast<std::size_t>(m + H + 1), inf);  // rowbuf[j + 1] = R(i0 - 1, j)
   rowbuf[0] = T(0);                                          // the virtual origin R(-1, -1)
   index_t const strips = (n + H - 1) / H;
-  if (table) table->reset(strips);
+  bool const side = table && side_packs > 0;
+  if (table) table->reset(strips, side ? side_packs : 0);
+  if (side)
+    table->backward_data.reserve(static_cast<std::size_t>(strip_steps<T>(p.band, n) * K * side_packs));
   lanes.begin_pair(p.cost, p.x, p.y);
   V last[K];
   for (index_t s = 0; s < strips; ++s) {
@@ -83,6 +125,8 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
       table->t1[su] = geo.t1;
       table->cells.resize(table->cells.size() + static_cast<std::size_t>((geo.t1 - geo.t0 + 1) * K));
       out = table->cells.data() + table->offset[su];
+      if (side)
+        table->backward_data.resize(table->cells.size() * static_cast<std::size_t>(side_packs));
     }
     V cur[K], prev[K];
     for (int q = 0; q < K; ++q) cur[q] = prev[q] = V(inf);
@@ -92,12 +136,32 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
       // the costs of all K vectors first: they do not depend on R, so the K recursion chains
       // that follow sit next to each other in the instruction stream and overlap
       step3<V> c[K];
-      for (int q = 0; q < K; ++q) c[q] = lanes.costs(q, t, geo.inside(q, tv));
+      if constexpr (caches_partials<Lanes>) {
+        if (side) {
+          for (int q = 0; q < K; ++q) c[q] = lanes.costs_and_partials(q, t, geo.inside(q, tv));
+        } else {
+          for (int q = 0; q < K; ++q) c[q] = lanes.costs(q, t, geo.inside(q, tv));
+        }
+      } else {
+        for (int q = 0; q < K; ++q) c[q] = lanes.costs(q, t, geo.inside(q, tv));
+      }
       for (int q = 0; q < K; ++q) {
         V const above1 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t + 1)]) : cur[q - 1];
         V const above2 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t)]) : prev[q - 1];
         V const up = simd::shift_in_front(cur[q], above1);
         V const diag = simd::shift_in_front(prev[q], above2);
+        if constexpr (caches_partials<Lanes>) {
+          if (side) {  // the backward's weights from the same candidates, and the partials
+            V* const b = table->backward_at(s, t, q);
+            value_and_weights<V> const vw = cell_value_and_weights(p.smooth, c[q], diag, up, cur[q]);
+            next[q] = simd::select(geo.inside(q, tv), vw.value, V(inf));
+            b[0] = vw.weights.diag;
+            b[1] = vw.weights.up;
+            b[2] = vw.weights.left;
+            lanes.save_partials(q, b + 3);
+            continue;
+          }
+        }
         next[q] = simd::select(geo.inside(q, tv), cell_value(p.smooth, c[q], diag, up, cur[q]), V(inf));
       }
       for (int q = 0; q < K; ++q) {
@@ -116,11 +180,6 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
   int const o = static_cast<int>((n - 1) % H);
   return last[o / W][o % W];
 }
-
-/// Whether a lane cost computes a cell's costs and its gradient partials in one evaluation
-/// (costs_and_partials, then accumulate_cached for the same cell).
-template <class Lanes>
-inline constexpr bool caches_partials = requires { requires Lanes::caches_partials; };
 
 /// Backward sweep over a stored table. With A = seed * dR(n-1,m-1)/dR(i,j) and G = A * weights
 /// (the expected use of each move into (i, j)), calls lanes.accumulate(q, t, in, G) (or
@@ -141,6 +200,7 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
   index_t const strips = (n + H - 1) / H;
   lanes.begin_pair(p.cost, p.x, p.y, gx, gy);
   V const inf_v(inf), zero(T(0));
+  bool const stored = caches_partials<Lanes> && table.side > 0;  // weights and partials kept
   for (index_t s = strips - 1; s >= 0; --s) {
     index_t const i0 = s * H;
     strip_geometry<T> const geo(p.band, n, i0);
@@ -151,29 +211,39 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
     for (int q = 0; q < K; ++q) gu1[q] = gl1[q] = gd1[q] = gd2[q] = zero;
     for (index_t t = geo.t1; t >= geo.t0; --t) {
       V const tv(static_cast<T>(t));
-      V const* r1 = table.step(s, t - 1);
-      V const* r2 = table.step(s, t - 2);
-      V const above1(table.at(i0 - 1, t)), above2(table.at(i0 - 1, t - 1));
+      V const* const r1 = stored ? nullptr : table.step(s, t - 1);
+      V const* const r2 = stored ? nullptr : table.step(s, t - 2);
+      V const above1(stored ? T(0) : table.at(i0 - 1, t)), above2(stored ? T(0) : table.at(i0 - 1, t - 1));
       step3<V> c[K];  // the costs of all K vectors first, as in the forward
-      for (int q = 0; q < K; ++q) {
-        auto const in = geo.inside(q, tv);
-        if constexpr (caches_partials<Lanes>) {  // one evaluation of the costs for both uses
-          c[q] = gx.data ? lanes.costs_and_partials(q, t, in) : lanes.costs(q, t, in);
-        } else {
-          c[q] = lanes.costs(q, t, in);
+      if (!stored)
+        for (int q = 0; q < K; ++q) {
+          auto const in = geo.inside(q, tv);
+          if constexpr (caches_partials<Lanes>) {  // one evaluation of the costs for both uses
+            c[q] = gx.data ? lanes.costs_and_partials(q, t, in) : lanes.costs(q, t, in);
+          } else {
+            c[q] = lanes.costs(q, t, in);
+          }
         }
-      }
       step3<V> g[K];
       for (int q = 0; q < K; ++q) {
         V const below_up = q + 1 < K ? gu1[q + 1] : V(g_up[col(t - H + 1)]);
         V const below_diag = q + 1 < K ? gd2[q + 1] : V(g_diag[col(t - H + 2)]);
         V a = simd::shift_in_back(gu1[q], below_up) + gl1[q] + simd::shift_in_back(gd2[q], below_diag);
         if (t == seed_t && seed_o / W == q) a.set(seed_o % W, a[seed_o % W] + seed);
-        V const left = r1 ? r1[q] : inf_v;
-        V const up = simd::shift_in_front(left, q == 0 ? above1 : (r1 ? r1[q - 1] : inf_v));
-        V const diag = simd::shift_in_front(r2 ? r2[q] : inf_v, q == 0 ? above2 : (r2 ? r2[q - 1] : inf_v));
         auto const in = geo.inside(q, tv);
-        step3<V> const w = cell_weights(p.smooth, c[q], diag, up, left);
+        step3<V> w;
+        if (stored) {
+          if constexpr (caches_partials<Lanes>) {
+            V const* const b = table.backward_at(s, t, q);
+            w = {b[0], b[1], b[2]};
+            if (gx.data) lanes.load_partials(q, b + 3);
+          }
+        } else {
+          V const left = r1 ? r1[q] : inf_v;
+          V const up = simd::shift_in_front(left, q == 0 ? above1 : (r1 ? r1[q - 1] : inf_v));
+          V const diag = simd::shift_in_front(r2 ? r2[q] : inf_v, q == 0 ? above2 : (r2 ? r2[q - 1] : inf_v));
+          w = cell_weights(p.smooth, c[q], diag, up, left);
+        }
         a = simd::select(in, a, zero);
         g[q] = {a * w.diag, a * w.up, a * w.left};
         if (gx.data) {
