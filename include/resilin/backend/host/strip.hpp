@@ -11,6 +11,7 @@
 #include <vector>
 #include <resilin/backend/host/lane_cost.hpp>
 #include <resilin/backend/host/simd.hpp>
+#include <resilin/backend/host/table_buffer.hpp>
 #include <resilin/core/band.hpp>
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/math.hpp>
@@ -35,14 +36,14 @@ template <class T>
 struct strip_table {
   using V = simd::pack<T>;
   static constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
-  std::vector<V> cells;
+  table_buffer<V> cells;  // uninitialised: every step is written before it is read
+  index_t used = 0;       // packs of cells in use
   std::vector<index_t> offset, t0, t1;
-  std::vector<V> backward_data;  // per step and vector: 3 weights, then the lane's partials
+  table_buffer<V> backward_data;  // per step and vector: 3 weights, then the lane's partials
   index_t side = 0;              // packs per vector in backward_data (0: none kept)
 
   void reset(index_t strips, index_t side_packs = 0) {
-    cells.clear();
-    backward_data.clear();
+    used = 0;
     side = side_packs;
     offset.assign(static_cast<std::size_t>(strips), 0);
     t0.assign(static_cast<std::size_t>(strips), 0);
@@ -67,7 +68,7 @@ struct strip_table {
     int const o = static_cast<int>(i % H);
     index_t const t = j + o;
     if (t < t0[s] || t > t1[s]) return math::infinity<T>();
-    return cells[static_cast<std::size_t>(offset[s] + (t - t0[s]) * K + o / W)][o % W];
+    return cells.data()[static_cast<std::size_t>(offset[s] + (t - t0[s]) * K + o / W)][o % W];
   }
   /// The K packs of strip s at step t (nullptr outside the stored steps).
   V const* step(index_t s, index_t t) const noexcept {
@@ -109,9 +110,12 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
   rowbuf[0] = T(0);                                          // the virtual origin R(-1, -1)
   index_t const strips = (n + H - 1) / H;
   bool const side = table && side_packs > 0;
-  if (table) table->reset(strips, side ? side_packs : 0);
-  if (side)
-    table->backward_data.reserve(static_cast<std::size_t>(strip_steps<T>(p.band, n) * K * side_packs));
+  if (table) {
+    table->reset(strips, side ? side_packs : 0);
+    auto const packs = static_cast<std::size_t>(strip_steps<T>(p.band, n) * K);
+    table->cells.reserve(packs);
+    if (side) table->backward_data.reserve(packs * static_cast<std::size_t>(side_packs));
+  }
   lanes.begin_pair(p.cost, p.x, p.y);
   V last[K];
   for (index_t s = 0; s < strips; ++s) {
@@ -120,13 +124,11 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
     V* out = nullptr;
     if (table) {
       auto const su = static_cast<std::size_t>(s);
-      table->offset[su] = static_cast<index_t>(table->cells.size());
+      table->offset[su] = table->used;
       table->t0[su] = geo.t0;
       table->t1[su] = geo.t1;
-      table->cells.resize(table->cells.size() + static_cast<std::size_t>((geo.t1 - geo.t0 + 1) * K));
+      table->used += (geo.t1 - geo.t0 + 1) * K;
       out = table->cells.data() + table->offset[su];
-      if (side)
-        table->backward_data.resize(table->cells.size() * static_cast<std::size_t>(side_packs));
     }
     V cur[K], prev[K];
     for (int q = 0; q < K; ++q) cur[q] = prev[q] = V(inf);
