@@ -26,8 +26,7 @@ struct soft_min {
 
   template <class V>
   RESILIN_HD RESILIN_INLINE V combine(step3<V> v) const noexcept {
-    ranked<V> const k = rank(v);
-    return k.value(gamma);
+    return rank(v).value(gamma);
   }
 
   template <class V>

@@ -14,6 +14,10 @@
 
 namespace resilin::host_detail {
 
+/// Up to this size a training forward keeps its whole table for the backward (its fresh pages
+/// cost less than recomputing, and a batch reuses them); beyond, the backward recomputes.
+inline constexpr std::size_t kept_table_bytes = std::size_t(32) << 20;
+
 template <class T>
 struct workspace {
   std::vector<T> rowbuf, rowbuf_k, g_up, g_diag;
@@ -95,10 +99,9 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
     if constexpr (vector_distance<D> && std::same_as<Cost, dtw_cost<D>>) {
       if (exp_domain_applies<T, D>(x, y, m.smooth.gamma)) {
         dtw_lane_cost<T, D> lanes;
-        // Up to 32 MiB the table is stored whole (its fresh pages cost less than recomputing the
-        // forward, and a batch reuses them); beyond, each strip is recomputed in the backward.
+        // the table whole up to kept_table_bytes; beyond, each strip recomputed in the backward
         auto const packs = static_cast<std::size_t>(exp_table_packs<T>(p.band, x.length));
-        bool const whole = packs * sizeof(simd::pack<T>) <= (std::size_t(32) << 20);
+        bool const whole = packs * sizeof(simd::pack<T>) <= kept_table_bytes;
         T const v = forward_exp_domain(p, lanes, ws.rowbuf, ws.rowbuf_k, true,
                                        whole ? ws.strip_cells.reserve(packs) : nullptr);
         if (v < math::infinity<T>()) {  // else unreachable: the log domain gives zero weights
@@ -114,7 +117,7 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
   if constexpr (caches_partials<lane_cost<T, Cost>>) {
     index_t const per_vector = 3 + lane_cost<T, Cost>::partial_packs(x.channels);
     index_t const packs = per_vector * strip_vectors<T> * strip_steps<T>(p.band, x.length);
-    if (static_cast<std::size_t>(packs) * sizeof(simd::pack<T>) <= (std::size_t(32) << 20)) side = per_vector;
+    if (static_cast<std::size_t>(packs) * sizeof(simd::pack<T>) <= kept_table_bytes) side = per_vector;
   }
   T const v = forward(p, lanes, ws.rowbuf, &ws.table, side);
   backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);

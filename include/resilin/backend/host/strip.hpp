@@ -84,6 +84,17 @@ struct strip_table {
 template <class Lanes>
 inline constexpr bool caches_partials = requires { requires Lanes::caches_partials; };
 
+/// A vector's step costs, with the lane cost's partials cached for the same cells when asked
+/// and the lane cost caches them (costs_and_partials).
+template <class T, class Lanes>
+RESILIN_INLINE step3<simd::pack<T>> lane_costs(Lanes& lanes, int q, index_t t,
+                                               typename simd::pack<T>::mask in, bool partials) {
+  if constexpr (caches_partials<Lanes>) {
+    if (partials) return lanes.costs_and_partials(q, t, in);
+  }
+  return lanes.costs(q, t, in);
+}
+
 /// Steps of every strip of an n-row problem (the table's size is K packs per step).
 template <class T>
 index_t strip_steps(band_geometry const& band, index_t n) {
@@ -138,15 +149,7 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
       // the costs of all K vectors first: they do not depend on R, so the K recursion chains
       // that follow sit next to each other in the instruction stream and overlap
       step3<V> c[K];
-      if constexpr (caches_partials<Lanes>) {
-        if (side) {
-          for (int q = 0; q < K; ++q) c[q] = lanes.costs_and_partials(q, t, geo.inside(q, tv));
-        } else {
-          for (int q = 0; q < K; ++q) c[q] = lanes.costs(q, t, geo.inside(q, tv));
-        }
-      } else {
-        for (int q = 0; q < K; ++q) c[q] = lanes.costs(q, t, geo.inside(q, tv));
-      }
+      for (int q = 0; q < K; ++q) c[q] = lane_costs<T>(lanes, q, t, geo.inside(q, tv), side);
       for (int q = 0; q < K; ++q) {
         V const above1 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t + 1)]) : cur[q - 1];
         V const above2 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t)]) : prev[q - 1];
@@ -217,15 +220,8 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
       V const* const r2 = stored ? nullptr : table.step(s, t - 2);
       V const above1(stored ? T(0) : table.at(i0 - 1, t)), above2(stored ? T(0) : table.at(i0 - 1, t - 1));
       step3<V> c[K];  // the costs of all K vectors first, as in the forward
-      if (!stored)
-        for (int q = 0; q < K; ++q) {
-          auto const in = geo.inside(q, tv);
-          if constexpr (caches_partials<Lanes>) {  // one evaluation of the costs for both uses
-            c[q] = gx.data ? lanes.costs_and_partials(q, t, in) : lanes.costs(q, t, in);
-          } else {
-            c[q] = lanes.costs(q, t, in);
-          }
-        }
+      if (!stored)  // with a gradient, one evaluation of the costs for both uses
+        for (int q = 0; q < K; ++q) c[q] = lane_costs<T>(lanes, q, t, geo.inside(q, tv), gx.data != nullptr);
       step3<V> g[K];
       for (int q = 0; q < K; ++q) {
         V const below_up = q + 1 < K ? gu1[q + 1] : V(g_up[col(t - H + 1)]);
