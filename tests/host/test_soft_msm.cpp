@@ -504,6 +504,33 @@ TEST_CASE("soft-MSM: the spec's closed-form backward on longer series", "[soft_m
       }
 }
 
+TEST_CASE("soft-MSM: far-apart values (every exponential underflows) against the closed form",
+          "[soft_msm]") {
+  // The host lanes share exp(-b^2/gamma) between a cell's two transitions and fall back to the
+  // min-shifted soft-min per vector where the sum of exponentials leaves the normal range:
+  // scaled series put some vectors, or all of them, on that fallback.
+  std::uint64_t seed = 900;
+  for (double scale : {1.0, 40.0})
+    for (double gamma : {1e-3, 0.05})
+      for (auto [n, m] : {std::pair<index_t, index_t>{37, 29}, {64, 70}}) {
+        auto x = random_series(static_cast<std::size_t>(n), ++seed);
+        auto y = random_series(static_cast<std::size_t>(m), ++seed);
+        for (std::size_t k = 0; k < x.size(); k += 3) x[k] *= scale;  // some far rows
+        for (std::size_t k = 1; k < y.size(); k += 4) y[k] *= scale;
+        INFO("n " << n << " m " << m << " gamma " << gamma << " scale " << scale);
+        oracle::params const q{1.0, gamma, 1e-9};
+        auto const o = oracle::backward(x, y, q, mask_for({}, n, m));
+        auto const oy = oracle::backward(y, x, q, mask_for({}, m, n));
+        auto const meas = make_soft_msm<double>(gamma, 1.0);
+        std::vector<double> gx, gy;
+        double const v = lib_grad(meas, x, y, gx, gy);
+        CHECK(std::abs(v - o.value) <= 1e-12 * std::max(1.0, std::abs(o.value)));
+        CHECK(std::abs(lib_value(meas, x, y) - o.value) <= 1e-12 * std::max(1.0, std::abs(o.value)));
+        CHECK(rel_diff(gx, o.gx) <= 1e-8);
+        CHECK(rel_diff(gy, oy.gx) <= 1e-8);
+      }
+}
+
 // --- finite differences --------------------------------------------------------------------
 
 TEST_CASE("soft-MSM: central differences, generic inputs and exact repeats", "[soft_msm][fd]") {
@@ -820,7 +847,7 @@ T strip_grad(r::measure<r::soft_msm_cost<T>, r::soft_min<T>> const& meas, std::v
   rh::strip_table<T> table;
   gx.assign(x.size(), T(0));
   gy.assign(y.size(), T(0));
-  index_t const side = keep ? 3 + rh::soft_msm_lane_cost<T, T>::partial_packs(d) : 0;
+  index_t const side = keep ? 3 + rh::soft_msm_lane_cost<T, T>::gradient_term_packs(d) : 0;
   T const v = rh::forward(p, lanes, row, &table, side);
   rh::backward(p, table, T(1), lanes, g_up, g_diag, nullptr, r::series_view<T>{gx.data(), n, d},
                r::series_view<T>{gy.data(), m, d});

@@ -68,40 +68,48 @@ RESILIN_HD RESILIN_INLINE soft_min2_result<V> soft_min2(V a, V b, T gamma) noexc
   return {lo, select(lo == hi, V(T(0.5)), zero)};
 }
 
-/// The transition cost T(v, p, o) and, when `partials` is not null, its three partials.
+/// T = c + (1 - g(u)) sm from a = v - p, b = v - o and the inner soft-min sm of (a^2, b^2)
+/// with w_a, the weight of a^2 in it; when `partials` is not null, also T's three partials.
+/// Callers that already hold exp(-a^2/gamma) and exp(-b^2/gamma) form sm and w_a from them.
 template <class V, class T>
-RESILIN_HD RESILIN_INLINE V soft_msm_transition(V v, V p, V o, T c, T gamma, T eps,
-                                                transition_partials<V>* partials) noexcept {
+RESILIN_HD RESILIN_INLINE V gated_transition(V a, V b, V sm, V w_a, T c, T eps,
+                                             transition_partials<V>* partials) noexcept {
   using math::select;
   using math::sqrt;
   V const zero(T(0)), one(T(1)), half(T(0.5));
-  V const a = v - p;
-  V const b = v - o;
   V const u = a * b;
-  V const aa = a * a;
-  V const bb = b * b;
-  soft_min2_result<V> const sm = soft_min2(aa, bb, gamma);
   V const d2 = u * u + V(eps);
   V const inf(math::infinity<T>());
   auto const huge = d2 == inf;                       // u^2 overflows: the gate is a hard step
   V const r = one / sqrt(select(huge, one, d2));     // 1 / sqrt(u^2 + eps)
   V const q = select(huge, select(zero < u, one, -one), u * r);
   V const g1 = half * (one + q);                     // 1 - g(u)
-  V const value = V(c) + g1 * sm.value;
+  V const value = V(c) + g1 * sm;
   if (partials) {
     V const h = select(huge, zero, half * V(eps) * (r * r * r));  // -g'(u)
-    // a^2 is the smaller argument unless b^2 < a^2 (ties: 1/2 each, from soft_min2)
-    auto const a_hi = bb < aa;
-    V const wa = select(a_hi, sm.w_hi, one - sm.w_hi);
-    V const wb = one - wa;
-    V const hs = h * sm.value;
-    V const ta = V(T(2)) * g1 * (a * wa);
-    V const tb = V(T(2)) * g1 * (b * wb);
+    V const hs = h * sm;
+    V const ta = V(T(2)) * g1 * (a * w_a);
+    V const tb = V(T(2)) * g1 * (b * (one - w_a));
     partials->v = hs * (a + b) + (ta + tb);
     partials->p = -(hs * b) - ta;
     partials->o = -(hs * a) - tb;
   }
   return value;
+}
+
+/// The transition cost T(v, p, o) and, when `partials` is not null, its three partials.
+template <class V, class T>
+RESILIN_HD RESILIN_INLINE V soft_msm_transition(V v, V p, V o, T c, T gamma, T eps,
+                                                transition_partials<V>* partials) noexcept {
+  V const a = v - p;
+  V const b = v - o;
+  V const aa = a * a;
+  V const bb = b * b;
+  soft_min2_result<V> const sm = soft_min2(aa, bb, gamma);
+  // a^2 is the smaller argument unless b^2 < a^2 (ties: 1/2 each, from soft_min2)
+  using math::select;
+  V const w_a = select(bb < aa, sm.w_hi, V(T(1)) - sm.w_hi);
+  return gated_transition(a, b, sm.value, w_a, c, eps, partials);
 }
 }  // namespace detail
 

@@ -3,6 +3,7 @@
 // in registers, y reversed and channel-major with padding (y_j at p, y_{j-1} at p + 1), the
 // transition math of cost/soft_msm.hpp instantiated on SIMD packs, gradients accumulated as the
 // DTW engine does plus one register set for the partials that land on x_{i-1}.
+#include <limits>
 #include <vector>
 #include <resilin/backend/host/lane_cost.hpp>
 #include <resilin/backend/host/simd.hpp>
@@ -16,11 +17,23 @@ namespace resilin::host_detail {
 /// more register set for the partials that land on x_{i-1}. The backward takes the costs and
 /// the partials of a cell from one evaluation of its transitions (costs_and_partials, then
 /// accumulate_cached).
+///
+/// The two transitions into a cell share b^2 = (x_i - y_j)^2 (the move's cost), and their other
+/// soft-min argument depends on the row alone (a^2 = (x_i - x_{i-1})^2) or on the column alone
+/// ((y_j - y_{j-1})^2). With E = exp(-a^2/gamma) kept per row and per column, a cell needs one
+/// exponential for both inner soft-mins, -gamma log(E + exp(-b^2/gamma)), where the min-shifted
+/// form (soft_msm_transition) needs one each. Where that sum leaves the normal range (every
+/// argument above about 670 gamma in double, 69 gamma in float) a vector takes the min-shifted
+/// form instead, so the result keeps its accuracy for any input.
 template <class T, class P>
 struct soft_msm_lane_cost : strip_series<T, true> {
   using V = simd::pack<T>;
   using base = strip_series<T, true>;
   T c = 1, gamma = 1, eps = T(1e-9);
+  T neg_inverse_gamma = -1;
+  bool shares_exp = false;        // gamma > 0: the E tables below are in use
+  std::vector<T> e_column;        // exp(-(y_j - y_{j-1})^2 / gamma), laid out as the reversed y
+  std::vector<V> e_row;           // exp(-(x_i - x_{i-1})^2 / gamma) of the strip's rows
 
   // Soft-MSM's cost is its own transpose (T is symmetric in p and o, and transposing swaps the
   // up and left moves along with x and y), so the transposed value-only problem uses it as is.
@@ -34,32 +47,103 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     gamma = static_cast<T>(cost.gamma);
     eps = static_cast<T>(cost.eps);
     base::bind(xs, ys, gxs, gys);
-    partials.resize(static_cast<std::size_t>(2 * xs.channels * strip_vectors<T>));
+    auto const vectors = static_cast<std::size_t>(xs.channels * strip_vectors<T>);
+    partials.resize(2 * vectors);
+    diffs.resize(vectors);
+    terms.resize(static_cast<std::size_t>(gradient_term_packs(xs.channels)));
+    shares_exp = gamma > T(0);
+    if (!shares_exp) return;
+    neg_inverse_gamma = -math::inverse_temperature(gamma);
+    // the same pack arithmetic as e_row's, so that swapping x and y swaps the two tables bit
+    // for bit (S(x, y) = S(y, x) exactly)
+    std::vector<T> const& yr = this->yrev;
+    e_column.resize(yr.size());
+    std::size_t const width = V::width;
+    for (std::size_t k = 0; k < yr.size(); k += width) {
+      V yj(T(0)), yp(T(0));
+      for (std::size_t l = 0; l < width && k + l < yr.size(); ++l) {
+        yj.set(static_cast<int>(l), yr[k + l]);
+        if (k + l + 1 < yr.size()) yp.set(static_cast<int>(l), yr[k + l + 1]);
+      }
+      V const e = squared_exp(yj - yp);
+      for (std::size_t l = 0; l < width && k + l < yr.size(); ++l) e_column[k + l] = e[static_cast<int>(l)];
+    }
   }
 
-  RESILIN_INLINE step3<V> costs(int q, index_t t, typename V::mask) const noexcept {
-    index_t const d = this->x.channels, p = this->ypos(q, t);
-    V sd(T(0)), su(T(0)), sl(T(0));
-    for (index_t ch = 0; ch < d; ++ch) {
-      auto const u = static_cast<std::size_t>(q * d + ch);
-      V const xi = this->xrows[u], xp = this->xprev[u];
-      T const* yb = this->ychannel(ch) + p;
-      V const yj = V::load(yb), yp = V::load(yb + 1);
-      V const diff = xi - yj;
-      sd += diff * diff;
-      su += detail::soft_msm_transition<V, T>(xi, xp, yj, c, gamma, eps, nullptr);
-      sl += detail::soft_msm_transition<V, T>(yj, yp, xi, c, gamma, eps, nullptr);
-    }
-    return {sd, su, sl};
+  void begin_strip(index_t first_row) {
+    base::begin_strip(first_row);
+    if (!shares_exp) return;
+    e_row.resize(this->xrows.size());
+    for (std::size_t u = 0; u < e_row.size(); ++u) e_row[u] = squared_exp(this->xrows[u] - this->xprev[u]);
+  }
+
+  RESILIN_INLINE step3<V> costs(int q, index_t t, typename V::mask) noexcept {
+    return evaluate<false>(q, t);
   }
 
   // The backward needs a cell's costs (for the move weights) and then the partials of its
   // transitions (for the gradient): both come from one evaluation of each transition, the
-  // partials kept per vector and channel until accumulate_cached() of the same cells.
+  // partials kept per vector and channel until the gradient terms of the same cells are formed.
   static constexpr bool caches_partials = true;
   std::vector<transition_partials<V>> partials;   // (K vectors, channels, 2): up, left
+  std::vector<V> diffs;                           // (K vectors, channels): x_i - y_j
+  std::vector<V> terms;                           // one vector's gradient terms
 
   RESILIN_INLINE step3<V> costs_and_partials(int q, index_t t, typename V::mask) noexcept {
+    return evaluate<true>(q, t);
+  }
+
+  /// Packs of one vector's gradient terms (gradient_terms).
+  static index_t gradient_term_packs(index_t channels) noexcept { return 4 * channels; }
+
+  /// Vector q's gradient terms, from its move weights w and the partials of its last
+  /// costs_and_partials(): per channel, the derivatives of w . (diag, up, left costs) with
+  /// respect to x_i, x_{i-1}, y_j and y_{j-1}. A cell's gradient is its adjoint times these, so
+  /// the forward can store them in place of the weights' and partials' products (4 packs per
+  /// channel instead of 6 partials and the operands of the move's derivative).
+  RESILIN_INLINE void gradient_terms(int q, step3<V> const& w, V* out) const noexcept {
+    index_t const d = this->x.channels;
+    for (index_t ch = 0; ch < d; ++ch) {
+      auto const u = static_cast<std::size_t>(q * d + ch);
+      transition_partials<V> const& du = partials[2 * u];
+      transition_partials<V> const& dl = partials[2 * u + 1];
+      V const move = w.diag * (V(T(2)) * diffs[u]);
+      V* const o = out + 4 * ch;
+      o[0] = move + w.up * du.v + w.left * dl.o;
+      o[1] = w.up * du.p;
+      o[2] = (w.up * du.o + w.left * dl.v) - move;
+      o[3] = w.left * dl.p;
+    }
+  }
+
+  /// Adds adjoint a times vector q's gradient terms (zero adjoint outside the band).
+  RESILIN_INLINE void accumulate_terms(int q, index_t t, V a, V const* in) noexcept {
+    index_t const d = this->x.channels, p = this->ypos(q, t);
+    for (index_t ch = 0; ch < d; ++ch) {
+      auto const u = static_cast<std::size_t>(q * d + ch);
+      V const* const k = in + 4 * ch;
+      this->gxrows[u] += a * k[0];
+      this->gxprev[u] += a * k[1];
+      T* const gyp = this->gychannel(ch) + p;
+      (V::load(gyp) + a * k[2]).store(gyp);
+      (V::load(gyp + 1) + a * k[3]).store(gyp + 1);
+    }
+  }
+
+  /// accumulate_terms of the terms formed now (the backward that recomputes the costs).
+  RESILIN_INLINE void accumulate_cached(int q, index_t t, V a, step3<V> const& w) noexcept {
+    gradient_terms(q, w, terms.data());
+    accumulate_terms(q, t, a, terms.data());
+  }
+
+ private:
+  RESILIN_INLINE V squared_exp(V a) const noexcept { return exp(a * a * V(neg_inverse_gamma)); }
+
+  /// The step costs of vector q (and, with Partials, its transitions' partials).
+  template <bool Partials>
+  RESILIN_INLINE step3<V> evaluate(int q, index_t t) noexcept {
+    // below this the sum of the two exponentials is not safely normal
+    constexpr T tiny = std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon();
     index_t const d = this->x.channels, p = this->ypos(q, t);
     V sd(T(0)), su(T(0)), sl(T(0));
     for (index_t ch = 0; ch < d; ++ch) {
@@ -67,54 +151,32 @@ struct soft_msm_lane_cost : strip_series<T, true> {
       V const xi = this->xrows[u], xp = this->xprev[u];
       T const* yb = this->ychannel(ch) + p;
       V const yj = V::load(yb), yp = V::load(yb + 1);
-      V const diff = xi - yj;
-      sd += diff * diff;
-      auto const k = 2 * u;
-      su += detail::soft_msm_transition<V, T>(xi, xp, yj, c, gamma, eps, &partials[k]);
-      sl += detail::soft_msm_transition<V, T>(yj, yp, xi, c, gamma, eps, &partials[k + 1]);
+      V const b = xi - yj;
+      V const bb = b * b;
+      sd += bb;
+      if constexpr (Partials) diffs[u] = b;
+      transition_partials<V>* const pu = Partials ? &partials[2 * u] : nullptr;
+      transition_partials<V>* const pl = Partials ? &partials[2 * u + 1] : nullptr;
+      if (shares_exp) {
+        V const eb = exp(bb * V(neg_inverse_gamma));
+        V const eu = e_row[u], el = V::load(e_column.data() + (yb - this->yrev.data()));
+        V const s_up = eu + eb, s_left = el + eb;
+        if (!simd::any((s_up < V(tiny)) | (s_left < V(tiny)))) {
+          V const scale(-gamma);
+          V w_up(T(0)), w_left(T(0));  // the weights of a^2 in each inner soft-min
+          if constexpr (Partials) {
+            w_up = eu / s_up;
+            w_left = el / s_left;
+          }
+          su += detail::gated_transition<V, T>(xi - xp, b, log(s_up) * scale, w_up, c, eps, pu);
+          sl += detail::gated_transition<V, T>(yj - yp, -b, log(s_left) * scale, w_left, c, eps, pl);
+          continue;
+        }
+      }
+      su += detail::soft_msm_transition<V, T>(xi, xp, yj, c, gamma, eps, pu);
+      sl += detail::soft_msm_transition<V, T>(yj, yp, xi, c, gamma, eps, pl);
     }
     return {sd, su, sl};
-  }
-
-  /// Packs of vector q's partials (save_partials / load_partials: through a stored table).
-  static index_t partial_packs(index_t channels) noexcept { return 6 * channels; }
-  RESILIN_INLINE void save_partials(int q, V* out) const noexcept {
-    index_t const d = this->x.channels;
-    for (index_t ch = 0; ch < 2 * d; ++ch) {
-      transition_partials<V> const& t = partials[static_cast<std::size_t>(2 * q * d + ch)];
-      out[3 * ch] = t.v;
-      out[3 * ch + 1] = t.p;
-      out[3 * ch + 2] = t.o;
-    }
-  }
-  RESILIN_INLINE void load_partials(int q, V const* in) noexcept {
-    index_t const d = this->x.channels;
-    for (index_t ch = 0; ch < 2 * d; ++ch)
-      partials[static_cast<std::size_t>(2 * q * d + ch)] = {in[3 * ch], in[3 * ch + 1], in[3 * ch + 2]};
-  }
-
-  /// Adds the gradient of vector q's cells, whose costs_and_partials() came last for q.
-  RESILIN_INLINE void accumulate_cached(int q, index_t t, typename V::mask, step3<V> const& g) {
-    index_t const d = this->x.channels, p = this->ypos(q, t);
-    for (index_t ch = 0; ch < d; ++ch) {
-      auto const u = static_cast<std::size_t>(q * d + ch);
-      V const xi = this->xrows[u];
-      T const* yb = this->ychannel(ch) + p;
-      V const yj = V::load(yb);
-      auto const k = 2 * u;
-      add_gradient(u, ch, p, xi, yj, g, partials[k], partials[k + 1]);
-    }
-  }
-
- private:
-  RESILIN_INLINE void add_gradient(std::size_t u, index_t ch, index_t p, V xi, V yj, step3<V> const& g,
-                                   transition_partials<V> const& du, transition_partials<V> const& dl) {
-    V const part = g.diag * (V(T(2)) * (xi - yj));
-    this->gxrows[u] += part + g.up * du.v + g.left * dl.o;
-    this->gxprev[u] += g.up * du.p;
-    T* gyp = this->gychannel(ch) + p;
-    (V::load(gyp) - part + g.up * du.o + g.left * dl.v).store(gyp);
-    (V::load(gyp + 1) + g.left * dl.p).store(gyp + 1);
   }
 };
 

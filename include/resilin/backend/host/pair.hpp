@@ -115,7 +115,7 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
   lane_cost<T, Cost> lanes;
   index_t side = 0;  // lanes that cache partials: keep every cell's backward data where it fits
   if constexpr (caches_partials<lane_cost<T, Cost>>) {
-    index_t const per_vector = 3 + lane_cost<T, Cost>::partial_packs(x.channels);
+    index_t const per_vector = 3 + lane_cost<T, Cost>::gradient_term_packs(x.channels);
     index_t const packs = per_vector * strip_vectors<T> * strip_steps<T>(p.band, x.length);
     if (static_cast<std::size_t>(packs) * sizeof(simd::pack<T>) <= kept_table_bytes) side = per_vector;
   }

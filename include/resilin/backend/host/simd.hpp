@@ -93,6 +93,14 @@ RESILIN_INLINE pack<T> select(typename pack<T>::mask c, pack<T> a, pack<T> b) no
   return pack<T>::wrap(c ? a.v : b.v);
 }
 
+/// Whether any lane of a comparison mask is set (lanes are 0 or all ones).
+template <class M>
+RESILIN_INLINE bool any(M m) noexcept {
+  auto bits = m[0];
+  for (std::size_t k = 1; k < sizeof(M) / sizeof(bits); ++k) bits |= m[k];
+  return bits != 0;
+}
+
 /// bits >> s as a logical shift (AVX2 has none for signed 64-bit lanes, so the arithmetic shift
 /// that >> means for them costs several instructions); for fields of non-negative numbers.
 template <class M>
@@ -358,6 +366,7 @@ template <class T> RESILIN_HD pack<T> log(pack<T> a) noexcept { return a; }
 template <class T> RESILIN_HD pack<T> sqrt(pack<T> a) noexcept { return a; }
 template <class T, std::size_t N> pack<T> polynomial(pack<T> x, T const (&)[N]) noexcept { return x; }
 template <class M> M shift_right_logical(M bits, int) noexcept { return bits; }
+template <class M> bool any(M) noexcept { return false; }
 template <class T, class U> pack<T> shift_in_front(pack<T> a, U) noexcept { return a; }
 template <class T, class U> pack<T> shift_in_back(pack<T> a, U) noexcept { return a; }
 

@@ -79,8 +79,8 @@ struct strip_table {
 };
 
 /// Whether a lane cost computes a cell's costs and its gradient partials in one evaluation
-/// (costs_and_partials, then accumulate_cached for the same cell; save_partials and
-/// load_partials move them through a stored table).
+/// (costs_and_partials; then, with the cell's move weights, gradient_terms, which a stored
+/// table can keep for accumulate_terms, or accumulate_cached at once).
 template <class Lanes>
 inline constexpr bool caches_partials = requires { requires Lanes::caches_partials; };
 
@@ -108,8 +108,9 @@ index_t strip_steps(band_geometry const& band, index_t n) {
 }
 
 /// Forward sweep. Returns R(n-1, m-1). With a table, stores every step for the backward; with
-/// side_packs > 0 (lanes that cache partials: 3 + Lanes::partial_packs(channels)), also every
-/// cell's move weights and partials, which the backward then reads instead of evaluating them.
+/// side_packs > 0 (lanes that cache partials: 3 + Lanes::gradient_term_packs(channels)), also
+/// every cell's move weights and gradient terms, which the backward then reads instead of
+/// evaluating transcendentals.
 template <class T, class P, class Lanes>
 T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* table,
           index_t side_packs = 0) {
@@ -156,14 +157,14 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
         V const up = simd::shift_in_front(cur[q], above1);
         V const diag = simd::shift_in_front(prev[q], above2);
         if constexpr (caches_partials<Lanes>) {
-          if (side) {  // the backward's weights from the same candidates, and the partials
+          if (side) {  // the backward's weights from the same candidates, and the gradient terms
             V* const b = table->backward_at(s, t, q);
             value_and_weights<V> const vw = cell_value_and_weights(p.smooth, c[q], diag, up, cur[q]);
             next[q] = simd::select(geo.inside(q, tv), vw.value, V(inf));
             b[0] = vw.weights.diag;
             b[1] = vw.weights.up;
             b[2] = vw.weights.left;
-            lanes.save_partials(q, b + 3);
+            lanes.gradient_terms(q, vw.weights, b + 3);
             continue;
           }
         }
@@ -187,8 +188,8 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
 }
 
 /// Backward sweep over a stored table. With A = seed * dR(n-1,m-1)/dR(i,j) and G = A * weights
-/// (the expected use of each move into (i, j)), calls lanes.accumulate(q, t, in, G) (or
-/// accumulate_cached after costs_and_partials, for lane costs that cache partials) for the
+/// (the expected use of each move into (i, j)), calls lanes.accumulate(q, t, in, G) (lane costs
+/// that cache partials: accumulate_terms of the stored terms, or accumulate_cached) for the
 /// gradient and visit(i, j, A, G) for every in-band cell when Visit is not nullptr_t.
 template <class T, class P, class Lanes, class Visit>
 void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std::vector<T>& g_up,
@@ -205,7 +206,7 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
   index_t const strips = (n + H - 1) / H;
   lanes.begin_pair(p.cost, p.x, p.y, gx, gy);
   V const inf_v(inf), zero(T(0));
-  bool const stored = caches_partials<Lanes> && table.side > 0;  // weights and partials kept
+  bool const stored = caches_partials<Lanes> && table.side > 0;  // weights and gradient terms kept
   for (index_t s = strips - 1; s >= 0; --s) {
     index_t const i0 = s * H;
     strip_geometry<T> const geo(p.band, n, i0);
@@ -230,12 +231,10 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
         if (t == seed_t && seed_o / W == q) a.set(seed_o % W, a[seed_o % W] + seed);
         auto const in = geo.inside(q, tv);
         step3<V> w;
+        V const* kept = nullptr;  // the cell's stored weights and gradient terms
         if (stored) {
-          if constexpr (caches_partials<Lanes>) {
-            V const* const b = table.backward_at(s, t, q);
-            w = {b[0], b[1], b[2]};
-            if (gx.data) lanes.load_partials(q, b + 3);
-          }
+          kept = table.backward_at(s, t, q);
+          w = {kept[0], kept[1], kept[2]};
         } else {
           V const left = r1 ? r1[q] : inf_v;
           V const up = simd::shift_in_front(left, q == 0 ? above1 : (r1 ? r1[q - 1] : inf_v));
@@ -245,8 +244,12 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
         a = simd::select(in, a, zero);
         g[q] = {a * w.diag, a * w.up, a * w.left};
         if (gx.data) {
-          if constexpr (caches_partials<Lanes>) lanes.accumulate_cached(q, t, in, g[q]);
-          else lanes.accumulate(q, t, in, g[q]);
+          if constexpr (caches_partials<Lanes>) {
+            if (kept) lanes.accumulate_terms(q, t, a, kept + 3);
+            else lanes.accumulate_cached(q, t, a, w);
+          } else {
+            lanes.accumulate(q, t, in, g[q]);
+          }
         }
         if constexpr (visits) {
           for (int k = 0; k < W; ++k)
