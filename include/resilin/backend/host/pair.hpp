@@ -18,6 +18,12 @@ namespace resilin::host_detail {
 /// cost less than recomputing, and a batch reuses them); beyond, the backward recomputes.
 inline constexpr std::size_t kept_table_bytes = std::size_t(32) << 20;
 
+/// Whether a table of `packs` SIMD packs of T is kept whole (at most kept_table_bytes).
+template <class T>
+constexpr bool kept_whole(std::size_t packs) noexcept {
+  return packs * sizeof(simd::pack<T>) <= kept_table_bytes;
+}
+
 template <class T>
 struct workspace {
   std::vector<T> rowbuf, rowbuf_k, g_up, g_diag;
@@ -101,7 +107,7 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
         dtw_lane_cost<T, D> lanes;
         // the table whole up to kept_table_bytes; beyond, each strip recomputed in the backward
         auto const packs = static_cast<std::size_t>(exp_table_packs<T>(p.band, x.length));
-        bool const whole = packs * sizeof(simd::pack<T>) <= kept_table_bytes;
+        bool const whole = kept_whole<T>(packs);
         T const v = forward_exp_domain(p, lanes, ws.rowbuf, ws.rowbuf_k, true,
                                        whole ? ws.strip_cells.reserve(packs) : nullptr);
         if (v < math::infinity<T>()) {  // else unreachable: the log domain gives zero weights
@@ -117,7 +123,7 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
   if constexpr (caches_partials<lane_cost<T, Cost>>) {
     index_t const per_vector = 3 + lane_cost<T, Cost>::gradient_term_packs(x.channels);
     index_t const packs = per_vector * strip_vectors<T> * strip_steps<T>(p.band, x.length);
-    if (static_cast<std::size_t>(packs) * sizeof(simd::pack<T>) <= kept_table_bytes) side = per_vector;
+    if (kept_whole<T>(static_cast<std::size_t>(packs))) side = per_vector;
   }
   T const v = forward(p, lanes, ws.rowbuf, &ws.table, side);
   backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);
