@@ -16,14 +16,14 @@ namespace resilin::host_detail {
 /// padding (y_j at p, y_{j-1} at p + 1), gradients accumulated as dtw_lane_cost does, plus one
 /// more register set for the partials that land on x_{i-1}. The backward takes the costs and
 /// the partials of a cell from one evaluation of its transitions (costs_and_partials, then
-/// accumulate_cached).
+/// gradient_terms with the cell's move weights).
 ///
 /// The two transitions into a cell share b^2 = (x_i - y_j)^2 (the move's cost), and their other
 /// soft-min argument depends on the row alone (a^2 = (x_i - x_{i-1})^2) or on the column alone
 /// ((y_j - y_{j-1})^2). With E = exp(-a^2/gamma) kept per row and per column, a cell needs one
 /// exponential for both inner soft-mins, -gamma log(E + exp(-b^2/gamma)), where the min-shifted
 /// form (soft_msm_transition) needs one each. Where that sum leaves the normal range (every
-/// argument above about 670 gamma in double, 69 gamma in float) a vector takes the min-shifted
+/// argument above about 670 gamma in double, 71 gamma in float) a vector takes the min-shifted
 /// form instead, so the result keeps its accuracy for any input.
 template <class T, class P>
 struct soft_msm_lane_cost : strip_series<T, true> {
