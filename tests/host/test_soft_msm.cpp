@@ -504,7 +504,7 @@ TEST_CASE("soft-MSM: the spec's closed-form backward on longer series", "[soft_m
       }
 }
 
-TEST_CASE("soft-MSM: far-apart values (every exponential underflows) against the closed form",
+TEST_CASE("soft-MSM: far-apart values (sums of exponentials underflow) against the closed form",
           "[soft_msm]") {
   // The host lanes share exp(-b^2/gamma) between a cell's two transitions and fall back to the
   // min-shifted soft-min per vector where the sum of exponentials leaves the normal range:

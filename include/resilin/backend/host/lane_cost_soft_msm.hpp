@@ -31,7 +31,6 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   using base = strip_series<T, true>;
   T c = 1, gamma = 1, eps = T(1e-9);
   T neg_inverse_gamma = -1;
-  bool shares_exp = false;        // gamma > 0: the E tables below are in use
   std::vector<T> e_column;        // exp(-(y_j - y_{j-1})^2 / gamma), laid out as the reversed y
   std::vector<V> e_row;           // exp(-(x_i - x_{i-1})^2 / gamma) of the strip's rows
 
@@ -51,28 +50,22 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     partials.resize(2 * vectors);
     diffs.resize(vectors);
     terms.resize(static_cast<std::size_t>(gradient_term_packs(xs.channels)));
-    shares_exp = gamma > T(0);
-    if (!shares_exp) return;
+    if (!shares_exp()) return;
     neg_inverse_gamma = -math::inverse_temperature(gamma);
     // the same pack arithmetic as e_row's, so that swapping x and y swaps the two tables bit
-    // for bit (S(x, y) = S(y, x) exactly)
-    std::vector<T> const& yr = this->yrev;
-    e_column.resize(yr.size());
-    std::size_t const width = V::width;
-    for (std::size_t k = 0; k < yr.size(); k += width) {
-      V yj(T(0)), yp(T(0));
-      for (std::size_t l = 0; l < width && k + l < yr.size(); ++l) {
-        yj.set(static_cast<int>(l), yr[k + l]);
-        if (k + l + 1 < yr.size()) yp.set(static_cast<int>(l), yr[k + l + 1]);
-      }
-      V const e = squared_exp(yj - yp);
-      for (std::size_t l = 0; l < width && k + l < yr.size(); ++l) e_column[k + l] = e[static_cast<int>(l)];
-    }
+    // for bit (S(x, y) = S(y, x) exactly); y_{j-1} of the last entry is padding (zero)
+    constexpr auto width = static_cast<std::size_t>(base::W);
+    std::vector<T> yr(this->yrev);
+    std::size_t const size = (yr.size() + width - 1) / width * width;
+    yr.resize(size + 1, T(0));
+    e_column.resize(size);
+    for (std::size_t k = 0; k < size; k += width)
+      squared_exp(V::load(yr.data() + k) - V::load(yr.data() + k + 1)).store(e_column.data() + k);
   }
 
   void begin_strip(index_t first_row) {
     base::begin_strip(first_row);
-    if (!shares_exp) return;
+    if (!shares_exp()) return;
     e_row.resize(this->xrows.size());
     for (std::size_t u = 0; u < e_row.size(); ++u) e_row[u] = squared_exp(this->xrows[u] - this->xprev[u]);
   }
@@ -137,6 +130,8 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   }
 
  private:
+  /// gamma > 0: the E tables are in use (gamma = 0 is the hard min inside the transitions).
+  bool shares_exp() const noexcept { return gamma > T(0); }
   RESILIN_INLINE V squared_exp(V a) const noexcept { return exp(a * a * V(neg_inverse_gamma)); }
 
   /// The step costs of vector q (and, with Partials, its transitions' partials).
@@ -157,9 +152,9 @@ struct soft_msm_lane_cost : strip_series<T, true> {
       if constexpr (Partials) diffs[u] = b;
       transition_partials<V>* const pu = Partials ? &partials[2 * u] : nullptr;
       transition_partials<V>* const pl = Partials ? &partials[2 * u + 1] : nullptr;
-      if (shares_exp) {
+      if (shares_exp()) {
         V const eb = exp(bb * V(neg_inverse_gamma));
-        V const eu = e_row[u], el = V::load(e_column.data() + (yb - this->yrev.data()));
+        V const eu = e_row[u], el = V::load(e_column.data() + ch * this->stride + p);
         V const s_up = eu + eb, s_left = el + eb;
         if (!simd::any((s_up < V(tiny)) | (s_left < V(tiny)))) {
           V const scale(-gamma);
