@@ -6,7 +6,16 @@ namespace resilin_test {
 namespace {
 template <class T, class F>
 void with_measure(ref_measure const& m, F&& f) {
-  if (m.gamma > 0) {
+  using cost_kind = ref_measure::cost_kind;
+  if (m.cost == cost_kind::soft_msm) {
+    auto meas = resilin::measures::soft_msm<T>(static_cast<T>(m.gamma), static_cast<T>(m.c), m.band);
+    meas.divergence = m.divergence;
+    f(meas);
+  } else if (m.cost == cost_kind::msm) {
+    auto meas = resilin::measures::msm(m.c, m.band);
+    meas.divergence = m.divergence;
+    f(meas);
+  } else if (m.gamma > 0) {
     auto meas = resilin::measures::soft_dtw<T>(static_cast<T>(m.gamma), m.band);
     meas.divergence = m.divergence;
     f(meas);

@@ -8,11 +8,16 @@
 
 namespace resilin_test {
 
-/// soft-DTW (gamma > 0) or DTW (gamma == 0), squared Euclidean, with a band, plain or divergence.
+/// soft-DTW (gamma > 0) or DTW (gamma == 0), squared Euclidean, with a band, plain or divergence;
+/// or, with cost = soft_msm (gamma > 0) / msm (hard), the MSM family with split/merge cost c,
+/// whose channels are independent (the sum of per-channel problems) as its factories make it.
 struct ref_measure {
+  enum class cost_kind { dtw, soft_msm, msm };
   double gamma = 1;
   resilin::band_spec band{};
   bool divergence = false;
+  cost_kind cost = cost_kind::dtw;
+  double c = 1;
 };
 
 template <class T>

@@ -168,6 +168,49 @@ TEMPLATE_TEST_CASE("cuda: values, pairwise and gradients equal the host", "[cuda
   RESILIN_CUDA_TRY(cudaStreamDestroy(stream));
 }
 
+TEMPLATE_TEST_CASE("cuda: independent channels (the MSM family, d = 3) equal the host",
+                   "[cuda][wavefront][channels]", float, double) {
+  using T = TestType;
+  using cost_kind = ref_measure::cost_kind;
+  cudaStream_t stream = nullptr;
+  RESILIN_CUDA_TRY(cudaStreamCreate(&stream));
+  std::uint64_t seed = 300;
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      INFO("band kind " << int(band.type()) << " divergence " << div);
+      auto soft = r::measures::soft_msm<T>(T(0.5), T(1), band);
+      soft.divergence = div;
+      compare_all<T>(ref_measure{0.5, band, div, cost_kind::soft_msm, 1.0}, soft, ++seed, stream);
+      auto hard = r::measures::msm(0.5, band);
+      hard.divergence = div;
+      compare_all<T>(ref_measure{0.0, band, div, cost_kind::msm, 0.5}, hard, ++seed, stream);
+    }
+  }
+  // pairwise gradients, weighted, and E refused (one alignment per channel)
+  r::index_t const nx = 3, ny = 4, d = 3;
+  batch<T> const X(nx, 29, d, 401, false), Y(ny, 23, d, 402, false);
+  std::vector<T> w(nx * ny);
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = T(0.25) + T(k % 5) / T(4);
+  auto const meas = r::measures::soft_msm<T>(T(0.5), T(1), r::band_spec::window(0.3));
+  std::vector<T> hg(X.data.size()), hv(nx * ny);
+  resilin_test::ref_pairwise_grads(ref_measure{0.5, r::band_spec::window(0.3), false, cost_kind::soft_msm, 1.0},
+                                   X.host_view(), Y.host_view(),
+                                   r::batch_view<T>{hg.data(), nx, X.max_length, d, X.lengths.data()},
+                                   r::matrix_view<T>{hv.data(), nx, ny}, r::matrix_view<T const>{w.data(), nx, ny});
+  device_buffer<T> dg(hg.size()), dv(hv.size()), dw(w);
+  auto const exec = r::device.on(stream);
+  r::pairwise_grads(exec, meas, X.device_view(), Y.device_view(),
+                    r::batch_view<T>{dg.ptr, nx, X.max_length, d, X.d_lengths.ptr},
+                    r::matrix_view<T>{dv.ptr, nx, ny}, r::matrix_view<T const>{dw.ptr, nx, ny});
+  CHECK(rel_err(dv.host(), hv) <= tolerance<T>());
+  CHECK(rel_err(dg.host(), hg) <= 10 * ny * tolerance<T>());
+  device_buffer<T> de(static_cast<std::size_t>(nx * X.max_length * X.max_length)), dvals(nx);
+  CHECK_THROWS_AS(r::alignment_matrices(exec, meas, X.device_view(), X.device_view(),
+                                        std::span<T>(dvals.ptr, nx), de.ptr),
+                  r::invalid_argument);
+  RESILIN_CUDA_TRY(cudaStreamDestroy(stream));
+}
+
 TEMPLATE_TEST_CASE("cuda: pairwise gradients equal the host's", "[cuda][wavefront][pairwise]", float, double) {
   using T = TestType;
   cudaStream_t stream = nullptr;

@@ -395,18 +395,19 @@ TEMPLATE_TEST_CASE("device schedule: gradients equal the host backend", "[device
 /// upstream = weights, sum each X[a]'s jobs over b.
 template <class T, class Cost, class Smooth>
 std::pair<std::vector<T>, std::vector<T>> emulate_pairwise_grads(r::measure<Cost, Smooth> const& m,
-                                                                 ragged<T> const& X, ragged<T> const& Y,
+                                                                 r::batch_view<T const> X,
+                                                                 r::batch_view<T const> Y,
                                                                  std::vector<T> const& weights) {
-  r::index_t const nx = X.count, ny = Y.count, jobs = nx * ny, d = X.channels;
+  r::index_t const nx = X.batch, ny = Y.batch, jobs = nx * ny, d = X.channels;
   r::index_t const xrow = X.max_length * d, yrow = Y.max_length * d;
   std::vector<T> xe = poisoned<T>(static_cast<std::size_t>(jobs * xrow)),
                  ye = poisoned<T>(static_cast<std::size_t>(jobs * yrow));
   std::vector<r::index_t> xl(static_cast<std::size_t>(jobs), -1), yl(static_cast<std::size_t>(jobs), -1);
-  for (r::index_t k = 0; k < jobs * xrow; ++k) dd::expand_pairwise(X.data.data(), xrow, ny, true, xe.data(), k);
-  for (r::index_t k = 0; k < jobs * yrow; ++k) dd::expand_pairwise(Y.data.data(), yrow, ny, false, ye.data(), k);
+  for (r::index_t k = 0; k < jobs * xrow; ++k) dd::expand_pairwise(X.data, xrow, ny, true, xe.data(), k);
+  for (r::index_t k = 0; k < jobs * yrow; ++k) dd::expand_pairwise(Y.data, yrow, ny, false, ye.data(), k);
   for (r::index_t k = 0; k < jobs; ++k) {
-    dd::expand_pairwise(X.lengths.data(), 1, ny, true, xl.data(), k);
-    dd::expand_pairwise(Y.lengths.data(), 1, ny, false, yl.data(), k);
+    dd::expand_pairwise(X.lengths, 1, ny, true, xl.data(), k);
+    dd::expand_pairwise(Y.lengths, 1, ny, false, yl.data(), k);
   }
   r::batch_view<T const> const Xe{xe.data(), jobs, X.max_length, d, xl.data()};
   r::batch_view<T const> const Ye{ye.data(), jobs, Y.max_length, d, yl.data()};
@@ -433,10 +434,108 @@ TEMPLATE_TEST_CASE("device schedule: pairwise gradients equal the host backend",
       r::pairwise_grads(r::host.with_threads(1), meas, X.view(), Y.view(),
                         r::batch_view<T>{hg.data(), nx, X.max_length, d, X.lengths.data()},
                         r::matrix_view<T>{hv.data(), nx, ny}, r::matrix_view<T const>{w.data(), nx, ny});
-      auto const [dv, dg] = emulate_pairwise_grads(meas, X, Y, w);
+      auto const [dv, dg] = emulate_pairwise_grads(meas, X.view(), Y.view(), w);
       CHECK(rel_err(dv, hv) <= tolerance<T>());
       CHECK(rel_err(dg, hg) <= 10 * ny * tolerance<T>());
     }
+  }
+}
+
+/// What launch_per_channel does for a measure with independent channels: X and Y copied
+/// channel-major, run(Xc, Yc) once per channel on one-channel batches (the univariate launches,
+/// emulated), the channels' `count` values summed in channel order, their gradients merged back.
+template <class T, class Run>
+train_result<T> emulate_per_channel(ragged<T> const& X, ragged<T> const& Y, r::index_t count,
+                                    bool grads, Run const& run) {
+  r::index_t const d = X.channels, xn = X.count * X.max_length, yn = Y.count * Y.max_length;
+  std::vector<T> xs = poisoned<T>(static_cast<std::size_t>(d * xn)), ys = poisoned<T>(static_cast<std::size_t>(d * yn));
+  for (r::index_t k = 0; k < d * xn; ++k) dd::split_channels(X.data.data(), X.count, X.max_length, d, xs.data(), k);
+  for (r::index_t k = 0; k < d * yn; ++k) dd::split_channels(Y.data.data(), Y.count, Y.max_length, d, ys.data(), k);
+  std::vector<T> values = poisoned<T>(static_cast<std::size_t>(d * count));
+  std::vector<T> gxs = poisoned<T>(static_cast<std::size_t>(d * xn)), gys = poisoned<T>(static_cast<std::size_t>(d * yn));
+  for (r::index_t c = 0; c < d; ++c) {
+    r::batch_view<T const> const Xc{xs.data() + c * xn, X.count, X.max_length, 1, X.lengths.data()};
+    r::batch_view<T const> const Yc{ys.data() + c * yn, Y.count, Y.max_length, 1, Y.lengths.data()};
+    train_result<T> const t = run(Xc, Yc);
+    REQUIRE(static_cast<r::index_t>(t.values.size()) == count);
+    std::copy(t.values.begin(), t.values.end(), values.begin() + c * count);
+    if (!grads) continue;
+    REQUIRE(static_cast<r::index_t>(t.gx.size()) == xn);
+    std::copy(t.gx.begin(), t.gx.end(), gxs.begin() + c * xn);
+    if (!t.gy.empty()) std::copy(t.gy.begin(), t.gy.end(), gys.begin() + c * yn);
+  }
+  train_result<T> res;
+  res.values = poisoned<T>(static_cast<std::size_t>(count));
+  for (r::index_t k = 0; k < count; ++k) dd::sum_channels(values.data(), count, d, res.values.data(), k);
+  if (grads) {
+    res.gx = poisoned<T>(X.data.size());
+    res.gy = poisoned<T>(Y.data.size());
+    for (r::index_t k = 0; k < d * xn; ++k) dd::merge_channels(gxs.data(), X.count, X.max_length, d, res.gx.data(), k);
+    for (r::index_t k = 0; k < d * yn; ++k) dd::merge_channels(gys.data(), Y.count, Y.max_length, d, res.gy.data(), k);
+  }
+  return res;
+}
+
+TEMPLATE_TEST_CASE("device schedule: independent channels, one univariate problem per channel, "
+                   "equal the host backend", "[device][schedule][channels]", float, double) {
+  using T = TestType;
+  using dd::job_layout;
+  std::uint64_t seed = 2100;
+  for (auto const& band : {r::band_spec::none(), r::band_spec::radius(2), r::band_spec::window(0.3)}) {
+    ++seed;
+    r::index_t const B = 3, ny = 4, d = 3;
+    ragged<T> const X(B, 17, d, seed, false), Y(B, 13, d, seed + 31, false), Z(ny, 15, d, seed + 57, false);
+    std::vector<T> const up = resilin_test::cast<T>(random_values(B, seed + 5, 0.5, 2));
+    std::vector<T> const w = resilin_test::cast<T>(random_values(B * ny, seed + 9, 0.25, 2));
+    auto check = [&](auto const& meas, char const* name) {
+      INFO(name << ", band kind " << int(band.type()));
+      REQUIRE(meas.independent_channels);
+      auto const one = meas.single_channel();
+      auto const host = r::host.with_threads(1);
+      // paired values
+      std::vector<T> hv(B);
+      r::values(host, meas, X.view(), Y.view(), std::span<T>(hv));
+      auto const dv = emulate_per_channel(X, Y, B, false, [&](auto Xc, auto Yc) {
+        return train_result<T>{emulate_values(one, Xc, Yc, job_layout::paired), {}, {}, {}};
+      });
+      CHECK(rel_err(dv.values, hv) <= tolerance<T>());
+      // pairwise values
+      std::vector<T> hp(B * ny);
+      r::pairwise(host, meas, X.view(), Z.view(), r::matrix_view<T>{hp.data(), B, ny});
+      auto const dp = emulate_per_channel(X, Z, B * ny, false, [&](auto Xc, auto Zc) {
+        return train_result<T>{emulate_values(one, Xc, Zc, job_layout::pairwise), {}, {}, {}};
+      });
+      CHECK(rel_err(dp.values, hp) <= tolerance<T>());
+      // values and gradients, with an upstream
+      std::vector<T> hgx(X.data.size()), hgy(Y.data.size());
+      r::values_and_grads(host, meas, X.view(), Y.view(), std::span<T>(hv),
+                          r::batch_view<T>{hgx.data(), B, X.max_length, d, X.lengths.data()},
+                          r::batch_view<T>{hgy.data(), B, Y.max_length, d, Y.lengths.data()},
+                          std::span<T const>(up));
+      auto const dt = emulate_per_channel(X, Y, B, true, [&](auto Xc, auto Yc) {
+        return emulate_train(one, Xc, Yc, &up, true, false);
+      });
+      CHECK(rel_err(dt.values, hv) <= tolerance<T>());
+      CHECK(rel_err(dt.gx, hgx) <= 10 * tolerance<T>());
+      CHECK(rel_err(dt.gy, hgy) <= 10 * tolerance<T>());
+      // pairwise gradients, weighted
+      std::vector<T> hg(X.data.size());
+      r::pairwise_grads(host, meas, X.view(), Z.view(),
+                        r::batch_view<T>{hg.data(), B, X.max_length, d, X.lengths.data()},
+                        r::matrix_view<T>{hp.data(), B, ny}, r::matrix_view<T const>{w.data(), B, ny});
+      auto const dg = emulate_per_channel(X, Z, B * ny, true, [&](auto Xc, auto Zc) {
+        auto [v, g] = emulate_pairwise_grads(one, Xc, Zc, w);
+        return train_result<T>{v, g, {}, {}};
+      });
+      CHECK(rel_err(dg.values, hp) <= tolerance<T>());
+      CHECK(rel_err(dg.gx, hg) <= 10 * ny * tolerance<T>());
+    };
+    check(r::measures::soft_msm<T>(T(0.5), T(1), band), "soft-msm");
+    check(r::measures::soft_msm_divergence<T>(T(0.3), T(0.5), band), "soft-msm divergence");
+    check(r::measures::msm(0.5, band), "msm");
+    auto sdtw = r::measures::soft_dtw<T>(T(0.4), band);
+    sdtw.independent_channels = true;  // any cost model
+    check(sdtw, "soft-dtw, channels independent");
   }
 }
 

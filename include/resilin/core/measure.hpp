@@ -32,6 +32,8 @@ struct measure {
 
   /// The same measure with another band.
   measure with_band(band_spec b) const { measure r = *this; r.band = b; return r; }
+  /// One channel's measure of an independent-channels measure (the same policies and band).
+  measure single_channel() const { measure r = *this; r.independent_channels = false; return r; }
 };
 
 template <class M>

@@ -34,6 +34,11 @@
 // global memory, no E unless asked for.
 // pairwise_grads trains the |X| |Y| pairs as one paired batch: its workspace adds copies of X
 // and Y and the gradients of every pair (|X| |Y| (X.max_length + Y.max_length) d values).
+// Independent channels (measure::independent_channels, as the MSM family's factories set it,
+// with d > 1 channels) run as d univariate problems, as on the host: X and Y are copied
+// channel-major into the workspace, each channel runs as one launch sequence on a one-channel
+// batch, and the channels' values are summed in channel order (the gradients copied back):
+// the workspace adds X and Y once more (GX and GY too for gradients) and d values per result.
 // Determinism: no atomics; results are bitwise identical run to run on the same GPU and build.
 #include <resilin/backend/cuda/require_cuda.hpp>
 #include <cstddef>
@@ -88,9 +93,6 @@ std::string check_common(measure<Cost, Smooth> const& m, batch_view<T const> X,
   static_assert(cost_model<Cost, T>, "the measure's cost model does not model cost_model<T>");
   static_assert(smoothing_rule<Smooth, T>, "the smoothing does not model smoothing_rule<T>");
   std::string e = check_smoothing(m.smooth);
-  if (e.empty() && m.independent_channels && X.channels > 1)
-    e = detail::message("independent channels are not on the device yet (", X.channels,
-                        " channels); use the host backend or align each channel separately");
   if (e.empty()) e = check_device_batch(X, "X");
   if (e.empty()) e = check_device_batch(Y, "Y");
   if (e.empty() && X.channels != Y.channels)
@@ -125,6 +127,16 @@ inline cudaError_t upload_band(band_spec const& b, index_t longest, void* dst, c
 inline char* at(void* base, std::size_t offset) noexcept {
   return static_cast<char*>(base) + offset;
 }
+
+/// Carves aligned regions out of one workspace: take(bytes) gives the next region's offset.
+struct workspace_carver {
+  std::size_t used = 0;
+  std::size_t take(std::size_t n) noexcept {
+    std::size_t const offset = used;
+    used = device_detail::align_up(used + n);
+    return offset;
+  }
+};
 
 /// The current device's SMs when the automatic schedule needs them (it tiles a few long pairs
 /// across the SMs), else 0 (also when the query fails: no tiling).
@@ -162,11 +174,92 @@ bool enable_distance_tiles(Kernel kernel, index_t channels, std::size_t ring_byt
   return true;
 }
 
+/// Independent channels (measure::independent_channels with d > 1): the sum over channels of
+/// univariate problems, as on the host. X and Y are copied channel-major into the workspace
+/// (channel c of every series contiguous: a one-channel batch with X's and Y's lengths), `inner`
+/// runs the univariate launch for each channel in turn on one inner workspace (stream-ordered
+/// reuse), then the channels' values are summed in channel order into out (`count` values per
+/// channel; out null: none asked for) and their gradients copied into gx and gy (null: none).
+/// inner(ws, bytes, Xc, Yc, out_c, gx_c, gy_c) is a launch_* call; with ws null it is the size
+/// query, given the caller's out, gx, gy (only their nullness matters to it).
+/// Workspace: channel-major copies of X and Y (and of GX and GY when asked for), d * count
+/// values, and one inner workspace.
+template <class T, class Inner>
+cudaError_t launch_per_channel(void* ws, std::size_t& bytes, cudaStream_t s, batch_view<T const> X,
+                               batch_view<T const> Y, index_t count, T* out, T* gx, T* gy,
+                               Inner const& inner) {
+  index_t const d = X.channels, xn = X.batch * X.max_length, yn = Y.batch * Y.max_length;
+  auto const values_of = [](index_t n) { return static_cast<std::size_t>(n) * sizeof(T); };
+  workspace_carver w;
+  std::size_t const xo = w.take(values_of(d * xn)), yo = w.take(values_of(d * yn));
+  std::size_t const ro = out ? w.take(values_of(d * count)) : 0;
+  std::size_t const gxo = gx ? w.take(values_of(d * xn)) : 0, gyo = gy ? w.take(values_of(d * yn)) : 0;
+  auto const channel = [&](std::size_t offset, index_t c, index_t per_channel) {
+    return ws ? reinterpret_cast<T*>(at(ws, offset)) + c * per_channel : nullptr;
+  };
+  auto const one_channel = [&](batch_view<T const> b, std::size_t offset, index_t c) {
+    return batch_view<T const>{channel(offset, c, b.batch * b.max_length), b.batch, b.max_length, 1,
+                               b.lengths};
+  };
+  std::size_t inner_bytes = 0;
+  if (cudaError_t e = inner(nullptr, inner_bytes, one_channel(X, xo, 0), one_channel(Y, yo, 0), out,
+                            gx, gy))
+    return e;
+  std::size_t const io = w.take(inner_bytes);
+  if (!ws) {
+    bytes = w.used;
+    return cudaSuccess;
+  }
+  if (bytes < w.used) return cudaErrorInvalidValue;
+  // split, launch per channel, merge; each element-wise step only where it has elements
+  auto const elementwise = [&](auto kernel, auto const* src, index_t series, index_t length, auto* dst) {
+    index_t const n = series * length * d;
+    if (n > 0) kernel<<<elementwise_blocks(n), 256, 0, s>>>(src, series, length, d, dst, n);
+    return cudaGetLastError();
+  };
+  if (cudaError_t e = elementwise(split_channels_kernel<T>, X.data, X.batch, X.max_length, channel(xo, 0, 0)))
+    return e;
+  if (cudaError_t e = elementwise(split_channels_kernel<T>, Y.data, Y.batch, Y.max_length, channel(yo, 0, 0)))
+    return e;
+  for (index_t c = 0; c < d; ++c) {
+    if (cudaError_t e = inner(at(ws, io), inner_bytes, one_channel(X, xo, c), one_channel(Y, yo, c),
+                              out ? channel(ro, c, count) : nullptr, gx ? channel(gxo, c, xn) : nullptr,
+                              gy ? channel(gyo, c, yn) : nullptr))
+      return e;
+  }
+  if (out && count > 0) {
+    sum_channels_kernel<T><<<elementwise_blocks(count), 256, 0, s>>>(channel(ro, 0, 0), count, d, out);
+    if (cudaError_t e = cudaGetLastError()) return e;
+  }
+  if (gx)
+    if (cudaError_t e = elementwise(merge_channels_kernel<T>, channel(gxo, 0, 0), X.batch, X.max_length, gx))
+      return e;
+  if (gy)
+    if (cudaError_t e = elementwise(merge_channels_kernel<T>, channel(gyo, 0, 0), Y.batch, Y.max_length, gy))
+      return e;
+  return cudaSuccess;
+}
+
+/// Whether a call runs as launch_per_channel.
+template <class Cost, class Smooth, class T>
+bool per_channel(measure<Cost, Smooth> const& m, batch_view<T const> X) noexcept {
+  return m.independent_channels && X.channels > 1;
+}
+
 template <class T, class Cost, class Smooth>
 cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
                           measure<Cost, Smooth> const& m, batch_view<T const> X,
                           batch_view<T const> Y, device_detail::job_layout layout, T* out) {
   using namespace device_detail;
+  if (per_channel(m, X))
+    return launch_per_channel<T>(ws, bytes, exec.stream, X, Y,
+                                 layout == job_layout::paired ? X.batch : X.batch * Y.batch, out,
+                                 nullptr, nullptr,
+                                 [&](void* w, std::size_t& b, batch_view<T const> Xc,
+                                     batch_view<T const> Yc, T* o, T*, T*) {
+                                   return launch_values<T>(w, b, exec, m.single_channel(), Xc, Yc,
+                                                           layout, o);
+                                 });
   index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
   int const sms = automatic_multiprocessors(exec);
   value_plan const plan = value_plan::make(layout, X.batch, Y.batch, X.max_length, Y.max_length,
@@ -225,6 +318,15 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
                          measure<Cost, Smooth> const& m, batch_view<T const> X,
                          batch_view<T const> Y, T* out, T* gx, T* gy, T const* upstream, T* e) {
   using namespace device_detail;
+  if (per_channel(m, X)) {  // gradients only: the front ends refuse E for independent channels
+    if (e) return cudaErrorInvalidValue;
+    return launch_per_channel<T>(ws, bytes, exec.stream, X, Y, X.batch, out, gx, gy,
+                                 [&](void* w, std::size_t& b, batch_view<T const> Xc,
+                                     batch_view<T const> Yc, T* o, T* gxc, T* gyc) {
+                                   return launch_train<T>(w, b, exec, m.single_channel(), Xc, Yc, o,
+                                                          gxc, gyc, upstream, static_cast<T*>(nullptr));
+                                 });
+  }
   index_t const B = X.batch, d = X.channels;
   index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
   train_plan const plan = train_plan::make(B, X.max_length, Y.max_length, d, m.divergence, false,
@@ -332,20 +434,23 @@ cudaError_t launch_pairwise_grads(void* ws, std::size_t& bytes, device_backend e
                                   measure<Cost, Smooth> const& m, batch_view<T const> X,
                                   batch_view<T const> Y, T* out, T* gx, T const* weights) {
   using namespace device_detail;
+  if (per_channel(m, X))
+    return launch_per_channel<T>(ws, bytes, exec.stream, X, Y, X.batch * Y.batch, out, gx,
+                                 static_cast<T*>(nullptr),
+                                 [&](void* w, std::size_t& b, batch_view<T const> Xc,
+                                     batch_view<T const> Yc, T* o, T* gxc, T*) {
+                                   return launch_pairwise_grads<T>(w, b, exec, m.single_channel(), Xc,
+                                                                   Yc, o, gxc, weights);
+                                 });
   index_t const nx = X.batch, ny = Y.batch, jobs = nx * ny, d = X.channels;
   index_t const xrow = X.max_length * d, yrow = Y.max_length * d;
-  std::size_t used = 0;
-  auto take = [&](std::size_t n) {
-    std::size_t const at_ = used;
-    used = align_up(used + n);
-    return at_;
-  };
+  workspace_carver w;
   auto const values_of = [](index_t n) { return static_cast<std::size_t>(n) * sizeof(T); };
-  std::size_t const xe = take(values_of(jobs * xrow)), ye = take(values_of(jobs * yrow));
-  std::size_t const xl = X.lengths ? take(static_cast<std::size_t>(jobs) * sizeof(index_t)) : 0;
-  std::size_t const yl = Y.lengths ? take(static_cast<std::size_t>(jobs) * sizeof(index_t)) : 0;
-  std::size_t const gxe = take(values_of(jobs * xrow)), gye = take(values_of(jobs * yrow));
-  std::size_t const ve = out ? 0 : take(values_of(jobs));
+  std::size_t const xe = w.take(values_of(jobs * xrow)), ye = w.take(values_of(jobs * yrow));
+  std::size_t const xl = X.lengths ? w.take(static_cast<std::size_t>(jobs) * sizeof(index_t)) : 0;
+  std::size_t const yl = Y.lengths ? w.take(static_cast<std::size_t>(jobs) * sizeof(index_t)) : 0;
+  std::size_t const gxe = w.take(values_of(jobs * xrow)), gye = w.take(values_of(jobs * yrow));
+  std::size_t const ve = out ? 0 : w.take(values_of(jobs));
   batch_view<T const> const Xe{ws ? reinterpret_cast<T const*>(at(ws, xe)) : nullptr, jobs, X.max_length, d,
                                ws && X.lengths ? reinterpret_cast<index_t const*>(at(ws, xl)) : nullptr};
   batch_view<T const> const Ye{ws ? reinterpret_cast<T const*>(at(ws, ye)) : nullptr, jobs, Y.max_length, d,
@@ -354,12 +459,12 @@ cudaError_t launch_pairwise_grads(void* ws, std::size_t& bytes, device_backend e
   if (cudaError_t e = launch_train<T>(nullptr, train_bytes, exec, m, Xe, Ye, out, gx, gx, weights,
                                       static_cast<T*>(nullptr)))
     return e;
-  std::size_t const tr = take(train_bytes);
+  std::size_t const tr = w.take(train_bytes);
   if (!ws) {
-    bytes = used;
+    bytes = w.used;
     return cudaSuccess;
   }
-  if (bytes < used) return cudaErrorInvalidValue;
+  if (bytes < w.used) return cudaErrorInvalidValue;
   cudaStream_t const s = exec.stream;
   if (nx == 0) return cudaSuccess;
   if (ny == 0)  // no pair: every gradient is an empty sum
@@ -525,7 +630,7 @@ cudaError_t alignment_matrices(void* workspace, std::size_t& workspace_bytes, de
   using T = value_of<XB>;
   auto const X = as_const(xs);
   auto const Y = as_const(ys);
-  if (m.divergence) return cudaErrorInvalidValue;
+  if (m.divergence || cuda_detail::per_channel(m, X)) return cudaErrorInvalidValue;
   if (workspace) {
     std::string err = cuda_detail::check_common<T>(m, X, Y);
     if (err.empty() && X.batch != Y.batch) err = "X and Y must hold as many series";
@@ -652,6 +757,8 @@ void alignment_matrices(device_backend exec, measure<Cost, Smooth> const& m, XB 
   auto const X = as_const(xs);
   auto const Y = as_const(ys);
   detail::require(!m.divergence, "alignment_matrices: a divergence has no single alignment matrix");
+  detail::require(!cuda_detail::per_channel(m, X), "alignment_matrices: independent channels have "
+                  "one alignment each; pass one channel, got ", X.channels);
   cuda_detail::require_ok(cuda_detail::check_common<T>(m, X, Y));
   detail::require(X.batch == Y.batch, "X and Y must hold as many series, got ", X.batch, " and ",
                   Y.batch);

@@ -238,6 +238,26 @@ RESILIN_KERNEL void sum_pairwise_grads_kernel(T const* g, index_t row, index_t n
   if (k < count) device_detail::sum_pairwise_grads(g, row, ny, gx, k);
 }
 
+template <class T>
+RESILIN_KERNEL void split_channels_kernel(T const* src, index_t series, index_t length,
+                                          index_t channels, T* dst, index_t count) {
+  index_t const k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < count) device_detail::split_channels(src, series, length, channels, dst, k);
+}
+
+template <class T>
+RESILIN_KERNEL void merge_channels_kernel(T const* src, index_t series, index_t length,
+                                          index_t channels, T* dst, index_t count) {
+  index_t const k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < count) device_detail::merge_channels(src, series, length, channels, dst, k);
+}
+
+template <class T>
+RESILIN_KERNEL void sum_channels_kernel(T const* per_channel, index_t count, index_t channels, T* out) {
+  index_t const k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < count) device_detail::sum_channels(per_channel, count, channels, out, k);
+}
+
 inline unsigned elementwise_blocks(index_t count) noexcept {
   return static_cast<unsigned>((count + 255) / 256);
 }

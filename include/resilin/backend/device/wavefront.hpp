@@ -1363,6 +1363,38 @@ RESILIN_HD void sum_pairwise_grads(T const* g, index_t row, index_t ny, T* gx, i
   gx[idx] = sum;
 }
 
+// --- independent channels (measure::independent_channels): one univariate problem per channel --
+
+/// Element idx of the channel-major copy of a batch (series x length x channels, interleaved):
+/// dst[(c * series + s) * length + t] = src[(s * length + t) * channels + c], so channel c of
+/// every series is a contiguous one-channel batch with the source's lengths.
+template <class T>
+RESILIN_HD void split_channels(T const* src, index_t series, index_t length, index_t channels,
+                               T* dst, index_t idx) noexcept {
+  index_t const t = idx % length, rest = idx / length;
+  index_t const s = rest % series, c = rest / series;
+  dst[idx] = src[(s * length + t) * channels + c];
+}
+
+/// The inverse of split_channels: element idx of the interleaved batch from its channel-major copy.
+template <class T>
+RESILIN_HD void merge_channels(T const* src, index_t series, index_t length, index_t channels,
+                               T* dst, index_t idx) noexcept {
+  index_t const c = idx % channels, rest = idx / channels;
+  index_t const t = rest % length, s = rest / length;
+  dst[idx] = src[(c * series + s) * length + t];
+}
+
+/// out[k] = the sum over c = 0, 1, ..., channels - 1 (in that order, as the host adds them) of
+/// per_channel[c * count + k].
+template <class T>
+RESILIN_HD void sum_channels(T const* per_channel, index_t count, index_t channels, T* out,
+                             index_t k) noexcept {
+  T sum = T(0);
+  for (index_t c = 0; c < channels; ++c) sum += per_channel[c * count + k];
+  out[k] = sum;
+}
+
 // --- workspace plans (host side) ---------------------------------------------------------------
 
 inline constexpr std::size_t workspace_alignment = 256;

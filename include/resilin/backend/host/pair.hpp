@@ -78,8 +78,7 @@ template <class T, class Cost, class Smooth>
 T value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
         workspace<T>& ws) {
   if (m.independent_channels && x.channels > 1) {  // the sum of per-channel measures
-    auto one = m;
-    one.independent_channels = false;
+    auto const one = m.single_channel();
     ws.channel.resize(static_cast<std::size_t>(x.length + y.length));
     T sum = T(0);
     for (index_t c = 0; c < x.channels; ++c)
@@ -135,8 +134,7 @@ template <class T, class Cost, class Smooth>
 T value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                  series_view<T> gx, series_view<T> gy, T seed, workspace<T>& ws) {
   if (m.independent_channels && x.channels > 1) {  // the sum of per-channel measures
-    auto one = m;
-    one.independent_channels = false;
+    auto const one = m.single_channel();
     index_t const n = x.length, k = y.length;
     ws.channel.resize(static_cast<std::size_t>(2 * (n + k)));
     T* const base = ws.channel.data();
