@@ -46,7 +46,7 @@ std::vector<index_t> nearest(run_settings const& s, Measure const& m, r::dataset
   progress p("classify", "test series", test.size());
   for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
     r::matrix_view<T> const out{d.data() + begin * train.size(), end - begin, train.size()};
-    pairwise_values(s.exec, m, rows(test.view(), begin, end), train.view(), out);
+    pairwise_values(s, m, rows(test.view(), begin, end), train.view(), out);
     for (index_t i = begin; i < end; ++i) {
       index_t arg = 0;
       for (index_t j = 1; j < train.size(); ++j)
@@ -63,7 +63,7 @@ std::vector<std::string> centroid_labels(run_settings const& s, Measure const& m
                                          learn_options const& lo, r::dataset<T> const& train,
                                          r::dataset<T> const& test, std::string const& title) {
   fit_progress fp("classify");
-  auto const model = fit_centroids(m, train, barycenter_settings(lo, s.exec.threads, &fp));
+  auto const model = fit_centroids(s, m, train, barycenter_settings(lo, s.exec.threads, &fp));
   fp.finish();
   if (!lo.svg.empty()) {
     std::vector<r::series_view<T const>> centres;

@@ -26,7 +26,7 @@ void run_distance(run_settings const& s, Measure const& m, pair_files const& f) 
   std::vector<T> out(static_cast<std::size_t>(a.size() * bb.size()));
   progress p("distance", "rows", a.size());
   for_row_chunks(a.size(), p, [&](index_t begin, index_t end) {
-    pairwise_values(s.exec, m, rows(a.view(), begin, end), bb.view(),
+    pairwise_values(s, m, rows(a.view(), begin, end), bb.view(),
                 r::matrix_view<T>{out.data() + begin * bb.size(), end - begin, bb.size()});
   });
   table_writer w;

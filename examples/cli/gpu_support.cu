@@ -1,9 +1,74 @@
 // The tool's GPU path (CUDA builds): see gpu_support.hpp.
+#include <cstddef>
+#include <type_traits>
+#include <vector>
 #include <cuda_runtime_api.h>
 #include <resilin/learn/cuda.cuh>
 #include "gpu_support.hpp"
 
 namespace resilin_cli::gpu {
+
+namespace {
+
+/// A device copy of host values for one call (cudaMalloc / cudaFree; the tool runs one call at
+/// a time on the default stream, whose cudaMemcpy waits for the kernels before it).
+template <class T>
+class device_array {
+ public:
+  explicit device_array(std::size_t count) : count_(count) {
+    if (count_ > 0) RESILIN_CUDA_TRY(cudaMalloc(&ptr_, count_ * sizeof(T)));
+  }
+  device_array(T const* host, std::size_t count) : device_array(count) {
+    if (count_ > 0) RESILIN_CUDA_TRY(cudaMemcpy(ptr_, host, count_ * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  device_array(device_array const&) = delete;
+  device_array& operator=(device_array const&) = delete;
+  ~device_array() {
+    if (ptr_) (void)cudaFree(ptr_);
+  }
+  T* get() const noexcept { return ptr_; }
+  void download(T* host) const {
+    if (count_ > 0) RESILIN_CUDA_TRY(cudaMemcpy(host, ptr_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+
+ private:
+  std::size_t count_;
+  T* ptr_ = nullptr;
+};
+
+template <class T>
+std::vector<index_t> lengths_of(resilin::batch_view<T const> b) {
+  std::vector<index_t> lengths(static_cast<std::size_t>(b.batch));
+  for (index_t k = 0; k < b.batch; ++k) lengths[static_cast<std::size_t>(k)] = b.length(k);
+  return lengths;
+}
+
+/// A host batch (values and per-series lengths) copied to the device.
+template <class T>
+class device_batch {
+ public:
+  explicit device_batch(resilin::batch_view<T const> b)
+      : shape_(b), values_(b.data, static_cast<std::size_t>(b.batch * b.max_length * b.channels)),
+        lengths_(lengths_of(b).data(), static_cast<std::size_t>(b.batch)) {}
+  resilin::batch_view<T const> view() const noexcept {
+    return {values_.get(), shape_.batch, shape_.max_length, shape_.channels, lengths_.get()};
+  }
+
+ private:
+  resilin::batch_view<T const> shape_;
+  device_array<T> values_;
+  device_array<index_t> lengths_;
+};
+
+/// Calls f(measure) for an alignment metric; fast-cdtw has no device path in the tool.
+template <class T, class F>
+void with_device_measure(measure_choice const& metric, F&& f) {
+  if (metric.metric == metric_kind::fast_cdtw)
+    RESILIN_THROW(resilin::invalid_argument("--backend cuda: metric 'fast-cdtw' runs on the host only"));
+  visit_measure<T>(metric, f);
+}
+
+}  // namespace
 
 std::string device_name() {
   int count = 0;
@@ -16,13 +81,43 @@ std::string device_name() {
   return prop.name;
 }
 
-resilin::learn::barycenter_result<double> barycenter(measure_choice const& metric,
-                                                     resilin::batch_view<double const> series,
-                                                     resilin::learn::barycenter_options const& opt) {
-  resilin::learn::barycenter_result<double> result;
-  visit_measure<double>(metric, [&](auto const& m) {
+std::string unavailable_reason() {
+  return device_name().empty() ? "no CUDA device is available" : "";
+}
+
+template <class T>
+void pairwise(measure_choice const& metric, resilin::batch_view<T const> a,
+              resilin::batch_view<T const> b, resilin::matrix_view<T> out) {
+  device_batch<T> const da(a), db(b);
+  device_array<T> d(static_cast<std::size_t>(out.rows * out.cols));
+  with_device_measure<T>(metric, [&](auto const& m) {
+    resilin::pairwise(resilin::device, m, da.view(), db.view(),
+                      resilin::matrix_view<T>{d.get(), out.rows, out.cols});
+  });
+  d.download(out.data);
+}
+
+template <class T>
+void pairwise_gradients(measure_choice const& metric, resilin::batch_view<T const> a,
+                        resilin::batch_view<T const> b, resilin::batch_view<T> g) {
+  device_batch<T> const da(a), db(b);
+  device_array<T> dg(static_cast<std::size_t>(g.batch * g.max_length * g.channels));
+  with_device_measure<T>(metric, [&](auto const& m) {
+    resilin::pairwise_grads(resilin::device, m, da.view(), db.view(),
+                            resilin::batch_view<T>{dg.get(), g.batch, g.max_length, g.channels,
+                                                   da.view().lengths});
+  });
+  dg.download(g.data);
+}
+
+template <class T>
+resilin::learn::barycenter_result<T> barycenter(measure_choice const& metric,
+                                                resilin::batch_view<T const> series,
+                                                resilin::learn::barycenter_options const& opt) {
+  resilin::learn::barycenter_result<T> result;
+  with_device_measure<T>(metric, [&](auto const& m) {
     using M = std::remove_cvref_t<decltype(m)>;
-    if constexpr (std::is_same_v<typename M::smoothing_type, resilin::soft_min<double>>) {
+    if constexpr (std::is_same_v<typename M::smoothing_type, resilin::soft_min<T>>) {
       result = resilin::learn::lbfgs_barycenter(resilin::device, m, series, {}, opt);
     } else {
       RESILIN_THROW(resilin::invalid_argument(
@@ -32,5 +127,8 @@ resilin::learn::barycenter_result<double> barycenter(measure_choice const& metri
   });
   return result;
 }
+
+RESILIN_CLI_GPU_INSTANTIATE(float)
+RESILIN_CLI_GPU_INSTANTIATE(double)
 
 }  // namespace resilin_cli::gpu

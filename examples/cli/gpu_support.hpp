@@ -1,7 +1,9 @@
 #pragma once
 // The tool's GPU path, compiled by nvcc into the tool when the build has CUDA (gpu_support.cu;
-// otherwise gpu_support_none.cpp reports that there is none): barycentres whose per-iteration
-// gradients of all series run as one batched call on the GPU (learn/cuda.cuh).
+// otherwise gpu_support_none.cpp, whose functions report that there is none): `--backend cuda`
+// runs the pairwise values and gradients of the alignment metrics on the device, and the
+// barycentres of the soft metrics with their per-iteration gradients of all series in one
+// batched call (learn/cuda.cuh). Every call blocks until its results are in host memory.
 #include <string>
 #include <resilin/core/views.hpp>
 #include <resilin/learn/options.hpp>
@@ -13,9 +15,32 @@ namespace resilin_cli::gpu {
 /// device can be used.
 std::string device_name();
 
+/// Why `--backend cuda` cannot run here (no CUDA in this build, or no device); empty if it can.
+std::string unavailable_reason();
+
+/// out(i, j) = M(A_i, B_j) for an alignment metric (not fast-cdtw), on the GPU.
+template <class T>
+void pairwise(measure_choice const& metric, resilin::batch_view<T const> a,
+              resilin::batch_view<T const> b, resilin::matrix_view<T> out);
+
+/// g[i] = d/dA_i sum_j M(A_i, B_j) for an alignment metric (not fast-cdtw), on the GPU.
+template <class T>
+void pairwise_gradients(measure_choice const& metric, resilin::batch_view<T const> a,
+                        resilin::batch_view<T const> b, resilin::batch_view<T> g);
+
 /// The L-BFGS barycentre of `series` for a soft metric, gradients on the GPU.
-resilin::learn::barycenter_result<double> barycenter(measure_choice const& metric,
-                                                     resilin::batch_view<double const> series,
-                                                     resilin::learn::barycenter_options const& opt);
+template <class T>
+resilin::learn::barycenter_result<T> barycenter(measure_choice const& metric,
+                                                resilin::batch_view<T const> series,
+                                                resilin::learn::barycenter_options const& opt);
+
+// Both implementations instantiate the three templates for float and double with this.
+#define RESILIN_CLI_GPU_INSTANTIATE(T)                                                         \
+  template void pairwise<T>(measure_choice const&, resilin::batch_view<T const>,              \
+                            resilin::batch_view<T const>, resilin::matrix_view<T>);           \
+  template void pairwise_gradients<T>(measure_choice const&, resilin::batch_view<T const>,    \
+                                      resilin::batch_view<T const>, resilin::batch_view<T>);  \
+  template resilin::learn::barycenter_result<T> barycenter<T>(                                 \
+      measure_choice const&, resilin::batch_view<T const>, resilin::learn::barycenter_options const&);
 
 }  // namespace resilin_cli::gpu

@@ -23,7 +23,7 @@ void run_grad(run_settings const& s, Measure const& m, pair_files const& f) {
   r::batch_view<T> const g{grads.data(), a.size(), a.max_length, a.channels, a.lengths.data()};
   progress p("grad", "rows", a.size());
   for_row_chunks(a.size(), p, [&](index_t begin, index_t end) {
-    pairwise_gradients(s.exec, m, rows(a.view(), begin, end), b.view(), rows(g, begin, end));
+    pairwise_gradients(s, m, rows(a.view(), begin, end), b.view(), rows(g, begin, end));
   });
   table_writer w;
   for (index_t i = 0; i < a.size(); ++i) {

@@ -58,7 +58,7 @@ void run_barycenter(run_settings const& s, Measure const& m, single_input const&
   auto const data = in.load_data<T>(s);
   check_inputs(s.measure, data, in.name(), data, in.name());
   fit_progress fp("barycenter");
-  auto const model = fit_centroids(m, data, barycenter_settings(lo, s.exec.threads, &fp));
+  auto const model = fit_centroids(s, m, data, barycenter_settings(lo, s.exec.threads, &fp));
   fp.finish();
 
   table_writer w;
@@ -188,6 +188,7 @@ inline void add_kmeans_command(CLI::App& app) {
   in->add(*cmd, "UCR TSV or .ts file (labels, if any, only score the clustering)");
   cmd->callback([opts, lo, in, ki] {
     run_settings const s = resolve(*opts);
+    r::detail::require(!s.cuda, "--backend cuda: kmeans runs on the host only (--backend host)");
     visit(s, [&]<class T>(T, auto const& m) { run_kmeans<T>(s, m, *in, *ki, *lo, opts->metric); });
   });
 }

@@ -14,7 +14,9 @@
 #include <resilin/core/error.hpp>
 #include <resilin/fcdtw/solver.hpp>
 #include <resilin/learn/learn.hpp>
+#include "gpu_support.hpp"
 #include "metric.hpp"
+#include "options.hpp"
 
 namespace resilin_cli {
 
@@ -47,6 +49,9 @@ struct owned_batch {
 };
 
 }  // namespace ops_detail
+
+// What the commands do with a metric, on the host (host_backend overloads) or on the backend
+// the command line chose (run_settings overloads, at the end).
 
 // --- out(i, j) = M(A_i, B_j) ------------------------------------------------------------------
 
@@ -150,6 +155,40 @@ template <class T>
 r::learn::kmeans_result<T> kmeans_of(fast_cdtw_metric const& m, r::dataset<T> const& data,
                                      r::learn::kmeans_options const& ko) {
   return r::learn::fcdtw_kmeans(fit_options_of(m, ko.barycenter.threads), data.view(), ko);
+}
+
+// --- on the backend of the command line (--backend host | cuda) ------------------------------------
+
+template <class Metric, class T>
+void pairwise_values(run_settings const& s, Metric const& m, r::batch_view<T const> a,
+                     r::batch_view<T const> b, r::matrix_view<T> out) {
+  if (s.cuda) gpu::pairwise(s.measure, a, b, out);
+  else pairwise_values(s.exec, m, a, b, out);
+}
+
+template <class Metric, class T>
+void pairwise_gradients(run_settings const& s, Metric const& m, r::batch_view<T const> a,
+                        r::batch_view<T const> b, r::batch_view<T> g) {
+  if (s.cuda) gpu::pairwise_gradients(s.measure, a, b, g);
+  else pairwise_gradients(s.exec, m, a, b, g);
+}
+
+/// One barycentre per class; with --backend cuda the soft metrics' L-BFGS gradients of all
+/// members run as one GPU call per iteration (the other metrics' averages are host-only).
+template <class Metric, class T>
+r::learn::nearest_centroid_model<T> fit_centroids(run_settings const& s, Metric const& m,
+                                                  r::dataset<T> const& train,
+                                                  r::learn::barycenter_options const& opt) {
+  if (!s.cuda) return fit_centroids(m, train, opt);
+  r::detail::require(is_soft(s.measure.metric),
+                     "--backend cuda: barycentres on the GPU are for the soft metrics (soft-dtw, "
+                     "soft-msm, soft-cdtw and their divergences); metric '",
+                     metric_names[static_cast<std::size_t>(s.measure.metric)],
+                     "' averages on the host (--backend host)");
+  return r::learn::fit_nearest_centroid_with(
+      train, opt, [&](r::batch_view<T const> members, r::learn::barycenter_options const& o) {
+        return gpu::barycenter(s.measure, members, o);
+      });
 }
 
 }  // namespace resilin_cli

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <resilin/backend/host.hpp>
 #include <resilin/core/error.hpp>
+#include "gpu_support.hpp"
 #include "metric.hpp"
 
 namespace resilin_cli {
@@ -40,7 +41,8 @@ enum class precision_kind { single, double_ };
 struct run_settings {
   measure_choice measure;
   precision_kind precision = precision_kind::double_;
-  r::host_backend exec = r::host;
+  r::host_backend exec = r::host;  // the host's threads (also for what runs there with --backend cuda)
+  bool cuda = false;               // --backend cuda: pairwise values, gradients, soft barycentres
   bool znorm = false;
   std::string band_text = "full";  // for summaries: full, R=5, w=0.1
 };
@@ -73,7 +75,10 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o) {
                     ->capture_default_str();
   o.lr_opt = cmd.add_option("--lr", o.lr, "Adam learning rate of the warp fits, > 0 (fast-cdtw)")
                  ->capture_default_str();
-  cmd.add_option("--backend", o.backend, "host | cuda")->capture_default_str();
+  cmd.add_option("--backend", o.backend,
+                 "host | cuda (CUDA builds with a GPU: pairwise values and gradients, and the "
+                 "soft metrics' barycentre gradients, on the GPU)")
+      ->capture_default_str();
   cmd.add_option("--precision", o.precision, "double | float")->capture_default_str();
   cmd.add_option("--threads,-j", o.threads, "threads, 0 = all cores")->capture_default_str();
   cmd.add_flag("--znorm", o.znorm, "z-normalise every series after reading");
@@ -114,9 +119,14 @@ inline run_settings resolve(alignment_options const& o) {
   } else if (s.measure.metric == metric_kind::euclidean) {
     s.band_text = "diagonal";
   }
-  if (o.backend == "cuda")
-    RESILIN_THROW(r::invalid_argument("--backend cuda: this build has no CUDA backend"));
-  require(o.backend == "host", "--backend must be host or cuda, got '", o.backend, "'");
+  require(o.backend == "host" || o.backend == "cuda", "--backend must be host or cuda, got '",
+          o.backend, "'");
+  if (o.backend == "cuda") {
+    require(!fast, "--backend cuda: metric 'fast-cdtw' runs on the host only");
+    std::string const why = gpu::unavailable_reason();
+    require(why.empty(), "--backend cuda: ", why);
+    s.cuda = true;
+  }
   require(o.precision == "double" || o.precision == "float",
           "--precision must be double or float, got '", o.precision, "'");
   s.precision = o.precision == "float" ? precision_kind::single : precision_kind::double_;
