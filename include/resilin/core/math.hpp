@@ -40,6 +40,17 @@ RESILIN_HD inline T sqrt(T x) noexcept {
 #endif
 }
 
+/// x y + z with one rounding (the hardware fma where there is one): written out where two code
+/// paths must give the same bits whatever the compiler contracts on its own.
+template <std::floating_point T>
+RESILIN_HD inline T fma(T x, T y, T z) noexcept {
+#if RESILIN_DEVICE_PASS
+  if constexpr (std::same_as<T, float>) return ::fmaf(x, y, z); else return ::fma(x, y, z);
+#else
+  return std::fma(x, y, z);
+#endif
+}
+
 /// 1/t capped at the largest finite value: for a subnormal temperature t, a zero gap times the
 /// inverse stays 0 (instead of 0 * inf = NaN) and any negative gap still underflows exp to 0.
 template <std::floating_point T>

@@ -15,10 +15,12 @@ struct squared_euclidean {
   static constexpr char const* name = "squared Euclidean";
   template <class V>  // one channel's term of delta, for a - b = diff (V: a scalar or a pack)
   RESILIN_HD static V term(V diff) noexcept { return diff * diff; }
+  template <class T>  // sum + term(diff), one rounding
+  RESILIN_HD static T accumulate(T sum, T diff) noexcept { return math::fma(diff, diff, sum); }
   template <class T>
   RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
     T s = T(0);
-    for (index_t c = 0; c < channels; ++c) s += term(a[c] - b[c]);
+    for (index_t c = 0; c < channels; ++c) s = accumulate(s, a[c] - b[c]);
     return s;
   }
   template <class T>  // d delta / d a_c (the partial for b is its negative)
@@ -30,10 +32,14 @@ struct half_squared_euclidean {
   static constexpr char const* name = "half squared Euclidean";
   template <class V>
   RESILIN_HD static V term(V diff) noexcept { return diff * diff * 0.5f; }
+  template <class T>  // sum + term(diff), the last multiplication and the addition rounded once
+  RESILIN_HD static T accumulate(T sum, T diff) noexcept {
+    return math::fma(diff * diff, T(0.5), sum);
+  }
   template <class T>
   RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
     T s = T(0);
-    for (index_t c = 0; c < channels; ++c) s += term(a[c] - b[c]);
+    for (index_t c = 0; c < channels; ++c) s = accumulate(s, a[c] - b[c]);
     return s;
   }
   template <class T>
@@ -48,10 +54,12 @@ struct l1_distance {
     using math::max;
     return max(diff, -diff);
   }
+  template <class T>  // sum + term(diff)
+  RESILIN_HD static T accumulate(T sum, T diff) noexcept { return sum + term(diff); }
   template <class T>
   RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
     T s = T(0);
-    for (index_t c = 0; c < channels; ++c) s += term(a[c] - b[c]);
+    for (index_t c = 0; c < channels; ++c) s = accumulate(s, a[c] - b[c]);
     return s;
   }
   template <class T>
@@ -70,7 +78,10 @@ concept point_distance = requires(float const* a, double const* b, index_t c) {
 
 /// The library's own point distances: the value of each is the in-order sum over the channels
 /// of term(a_c - b_c), which the host's vectorised engine and the GPU's distance tiles compute
-/// themselves (a user's distance goes through value() and partial() only).
+/// themselves (a user's distance goes through value() and partial() only). Each step of the
+/// scalar sum is accumulate(sum, a_c - b_c), whose rounding is written out (an fma where a
+/// product meets the sum), so the GPU's distance tiles, which accumulate the same way, give the
+/// bits of value() whatever floating-point contraction the compiler applies.
 template <class D>
 concept vector_distance = std::same_as<D, squared_euclidean> ||
                           std::same_as<D, half_squared_euclidean> || std::same_as<D, l1_distance>;

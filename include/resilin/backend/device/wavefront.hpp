@@ -705,7 +705,8 @@ struct tile_place {
 // (channel-major), each thread 8 rows x 4 columns of distances (the columns 32 apart, so a warp
 // reads x by broadcast and y and the tile without bank conflicts), a staged value feeding 4 or
 // 8 multiply-adds instead of one; the sweeps then read one value per cell. Each distance adds
-// the channels in order as Distance::value does, so every cell keeps its bits. Used from
+// the channels in order by Distance::accumulate, as Distance::value does (its fma written out),
+// so every cell keeps its bits whatever the compiler contracts. Used from
 // distance_tile_min_channels channels on (below, the per-cell distance is cheap).
 
 template <class Cost>
@@ -777,8 +778,8 @@ struct accumulate_distances {
         for (index_t q = 0; q < BC; ++q) yv[q] = ys[c * tile_size + lane + lanes * q];
         for (index_t r = 0; r < BR; ++r)
           for (index_t q = 0; q < BC; ++q) {
-            if constexpr (tile_distance<Cost>::swapped) acc[r][q] += D::term(yv[q] - xv[r]);
-            else acc[r][q] += D::term(xv[r] - yv[q]);
+            if constexpr (tile_distance<Cost>::swapped) acc[r][q] = D::accumulate(acc[r][q], yv[q] - xv[r]);
+            else acc[r][q] = D::accumulate(acc[r][q], xv[r] - yv[q]);
           }
       }
       for (index_t r = 0; r < BR; ++r)
