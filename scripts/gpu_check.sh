@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# One-command GPU check (issues 3 and 8): configures a build for sm_90, builds every CUDA test
-# (the targets `ctest -N -L cuda` lists), the host-emulated schedule test and the CUDA benchmarks
-# (alignment recursion with each cost model, FastCDTW, the lct codec), runs the CUDA tests
-# (ctest -L cuda; a skipped test is a failure on a GPU machine) and the benchmarks, writes
+# One-command GPU check (issues 3-8): runs every CUDA test (alignment recursion with each cost
+# model, FastCDTW, the lct codec, GPU barycentres), the host-emulated schedule test, the tool's
+# `--backend cuda` against `--backend host`, and the CUDA benchmarks; writes
 # bench/results/<date>-<gpu>.md (first line: the headline) and prints a short table last.
-# Budget: 8 minutes on a 16-core H200 machine, build included (benchmark min_time is small and
-# every step runs under `timeout` against the remaining budget).
-#   usage: scripts/gpu_check.sh [build-dir]
+#   usage: scripts/gpu_check.sh --pack DIR   run the programs of a pack made by scripts/gpu_pack.sh
+#                                            (built on a build machine: no build here)
+#          scripts/gpu_check.sh [build-dir]  configure and build them here first (sm_90), for a
+#                                            machine with Catch2 and Google Benchmark
+# Budget: 8 minutes on a 16-core H200 machine (benchmark min_time is small and every step runs
+# under `timeout` against what is left of the budget). With $OUT set (the device tool), the
+# results file and the logs are copied there.
 #   env: RESILIN_CUDA_ARCH (default 90), RESILIN_JOBS (default nproc), RESILIN_BUDGET_S (480),
-#        RESILIN_PREFIX_PATH (CMAKE_PREFIX_PATH for Catch2 and Google Benchmark; default
-#        <build-dir>/deps/usr when it exists: a copy of Debian's catch2 and libbenchmark-dev
-#        files carried to a machine that lacks them)
-# Without a GPU it still builds everything (a compile check), then exits 2 with a message.
+#        RESILIN_PREFIX_PATH (build mode: CMAKE_PREFIX_PATH for Catch2 and Google Benchmark)
+# A skipped test (exit 77) counts as a failure on a GPU machine. Without a GPU it exits 2 after
+# the schedule test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
-build="${1:-build-gpu}"
+pack=""
+build="build-gpu"
+if [ "${1:-}" = "--pack" ]; then
+  pack="$(cd "${2:?--pack needs a folder}" && pwd)"
+  build="$(mktemp -d /tmp/resilin-gpu-check.XXXX)"  # logs and tables only
+elif [ -n "${1:-}" ]; then
+  build="$1"
+fi
 arch="${RESILIN_CUDA_ARCH:-90}"
 jobs="${RESILIN_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 budget="${RESILIN_BUDGET_S:-480}"
@@ -25,90 +34,131 @@ elapsed() { echo $(( $(date +%s) - start )); }
 # seconds a step may take: its cap, or what is left of the budget (10 s kept for the report)
 allow() { local left=$(( budget - $(elapsed) - 10 )); [ "$left" -lt "$1" ] && echo $(( left > 5 ? left : 5 )) || echo "$1"; }
 
-echo "== configure ($build, sm_$arch)"
-mkdir -p "$build"
-generator=()
-if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
-prefix_path="${RESILIN_PREFIX_PATH:-}"
-[ -z "$prefix_path" ] && [ -d "$build/deps/usr" ] && prefix_path="$(cd "$build/deps/usr" && pwd)"
-prefix=()
-[ -n "$prefix_path" ] && { prefix=(-DCMAKE_PREFIX_PATH="$prefix_path"); echo "prefix path: $prefix_path"; }
-# CMake < 3.26 does not know nvcc's C++20 flag: supply it (harmless on newer CMake).
-cmake -S . -B "$build" "${generator[@]}" "${prefix[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_COMPILER="$nvcc_bin" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DRESILIN_BUILD_TESTS=ON \
-  -DRESILIN_BUILD_BENCH=ON -DRESILIN_BUILD_EXAMPLES=OFF \
-  -DCMAKE_CUDA20_STANDARD_COMPILE_OPTION=-std=c++20 \
-  -DCMAKE_CUDA20_EXTENSION_COMPILE_OPTION=-std=c++20 >"$build/gpu_check.configure.log" 2>&1 \
-  || { tail -30 "$build/gpu_check.configure.log"; echo "gpu_check: configure failed"; exit 1; }
-
-# CTest test names equal their target names.
-cuda_tests="$(ctest --test-dir "$build" -N -L cuda 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *//p' | tr '\n' ' ')"
-[ -n "$cuda_tests" ] || { echo "gpu_check: no CUDA tests configured (nvcc not found?)"; exit 1; }
-known_targets="$(cmake --build "$build" --target help 2>/dev/null)"
-benches=""
-for b in bm_soft_dtw_cuda bm_fcdtw_cuda bm_lct_cuda; do
-  if grep -qE "(^|[ .:])$b(:|$| )" <<<"$known_targets"; then benches="$benches $b"; fi
-done
-targets="$cuda_tests host_test_device_schedule$benches"
-cuda_units=$(( $(wc -w <<<"$cuda_tests") + $(wc -w <<<"$benches") ))
-echo "== build ($cuda_units CUDA executables, one .cu each, + the schedule test; -j$jobs)"
-[ -n "$benches" ] || echo "gpu_check: Google Benchmark not found: no benchmarks (set RESILIN_PREFIX_PATH)"
-build_start=$(date +%s)
-build_targets() {
-  if [ -f "$build/build.ninja" ]; then cmake --build "$build" -j "$jobs" --target $targets; return; fi
-  # Makefiles: the top-level Makefile is .NOTPARALLEL (it would build one target after another,
-  # each a single nvcc job); CMakeFiles/Makefile2 builds the targets side by side.
-  local goals="" t d
-  for t in $targets; do
-    d="$(sed -n "s|^$t: \(.*\)/rule\$|\1|p" "$build/CMakeFiles/Makefile2")"
-    [ -n "$d" ] || { cmake --build "$build" -j "$jobs" --target $targets; return; }
-    goals="$goals $d/all"
+# --- the programs: tests (name -> path), the schedule test, benchmarks, the tool -------------------
+declare -A exe
+tests="" benches="" cli="" build_s=0
+origin=""
+if [ -n "$pack" ]; then
+  echo "== pack $pack"
+  cat "$pack/MANIFEST"
+  tests="$(sed -n 's/^tests //p' "$pack/MANIFEST")"
+  benches="$(sed -n 's/^benches //p' "$pack/MANIFEST")"
+  for t in $tests host_test_device_schedule $benches; do exe[$t]="$pack/bin/$t"; done
+  [ -x "$pack/bin/resilin" ] && cli="$pack/bin/resilin"
+  export LD_LIBRARY_PATH="$pack/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  origin="pack of $(sed -n 's/^commit //p' "$pack/MANIFEST"), built $(sed -n 's/^date //p' "$pack/MANIFEST") ($(sed -n 's/^nvcc //p' "$pack/MANIFEST"))"
+else
+  echo "== configure ($build, sm_$arch)"
+  mkdir -p "$build"
+  generator=()
+  if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+  prefix=()
+  [ -n "${RESILIN_PREFIX_PATH:-}" ] && prefix=(-DCMAKE_PREFIX_PATH="$RESILIN_PREFIX_PATH")
+  # CMake < 3.26 does not know nvcc's C++20 flag: supply it (harmless on newer CMake).
+  cmake -S . -B "$build" "${generator[@]}" "${prefix[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_COMPILER="$nvcc_bin" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DRESILIN_BUILD_TESTS=ON \
+    -DRESILIN_BUILD_BENCH=ON -DRESILIN_BUILD_EXAMPLES=OFF \
+    -DCMAKE_CUDA20_STANDARD_COMPILE_OPTION=-std=c++20 \
+    -DCMAKE_CUDA20_EXTENSION_COMPILE_OPTION=-std=c++20 >"$build/gpu_check.configure.log" 2>&1 \
+    || { tail -30 "$build/gpu_check.configure.log"; echo "gpu_check: configure failed (Catch2 missing? use scripts/gpu_pack.sh and --pack)"; exit 1; }
+  # CTest test names equal their target names.
+  tests="$(ctest --test-dir "$build" -N -L cuda 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: *//p' | tr '\n' ' ')"
+  [ -n "$tests" ] || { echo "gpu_check: no CUDA tests configured (nvcc not found?)"; exit 1; }
+  known_targets="$(cmake --build "$build" --target help 2>/dev/null)"
+  for b in bm_soft_dtw_cuda bm_fcdtw_cuda bm_lct_cuda; do
+    if grep -qE "(^|[ .:])$b(:|$| )" <<<"$known_targets"; then benches="$benches $b"; fi
   done
-  make -C "$build" -f CMakeFiles/Makefile2 -j "$jobs" $goals
-}
-build_targets >"$build/gpu_check.build.log" 2>&1 \
-  || { grep -E "error|Error" "$build/gpu_check.build.log" | head -30; echo "gpu_check: build failed (log: $build/gpu_check.build.log)"; exit 1; }
-build_s=$(( $(date +%s) - build_start ))
-echo "build done in $build_s s (total $(elapsed) s)"
+  [ -n "$benches" ] || echo "gpu_check: Google Benchmark not found: no benchmarks (set RESILIN_PREFIX_PATH)"
+  targets="$tests host_test_device_schedule$benches"
+  echo "== build ($targets; -j$jobs)"
+  build_start=$(date +%s)
+  build_targets() {
+    if [ -f "$build/build.ninja" ]; then cmake --build "$build" -j "$jobs" --target $targets; return; fi
+    # Makefiles: the top-level Makefile is .NOTPARALLEL (it would build one target after another,
+    # each a single nvcc job); CMakeFiles/Makefile2 builds the targets side by side.
+    local goals="" t d
+    for t in $targets; do
+      d="$(sed -n "s|^$t: \(.*\)/rule\$|\1|p" "$build/CMakeFiles/Makefile2")"
+      [ -n "$d" ] || { cmake --build "$build" -j "$jobs" --target $targets; return; }
+      goals="$goals $d/all"
+    done
+    make -C "$build" -f CMakeFiles/Makefile2 -j "$jobs" $goals
+  }
+  build_targets >"$build/gpu_check.build.log" 2>&1 \
+    || { grep -E "error|Error" "$build/gpu_check.build.log" | head -30; echo "gpu_check: build failed (log: $build/gpu_check.build.log)"; exit 1; }
+  build_s=$(( $(date +%s) - build_start ))
+  echo "build done in $build_s s (total $(elapsed) s)"
+  for t in $targets; do exe[$t]="$(find "$build" -type f -name "$t" -perm -u+x | head -1)"; done
+  origin="built here in $build_s s on $jobs jobs, commit $(git rev-parse --short HEAD 2>/dev/null || echo n/a) (working tree may differ)"
+fi
 
 echo "== host-emulated kernel schedule (CPU)"
-"$build/tests/host/host_test_device_schedule" >"$build/gpu_check.schedule.log" 2>&1 \
+"${exe[host_test_device_schedule]}" >"$build/gpu_check.schedule.log" 2>&1 \
   || { tail -30 "$build/gpu_check.schedule.log"; echo "gpu_check: schedule test failed"; exit 1; }
 tail -2 "$build/gpu_check.schedule.log"
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  echo "gpu_check: no NVIDIA GPU here (nvidia-smi missing or lists no device)."
-  echo "gpu_check: everything built in $build_s s; GPU tests and benchmarks NOT run."
+  echo "gpu_check: no NVIDIA GPU here (nvidia-smi missing or lists no device): GPU tests and benchmarks NOT run."
   exit 2
 fi
 gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 gpu_tag="$(echo "$gpu_name" | tr 'A-Z' 'a-z' | grep -o 'h200\|h100\|a100\|l40s\|rtx [0-9]*\|[a-z0-9]*$' | head -1 | tr ' ' '-')"
 [ -n "$gpu_tag" ] || gpu_tag=gpu
 
-echo "== CUDA tests on $gpu_name: $cuda_tests"
-tests_ok=0
-timeout "$(allow 150)" ctest --test-dir "$build" -L cuda --output-on-failure 2>&1 | tee "$build/gpu_check.ctest.log"
-ctest_rc=${PIPESTATUS[0]}
-# a skipped test (77) is not a pass on a GPU machine
-if [ "$ctest_rc" -eq 0 ] && ! grep -qi "not run\|skipped" "$build/gpu_check.ctest.log"; then tests_ok=1; fi
+# --- tests: each program in turn; exit 0 passes, 77 (no device) and anything else fail ------------
+echo "== CUDA tests on $gpu_name"
+tests_ok=1
+test_lines=""
+for t in $tests; do
+  t0=$(date +%s)
+  timeout "$(allow 120)" "${exe[$t]}" >"$build/$t.log" 2>&1
+  rc=$?
+  summary="$(grep -a -E "All tests passed|test cases:" "$build/$t.log" | tail -1)"
+  [ "$rc" -eq 0 ] && verdict=passed || { verdict="FAILED (exit $rc)"; tests_ok=0; }
+  line="$t: $verdict in $(( $(date +%s) - t0 )) s; $summary"
+  echo "$line"
+  [ "$rc" -eq 0 ] || tail -25 "$build/$t.log"
+  test_lines="$test_lines$line"$'\n'
+done
+if [ -n "$cli" ]; then
+  echo "== the tool: --backend cuda against --backend host"
+  cli_cases=(
+    "distance --metric soft-dtw --gamma 0.5 a.tsv b.tsv"
+    "distance --metric dtw --window 0.25 a.tsv"
+    "distance --metric soft-msm --gamma 0.3 multi.ts"
+    "grad --metric soft-dtw --gamma 0.1 a.tsv b.tsv"
+    "grad --metric soft-msm-div --gamma 0.3 --c 0.5 a.tsv b.tsv"
+    "--tail 2 -- classify --method 1nn --metric dtw --window 0.1 --synthetic-cbf"
+    "--tail 2 -- classify --method centroid --metric soft-dtw --max-iter 10 --synthetic-cbf --znorm"
+  )
+  for c in "${cli_cases[@]}"; do
+    [[ "$c" == *" -- "* ]] || c="-- $c"
+    out="$(cd examples/cli/testdata && timeout "$(allow 60)" ../check_cli_backends.sh "$cli" $c 2>&1)"
+    rc=$?
+    [ "$rc" -eq 0 ] && ! grep -q SKIPPED <<<"$out" && verdict=passed || { verdict="FAILED"; tests_ok=0; }
+    line="resilin ${c#*-- } --backend cuda vs host: $verdict; $(tail -1 <<<"$out")"
+    echo "$line"
+    test_lines="$test_lines$line"$'\n'
+  done
+fi
 
-# run_bench NAME DIR CAP: the benchmark's own table goes to $build/NAME.md, its log to .log
+# run_bench NAME CAP: the benchmark's own table goes to $build/NAME.md, its log to .log
 bench_rc=""
 run_bench() {
-  local name=$1 dir=$2 cap=$3 rc
+  local name=$1 cap=$2 rc
   rm -f "$build/$name.md"
   if [[ " $benches " != *" $name "* ]]; then bench_rc="$bench_rc $name=not-built"; return; fi
   echo "== $name (up to $(allow "$cap") s)"
-  timeout "$(allow "$cap")" "$build/$dir/$name" --benchmark_min_time=0.05 --summary="$build/$name.md" \
+  timeout "$(allow "$cap")" "${exe[$name]}" --benchmark_min_time=0.05 --summary="$build/$name.md" \
     >"$build/$name.log" 2>&1
   rc=$?
   grep -a "FAILED" "$build/$name.log" | head -5
   echo "$name exit code $rc"
   bench_rc="$bench_rc $name=$rc"
 }
-run_bench bm_soft_dtw_cuda bench/cuda 150
-run_bench bm_fcdtw_cuda bench/cuda 60
-run_bench bm_lct_cuda bench/lct 90
+run_bench bm_soft_dtw_cuda 150
+run_bench bm_fcdtw_cuda 60
+run_bench bm_lct_cuda 90
 
 # the number in column COL of the row whose first cell is NAME in a benchmark table
 cell() { awk -F'|' -v n="$2" -v c="$3" '{ k=$2; gsub(/^ +| +$/, "", k) } k==n { v=$c; gsub(/ /, "", v); print v; exit }' "$build/$1.md" 2>/dev/null; }
@@ -147,9 +197,9 @@ result="bench/results/$(date +%Y-%m-%d)-${gpu_tag}.md"
     echo "headline: soft-dtw fwd+bwd B=32 n=m=1024 d=64 float: (benchmark did not run) G cells/s, peak memory (n/a) MB"
   fi
   echo
-  if [ "$tests_ok" -eq 1 ]; then echo "all GPU tests passed"; else echo "GPU tests FAILED or were skipped (see ctest output)"; fi
+  if [ "$tests_ok" -eq 1 ]; then echo "all GPU tests passed"; else echo "GPU tests FAILED or were skipped (see the test lines below)"; fi
   echo
-  echo "machine: $gpu_name; nvcc $("$nvcc_bin" --version | grep -o 'release [0-9.]*'); sm_$arch; build $build_s s on $jobs jobs; commit $(git rev-parse --short HEAD 2>/dev/null || echo n/a) (working tree may differ); benchmark exit codes:$bench_rc"
+  echo "machine: $gpu_name; $origin; sm_$arch; benchmark exit codes:$bench_rc"
   echo
   echo "## Goals"
   echo
@@ -176,14 +226,22 @@ result="bench/results/$(date +%Y-%m-%d)-${gpu_tag}.md"
     if [ "$b" = bm_soft_dtw_cuda ]; then tail -n +2 "$build/$b.md"; else cat "$build/$b.md"; fi
   done
   echo
+  echo "## Tests"
+  echo
   echo '```'
-  grep -E "tests passed|tests failed|Test +#" "$build/gpu_check.ctest.log" || true
+  printf '%s' "$test_lines"
   echo '```'
 } >"$result"
 
+if [ -n "${OUT:-}" ] && [ -d "$OUT" ]; then  # the device tool brings $OUT back (8 files at most)
+  cp "$result" "$OUT/"
+  tar -czf "$OUT/gpu_check_logs.tar.gz" -C "$build" $(cd "$build" && ls *.log *.md 2>/dev/null) 2>/dev/null
+fi
+
 echo
-echo "== summary (written to $result, total $(elapsed) s, build $build_s s)"
+echo "== summary (written to $result, total $(elapsed) s)"
 head -3 "$result"
 sed -n '/^## Goals/,/^## bm_/p' "$result" | grep '^|'
+printf '%s' "$test_lines" | sed 's/;.*//'
 [ "$tests_ok" -eq 1 ] || exit 1
 exit 0
