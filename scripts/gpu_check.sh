@@ -102,6 +102,9 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
   exit 2
 fi
 gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+gpu_driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
+gpu_addressing="$(nvidia-smi -q 2>/dev/null | sed -n 's/^ *Addressing Mode *: *//p' | head -1)"
+echo "== $gpu_name, driver $gpu_driver, addressing mode ${gpu_addressing:-n/a}"
 gpu_tag="$(echo "$gpu_name" | tr 'A-Z' 'a-z' | grep -o 'h200\|h100\|a100\|l40s\|rtx [0-9]*\|[a-z0-9]*$' | head -1 | tr ' ' '-')"
 [ -n "$gpu_tag" ] || gpu_tag=gpu
 
@@ -199,7 +202,7 @@ result="bench/results/$(date +%Y-%m-%d)-${gpu_tag}.md"
   echo
   if [ "$tests_ok" -eq 1 ]; then echo "all GPU tests passed"; else echo "GPU tests FAILED or were skipped (see the test lines below)"; fi
   echo
-  echo "machine: $gpu_name; $origin; sm_$arch; benchmark exit codes:$bench_rc"
+  echo "machine: $gpu_name, driver $gpu_driver, addressing ${gpu_addressing:-n/a}; $origin; sm_$arch; benchmark exit codes:$bench_rc"
   echo
   echo "## Goals"
   echo

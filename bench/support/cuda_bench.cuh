@@ -1,8 +1,8 @@
 #pragma once
 // What the CUDA benchmarks share: the --summary=FILE flag, the no-GPU exit (77), CUDA-event
 // timing of enqueued work per iteration (manual time), the rows table and the summary file.
-// Depends on the CUDA runtime and Google Benchmark only (lct's benchmark includes no alignment
-// headers).
+// Depends on the CUDA runtime, Google Benchmark and backend/cuda/device_status.hpp only (lct's
+// benchmark includes no alignment headers).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +11,7 @@
 #include <vector>
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
+#include <resilin/backend/cuda/device_status.hpp>
 
 namespace resilin_bench {
 
@@ -56,9 +57,9 @@ inline void run_registered(cuda_bench_args& a) {
 
 /// Whether a CUDA device can be used; prints why not.
 inline bool have_device() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::puts("no CUDA device: benchmarks skipped");
+  std::string const why = resilin::cuda_unavailable_reason();
+  if (!why.empty()) {
+    std::printf("no CUDA device (%s): benchmarks skipped\n", why.c_str());
     return false;
   }
   return true;

@@ -3,6 +3,7 @@
 #include <type_traits>
 #include <vector>
 #include <cuda_runtime_api.h>
+#include <resilin/backend/cuda/device_status.hpp>
 #include <resilin/learn/cuda.cuh>
 #include "gpu_support.hpp"
 
@@ -82,7 +83,8 @@ std::string device_name() {
 }
 
 std::string unavailable_reason() {
-  return device_name().empty() ? "no CUDA device is available" : "";
+  std::string const why = resilin::cuda_unavailable_reason();
+  return why.empty() ? why : "no CUDA device is available (" + why + ")";
 }
 
 template <class T>

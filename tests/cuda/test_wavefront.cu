@@ -279,11 +279,19 @@ TEST_CASE("cuda: alignment matrices equal the host", "[cuda][wavefront]") {
 TEST_CASE("cuda: long sequences at gamma 0.01 stay finite", "[cuda][wavefront][long]") {
   using T = float;
   auto const meas = r::measures::soft_dtw<T>(T(0.01));
-  {  // value, n = m = 65536 (global-memory rings)
+  {  // value, n = m = 65536: one CTA with its rings in global memory, and tiled (automatic on
+     // a GPU with 4 or more SMs): finite, and the same bits
     batch<T> const X(1, 65536, 1, 5, true), Y(1, 65536, 1, 6, true);
-    device_buffer<T> dv(1);
-    r::values(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, 1));
-    CHECK(std::isfinite(dv.host()[0]));
+    std::vector<T> v[2];
+    r::device_schedule const schedules[2] = {r::device_schedule::block_per_pair, r::device_schedule::tiled};
+    for (int k = 0; k < 2; ++k) {
+      device_buffer<T> dv(1);
+      r::values(r::device.with_schedule(schedules[k]), meas, X.device_view(), Y.device_view(),
+                std::span<T>(dv.ptr, 1));
+      v[k] = dv.host();
+      CHECK(std::isfinite(v[k][0]));
+    }
+    CHECK(bitwise(v[1], v[0]));
   }
   {  // gradients, n = m = 16384, against the host
     batch<T> const X(1, 16384, 1, 7, true), Y(1, 16384, 1, 8, true);
@@ -492,25 +500,32 @@ TEST_CASE("cuda: checkpointed training gives the bits of the whole grid in less 
   r::index_t const B = 3, d = 4;
   batch<T> const X(B, 700, d, 51, false), Y(B, 650, d, 52, false);
   auto const meas = r::measures::soft_dtw_divergence<T>(T(0.3), r::band_spec::window(0.3));
-  std::vector<T> v[2], gx[2], gy[2];
-  std::size_t bytes[2] = {0, 0};
-  r::training_store const stores[2] = {r::training_store::whole_grid, r::training_store::checkpointed};
-  for (int k = 0; k < 2; ++k) {
-    auto const exec = r::device.with_training_store(stores[k]);
-    device_buffer<T> dv(B), dgx(X.data.size()), dgy(Y.data.size());
-    r::batch_view<T> const GX{dgx.ptr, B, X.max_length, d, X.d_lengths.ptr};
-    r::batch_view<T> const GY{dgy.ptr, B, Y.max_length, d, Y.d_lengths.ptr};
-    REQUIRE(r::expert::values_and_grads(nullptr, bytes[k], exec, meas, X.device_view(),
-                                        Y.device_view(), dv.ptr, GX, GY) == cudaSuccess);
-    r::values_and_grads(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B), GX, GY);
-    v[k] = dv.host();
-    gx[k] = dgx.host();
-    gy[k] = dgy.host();
+  // one CTA per pair (diagonal checkpoints, segments recomputed) and tiled (tile borders, tiles
+  // recomputed; automatic for these 9 problems on a GPU with 36 or more SMs)
+  for (auto schedule : {r::device_schedule::block_per_pair, r::device_schedule::tiled}) {
+    INFO("schedule " << int(schedule));
+    std::vector<T> v[2], gx[2], gy[2];
+    std::size_t bytes[2] = {0, 0};
+    r::training_store const stores[2] = {r::training_store::whole_grid, r::training_store::checkpointed};
+    for (int k = 0; k < 2; ++k) {
+      auto const exec = r::device.with_schedule(schedule).with_training_store(stores[k]);
+      device_buffer<T> dv(B), dgx(X.data.size()), dgy(Y.data.size());
+      r::batch_view<T> const GX{dgx.ptr, B, X.max_length, d, X.d_lengths.ptr};
+      r::batch_view<T> const GY{dgy.ptr, B, Y.max_length, d, Y.d_lengths.ptr};
+      REQUIRE(r::expert::values_and_grads(nullptr, bytes[k], exec, meas, X.device_view(),
+                                          Y.device_view(), dv.ptr, GX, GY) == cudaSuccess);
+      r::values_and_grads(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B), GX, GY);
+      v[k] = dv.host();
+      gx[k] = dgx.host();
+      gy[k] = dgy.host();
+    }
+    CHECK(bitwise(v[1], v[0]));
+    CHECK(bitwise(gx[1], gx[0]));
+    CHECK(bitwise(gy[1], gy[0]));
+    // 3 pairs x 3 problems of ~700 x 700 against ~75 diagonals each, or tile borders and the
+    // scratch tiles of the running tiles
+    CHECK(bytes[1] * 3 < bytes[0]);
   }
-  CHECK(bitwise(v[1], v[0]));
-  CHECK(bitwise(gx[1], gx[0]));
-  CHECK(bitwise(gy[1], gy[0]));
-  CHECK(bytes[1] * 4 < bytes[0]);  // 3 pairs x 3 problems of ~700 x 700 against ~75 diagonals each
 }
 
 TEST_CASE("cuda: the memory contract, measured by a counting allocator", "[cuda][wavefront][memory]") {
@@ -519,20 +534,28 @@ TEST_CASE("cuda: the memory contract, measured by a counting allocator", "[cuda]
   batch<T> const X(B, n, d, 31, true), Y(B, m, d, 32, true);
   counting_allocator counter;
   auto const exec = r::device.with_allocator(counter.handle());
+  auto const block = exec.with_schedule(r::device_schedule::block_per_pair);
   auto const meas = r::measures::soft_dtw<T>(T(1));
   device_buffer<T> dv(B), dgx(X.data.size()), dgy(Y.data.size());
-  // value only: O(min(n, m)) per pair, here entirely in shared memory
-  r::values(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B));
+  // value only, one CTA per pair: O(min(n, m)) per pair, here entirely in shared memory
+  r::values(block, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B));
   RESILIN_CUDA_TRY(cudaDeviceSynchronize());
   CHECK(counter.peak <= std::size_t(B) * 3 * std::size_t(std::min(n, m)) * sizeof(T));
   // long value: the rings go to the workspace, still O(min(n, m)) per pair
   counter.peak = 0;
   batch<T> const XL(2, 20000, 1, 33, true), YL(2, 30000, 1, 34, true);
   device_buffer<T> dvl(2);
-  r::values(exec, meas, XL.device_view(), YL.device_view(), std::span<T>(dvl.ptr, 2));
+  r::values(block, meas, XL.device_view(), YL.device_view(), std::span<T>(dvl.ptr, 2));
   RESILIN_CUDA_TRY(cudaDeviceSynchronize());
   CHECK(counter.peak <= 2 * 3 * 20000 * sizeof(T) + 4096);
   CHECK(counter.peak > 0);
+  // tiled (automatic for a few long pairs): three diagonals of tile borders, 6 max(n, m) values
+  // per pair
+  counter.peak = 0;
+  r::values(exec.with_schedule(r::device_schedule::tiled), meas, XL.device_view(), YL.device_view(),
+            std::span<T>(dvl.ptr, 2));
+  RESILIN_CUDA_TRY(cudaDeviceSynchronize());
+  CHECK(counter.peak <= 2 * 6 * 30000 * sizeof(T) + 4096);
   // training: R only, one value per cell, and O(n) extra per pair
   counter.peak = 0;
   r::values_and_grads(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B),

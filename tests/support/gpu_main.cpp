@@ -1,7 +1,8 @@
 // Entry point of every GPU test executable: exit code 77 (CTest: skipped) when no CUDA device
 // can be used, so a machine without a GPU still builds and reports these tests honestly.
 #include <cstdio>
-#include <cuda_runtime_api.h>
+#include <string>
+#include <resilin/backend/cuda/device_status.hpp>
 #if __has_include(<catch2/catch_all.hpp>)
 #  include <catch2/catch_session.hpp>
 #else
@@ -10,9 +11,9 @@
 #endif
 
 int main(int argc, char* argv[]) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::puts("no CUDA device: GPU tests skipped");
+  std::string const why = resilin::cuda_unavailable_reason();
+  if (!why.empty()) {
+    std::printf("no CUDA device (%s): GPU tests skipped\n", why.c_str());
     return 77;
   }
   return Catch::Session().run(argc, argv);

@@ -18,8 +18,9 @@
 //
 // Memory (beyond inputs and outputs): value-only calls use 3 rolling anti-diagonals of
 // min(n, m) values per pair (shared memory up to 48 KB per block, else workspace; nothing for
-// the shuffle warps of pairs with min(n, m) <= 32, which keep their cells in registers);
-// training calls store R only, one value per cell of each pair's grid (anti-diagonal-major),
+// the shuffle warps of pairs with min(n, m) <= 32, which keep their cells in registers; the
+// tiled wavefront of a few long pairs keeps three diagonals of tile borders, 6 max(n, m) values
+// per pair); training calls store R only, one value per cell of each pair's grid (anti-diagonal-major),
 // plus 7 rolling diagonals per pair, or, checkpointed (device.with_training_store, automatic
 // beyond 4 GiB), two diagonals every k ~ sqrt(2 (n + m)) and one segment of k diagonals per
 // pair, recomputed once in the backward (same bits); the divergence adds its two self problems
@@ -270,7 +271,8 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
     return cudaSuccess;
   }
   if (bytes < plan.bytes) return cudaErrorInvalidValue;
-  if (plan.jobs == 0) return cudaSuccess;
+  // nothing to compute (a pairwise divergence with an empty side still counts self problems)
+  if (plan.jobs == 0 || (layout == job_layout::pairwise && X.batch * Y.batch == 0)) return cudaSuccess;
   device_band band{};
   if (cudaError_t e = upload_band(m.band, longest, at(ws, plan.table_offset), exec.stream, band))
     return e;
