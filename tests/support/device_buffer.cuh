@@ -32,4 +32,14 @@ struct device_buffer {
   }
 };
 
+/// Whether kernels may read pageable host memory here (HMM or ATS): the library then accepts
+/// host pointers, rightly, and the checks that expect them refused do not apply.
+inline bool pageable_memory_access() {
+  int dev = 0, v = 0;
+  bool const yes = cudaGetDevice(&dev) == cudaSuccess &&
+                   cudaDeviceGetAttribute(&v, cudaDevAttrPageableMemoryAccess, dev) == cudaSuccess && v == 1;
+  (void)cudaGetLastError();
+  return yes;
+}
+
 }  // namespace resilin_test

@@ -240,11 +240,13 @@ TEST_CASE("GPU entry points reject bad input with resilin::invalid_argument", "[
   bad = db.view;
   bad.y.batch = 2;
   CHECK_THROWS_AS(fc::values(resilin::device, bad, out.ptr), E);
-  std::vector<double> host_out(3);
-  CHECK_THROWS_AS(fc::values(resilin::device, db.view, host_out.data()), E);
-  bad = db.view;
-  bad.x.data = h.x.data();  // host memory
-  CHECK_THROWS_AS(fc::values(resilin::device, bad, out.ptr), E);
+  if (!resilin_test::pageable_memory_access()) {  // host memory (kernels may read it on HMM, ATS)
+    std::vector<double> host_out(3);
+    CHECK_THROWS_AS(fc::values(resilin::device, db.view, host_out.data()), E);
+    bad = db.view;
+    bad.x.data = h.x.data();
+    CHECK_THROWS_AS(fc::values(resilin::device, bad, out.ptr), E);
+  }
   auto const y = fc::uniform_interpolant(resilin::series_view<double const>{db.y.ptr, 10, 2});
   auto const x = fc::uniform_interpolant(resilin::series_view<double const>{db.x.ptr, 10, 2});
   device_buffer<fc::mc_estimate<double>> est(1);
