@@ -125,24 +125,16 @@ for t in $tests; do
 done
 if [ -n "$cli" ]; then
   echo "== the tool: --backend cuda against --backend host"
-  cli_cases=(
-    "distance --metric soft-dtw --gamma 0.5 a.tsv b.tsv"
-    "distance --metric dtw --window 0.25 a.tsv"
-    "distance --metric soft-msm --gamma 0.3 multi.ts"
-    "grad --metric soft-dtw --gamma 0.1 a.tsv b.tsv"
-    "grad --metric soft-msm-div --gamma 0.3 --c 0.5 a.tsv b.tsv"
-    "--tail 2 -- classify --method 1nn --metric dtw --window 0.1 --synthetic-cbf"
-    "--tail 2 -- classify --method centroid --metric soft-dtw --max-iter 10 --synthetic-cbf --znorm"
-  )
-  for c in "${cli_cases[@]}"; do
-    [[ "$c" == *" -- "* ]] || c="-- $c"
-    out="$(cd examples/cli/testdata && timeout "$(allow 60)" ../check_cli_backends.sh "$cli" $c 2>&1)"
+  while IFS= read -r case_line; do
+    [[ "$case_line" =~ ^([a-z0-9_]+):\ (.*)$ ]] || continue  # the cases of the cli_backends_* tests
+    c="${BASH_REMATCH[2]}"
+    out="$(cd examples/cli/testdata && timeout "$(allow 60)" ../check_cli_backends.sh "$cli" $c 2>&1 </dev/null)"
     rc=$?
     [ "$rc" -eq 0 ] && ! grep -q SKIPPED <<<"$out" && verdict=passed || { verdict="FAILED"; tests_ok=0; }
     line="resilin ${c#*-- } --backend cuda vs host: $verdict; $(tail -1 <<<"$out")"
     echo "$line"
     test_lines="$test_lines$line"$'\n'
-  done
+  done <examples/cli/backend_cases.txt
 fi
 
 # run_bench NAME CAP: the benchmark's own table goes to $build/NAME.md, its log to .log

@@ -61,24 +61,12 @@ class device_batch {
   device_array<index_t> lengths_;
 };
 
-/// Calls f(measure) for an alignment metric; fast-cdtw has no device path in the tool.
-template <class T, class F>
-void with_device_measure(measure_choice const& metric, F&& f) {
-  if (metric.metric == metric_kind::fast_cdtw)
-    RESILIN_THROW(resilin::invalid_argument("--backend cuda: metric 'fast-cdtw' runs on the host only"));
-  visit_measure<T>(metric, f);
-}
-
 }  // namespace
 
 std::string device_name() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    (void)cudaGetLastError();  // clear the sticky "no device" error
-    return {};
-  }
   cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return {};
+  if (!resilin::cuda_unavailable_reason().empty() || cudaGetDeviceProperties(&prop, 0) != cudaSuccess)
+    return {};
   return prop.name;
 }
 
@@ -92,7 +80,7 @@ void pairwise(measure_choice const& metric, resilin::batch_view<T const> a,
               resilin::batch_view<T const> b, resilin::matrix_view<T> out) {
   device_batch<T> const da(a), db(b);
   device_array<T> d(static_cast<std::size_t>(out.rows * out.cols));
-  with_device_measure<T>(metric, [&](auto const& m) {
+  visit_measure<T>(metric, [&](auto const& m) {
     resilin::pairwise(resilin::device, m, da.view(), db.view(),
                       resilin::matrix_view<T>{d.get(), out.rows, out.cols});
   });
@@ -104,7 +92,7 @@ void pairwise_gradients(measure_choice const& metric, resilin::batch_view<T cons
                         resilin::batch_view<T const> b, resilin::batch_view<T> g) {
   device_batch<T> const da(a), db(b);
   device_array<T> dg(static_cast<std::size_t>(g.batch * g.max_length * g.channels));
-  with_device_measure<T>(metric, [&](auto const& m) {
+  visit_measure<T>(metric, [&](auto const& m) {
     resilin::pairwise_grads(resilin::device, m, da.view(), db.view(),
                             resilin::batch_view<T>{dg.get(), g.batch, g.max_length, g.channels,
                                                    da.view().lengths});
@@ -117,7 +105,7 @@ resilin::learn::barycenter_result<T> barycenter(measure_choice const& metric,
                                                 resilin::batch_view<T const> series,
                                                 resilin::learn::barycenter_options const& opt) {
   resilin::learn::barycenter_result<T> result;
-  with_device_measure<T>(metric, [&](auto const& m) {
+  visit_measure<T>(metric, [&](auto const& m) {
     using M = std::remove_cvref_t<decltype(m)>;
     if constexpr (std::is_same_v<typename M::smoothing_type, resilin::soft_min<T>>) {
       result = resilin::learn::lbfgs_barycenter(resilin::device, m, series, {}, opt);

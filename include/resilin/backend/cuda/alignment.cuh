@@ -271,8 +271,7 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
     return cudaSuccess;
   }
   if (bytes < plan.bytes) return cudaErrorInvalidValue;
-  // nothing to compute (a pairwise divergence with an empty side still counts self problems)
-  if (plan.jobs == 0 || (layout == job_layout::pairwise && X.batch * Y.batch == 0)) return cudaSuccess;
+  if (plan.jobs == 0) return cudaSuccess;
   device_band band{};
   if (cudaError_t e = upload_band(m.band, longest, at(ws, plan.table_offset), exec.stream, band))
     return e;

@@ -166,6 +166,7 @@ RESILIN_HD constexpr job job_of(job_layout layout, index_t k, index_t nx, index_
 RESILIN_HD constexpr index_t job_count(job_layout layout, index_t nx, index_t ny,
                                        bool divergence) noexcept {
   if (layout == job_layout::paired) return nx * (divergence ? 3 : 1);
+  if (nx * ny == 0) return 0;  // no pair: no self problems either
   return nx * ny + (divergence ? nx + ny : 0);
 }
 
