@@ -10,6 +10,16 @@
 
 namespace resilin {
 
+namespace detail {
+/// The value() of the library's distances: D::accumulate over the channels, in order.
+template <class D, class T>
+RESILIN_HD T accumulate_channels(T const* a, T const* b, index_t channels) noexcept {
+  T s = T(0);
+  for (index_t c = 0; c < channels; ++c) s = D::accumulate(s, a[c] - b[c]);
+  return s;
+}
+}  // namespace detail
+
 /// delta(a, b) = sum_c (a_c - b_c)^2; d delta / d a_c = 2 (a_c - b_c).
 struct squared_euclidean {
   static constexpr char const* name = "squared Euclidean";
@@ -19,9 +29,7 @@ struct squared_euclidean {
   RESILIN_HD static T accumulate(T sum, T diff) noexcept { return math::fma(diff, diff, sum); }
   template <class T>
   RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
-    T s = T(0);
-    for (index_t c = 0; c < channels; ++c) s = accumulate(s, a[c] - b[c]);
-    return s;
+    return detail::accumulate_channels<squared_euclidean>(a, b, channels);
   }
   template <class T>  // d delta / d a_c (the partial for b is its negative)
   RESILIN_HD static T partial(T a, T b) noexcept { return T(2) * (a - b); }
@@ -38,9 +46,7 @@ struct half_squared_euclidean {
   }
   template <class T>
   RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
-    T s = T(0);
-    for (index_t c = 0; c < channels; ++c) s = accumulate(s, a[c] - b[c]);
-    return s;
+    return detail::accumulate_channels<half_squared_euclidean>(a, b, channels);
   }
   template <class T>
   RESILIN_HD static T partial(T a, T b) noexcept { return a - b; }
@@ -58,9 +64,7 @@ struct l1_distance {
   RESILIN_HD static T accumulate(T sum, T diff) noexcept { return sum + term(diff); }
   template <class T>
   RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {
-    T s = T(0);
-    for (index_t c = 0; c < channels; ++c) s = accumulate(s, a[c] - b[c]);
-    return s;
+    return detail::accumulate_channels<l1_distance>(a, b, channels);
   }
   template <class T>
   RESILIN_HD static T partial(T a, T b) noexcept {
