@@ -2,7 +2,8 @@
 // of spec/softdtw.md section 5, plus the other cost models through the same recursion kernels
 // (soft-MSM, grid soft-CDTW: rows C1/*), and the job schedules on short series (W1/*: one CTA
 // or one warp per pair), long pairs per CTA or tiled (T1/*), and training with R whole or
-// checkpointed, per CTA or tiled (CP1/*). Time is measured with CUDA events around the
+// checkpointed, per CTA or tiled (CP1/*), and many pairs of 64 channels, automatic (tiled with
+// distance tiles) or one CTA per pair (D1/*). Time is measured with CUDA events around the
 // enqueued work (UseManualTime), the workspace comes from the expert layer and is allocated
 // once outside the timed region. Reported per run: G cells/s (cells = sum over pairs of n * m,
 // B*N*M here) and peak device memory = inputs + outputs (+ gradients) + workspace, in MB.
@@ -163,6 +164,13 @@ std::vector<config> configs() {
     for (mode w : {mode::value, mode::train})
       v.push_back({std::string("T1/2x8192x2/") + name + (w == mode::value ? "/fwd" : "/fwd+bwd"),
                    2, 8192, 8192, 2, 1.0, w, cost::dtw, sched});
+  // D1: many pairs of many channels; automatic (tiled: distance tiles in shared memory) against
+  // one CTA per pair (per-cell distances), values and training.
+  for (auto [name, sched] : {std::pair{"auto", r::device_schedule::automatic},
+                             std::pair{"block", r::device_schedule::block_per_pair}})
+    for (mode w : {mode::value, mode::train})
+      v.push_back({std::string("D1/512x256x64/") + name + (w == mode::value ? "/fwd" : "/fwd+bwd"),
+                   512, 256, 256, 64, 1.0, w, cost::dtw, sched});
   // CP1: training with R stored whole against the checkpointed modes (peak memory and time):
   // one CTA per pair (diagonal checkpoints) and tiled (tile borders).
   for (auto [name, store, sched] :

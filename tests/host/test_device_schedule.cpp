@@ -75,7 +75,7 @@ std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T
   dd::emulated_cta const ex{lo.threads ? lo.threads : plan.threads, lo.reverse};
   if (plan.tiled) {  // one "launch" per tile diagonal; borders and rings start poisoned
     std::vector<T> borders = poisoned<T>(plan.borders_bytes / sizeof(T));
-    dd::tiled_args<T, Cost, Smooth> const ta{a, borders.data(), plan.tile_stride, plan.tile_stride};
+    dd::tiled_args<T, Cost, Smooth> const ta{a, borders.data(), plan.tiles_per_diagonal};
     bool const dist = dd::uses_distance_tiles<Cost>(X.channels);
     for (r::index_t d = 0; d < plan.tile_diagonals; ++d)
       for (r::index_t job = 0; job < plan.jobs; ++job)
@@ -177,6 +177,8 @@ train_result<T> emulate_train(r::measure<Cost, Smooth> const& m, r::batch_view<T
           each_tile([&](r::index_t job, r::index_t k, T* ring, T* tile) {
             dd::tiled_train_backward_block(ex, a, job, td, k, launches > 1 ? l : -1, ring, tile);
           });
+  } else if (plan.shuffle) {  // registers only: no ring
+    for (r::index_t k = 0; k < plan.jobs; ++k) dd::train_shuffle_block(dd::emulated_warp{lo.reverse}, a, k);
   } else {
     for (r::index_t k = 0; k < plan.jobs; ++k) {
       std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(7 * plan.stride));
@@ -616,6 +618,28 @@ TEST_CASE("device schedule: workspace plans", "[device][schedule]") {
   CHECK(t.bytes == t.store_bytes);
 }
 
+TEST_CASE("device schedule: calls of more blocks than a grid holds launch in order", "[device][schedule]") {
+  std::vector<std::pair<r::index_t, r::index_t>> chunks;
+  auto record = [&](r::index_t first, r::index_t count) {
+    chunks.emplace_back(first, count);
+    return 0;
+  };
+  CHECK(dd::for_each_block_chunk(10, 3, record) == 0);
+  CHECK(chunks == std::vector<std::pair<r::index_t, r::index_t>>{{0, 3}, {3, 3}, {6, 3}, {9, 1}});
+  chunks.clear();
+  CHECK(dd::for_each_block_chunk(0, 3, record) == 0);
+  CHECK(chunks.empty());
+  CHECK(dd::for_each_block_chunk(dd::max_grid_blocks, dd::max_grid_blocks, record) == 0);
+  CHECK(chunks.size() == 1);
+  chunks.clear();  // 50 000 x 50 000 pairs, one CTA each: two launches, the second from 2^31 - 1
+  CHECK(dd::for_each_block_chunk(r::index_t(50000) * 50000, dd::max_grid_blocks, record) == 0);
+  CHECK(chunks == std::vector<std::pair<r::index_t, r::index_t>>{
+                      {0, dd::max_grid_blocks}, {dd::max_grid_blocks, r::index_t(2500000000) - dd::max_grid_blocks}});
+  int calls = 0;  // the first error stops the launches and is returned
+  CHECK(dd::for_each_block_chunk(10, 3, [&](r::index_t, r::index_t) { return ++calls == 2 ? 7 : 0; }) == 7);
+  CHECK(calls == 2);
+}
+
 TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   using S = r::device_schedule;
   // automatic: one warp per job where the job's CTA would be one warp anyway, 8 jobs per CTA
@@ -652,7 +676,14 @@ TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   CHECK(big.bytes == dd::align_up(64 * 3 * 300 * 8));
   auto const t = dd::train_plan::make(64, 20, 25, 1, false, false, 4);
   CHECK(t.mapping.warps);
-  CHECK(t.shared_bytes() == std::size_t(8) * 7 * 20 * 4);
+  CHECK(t.shuffle);  // at most 32 rows: the shuffle program, G in registers
+  CHECK(t.shared_bytes() == 0);
+  auto const t33 = dd::train_plan::make(64, 33, 25, 1, false, false, 4, 0, S::warp_per_pair);
+  CHECK_FALSE(t33.shuffle);  // the rows are x's: 33 of them, a ring in shared memory
+  CHECK(t33.shared_bytes() == std::size_t(8) * 7 * 33 * 4);
+  CHECK_FALSE(dd::train_plan::make(64, 20, 25, 1, false, false, 4, 0, S::warp_per_pair,
+                                   r::training_store::checkpointed).shuffle);
+  CHECK_FALSE(dd::train_plan::make(64, 20, 40, 1, true, false, 4, 0, S::warp_per_pair).shuffle);  // self term (40, 40)
   // every schedule runs the same per-job program: the same bits (32 lanes striding 70 rows)
   ragged<double> const X(6, 70, 2, 41, false), Y(6, 64, 2, 42, false);
   auto const meas = r::measures::soft_dtw<double>(0.3);
@@ -668,6 +699,27 @@ TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   CHECK(resilin_test::bitwise_equal(tb.values, tw.values));
   CHECK(resilin_test::bitwise_equal(tb.gx, tw.gx));
   CHECK(resilin_test::bitwise_equal(tb.gy, tw.gy));
+}
+
+/// The shuffle tests' measures, each given to check(meas, A, B) with its batches: soft and
+/// hard DTW and soft-MSM (gradient stencil 2; channels summed, as the device programs do) in
+/// double on X, Y, soft-DTW in float on Xf, Yf.
+template <class Check, class D, class F>
+void each_shuffle_measure(r::band_spec const& band, bool div, Check&& check, D const& X, D const& Y,
+                          F const& Xf, F const& Yf) {
+  auto soft = r::measures::soft_dtw<double>(0.3, band);
+  soft.divergence = div;
+  check(soft, X, Y);
+  auto hard = r::measures::dtw().with_band(band);
+  hard.divergence = div;
+  check(hard, X, Y);
+  auto softf = r::measures::soft_dtw<float>(0.3f, band);
+  softf.divergence = div;
+  check(softf, Xf, Yf);
+  auto msm = r::measures::soft_msm<double>(1.0, 1.0, band);
+  msm.independent_channels = false;
+  msm.divergence = div;
+  check(msm, X, Y);
 }
 
 TEST_CASE("device schedule: the shuffle warp gives the bits of one block per pair", "[device][schedule][shuffle]") {
@@ -691,19 +743,7 @@ TEST_CASE("device schedule: the shuffle warp gives the bits of one block per pai
             CHECK(resilin_test::bitwise_equal(block, back));
           }
         };
-        auto soft = r::measures::soft_dtw<double>(0.3, band);
-        soft.divergence = div;
-        check(soft, X, Y);
-        auto hard = r::measures::dtw().with_band(band);
-        hard.divergence = div;
-        check(hard, X, Y);
-        auto softf = r::measures::soft_dtw<float>(0.3f, band);
-        softf.divergence = div;
-        check(softf, Xf, Yf);
-        auto msm = r::measures::soft_msm<double>(1.0, 1.0, band);
-        msm.independent_channels = false;  // the device programs sum the channels' costs
-        msm.divergence = div;
-        check(msm, X, Y);
+        each_shuffle_measure(band, div, check, X, Y, Xf, Yf);
       }
     }
   }
@@ -714,6 +754,60 @@ TEST_CASE("device schedule: the shuffle warp gives the bits of one block per pai
   r::pairwise(r::host.with_threads(1), meas, X.view(), Y.view(), r::matrix_view<double>{host.data(), 6, 6});
   CHECK(rel_err(emulate_values(meas, X.view(), Y.view(), dd::job_layout::pairwise, {0, false, S::warp_per_pair}),
                 host) <= tolerance<double>());
+}
+
+TEST_CASE("device schedule: the shuffle warp trains with the bits of one block per pair",
+          "[device][schedule][shuffle]") {
+  using S = r::device_schedule;
+  std::uint64_t seed = 1700;
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      // the rows are x (the divergence's self terms: both series): at most 32
+      for (auto [n, m] : {std::pair<r::index_t, r::index_t>{32, 45}, {29, 32}, {7, 9}, {1, 30}, {20, 1}}) {
+        if (div && (n > 32 || m > 32)) continue;
+        ++seed;
+        ragged<double> const X(5, n, 2, seed, false), Y(5, m, 2, seed + 3, false);
+        ragged<float> const Xf(5, n, 1, seed, true), Yf(5, m, 1, seed + 3, true);
+        REQUIRE(dd::train_plan::make(5, n, m, 2, div, true, 8, 0, S::warp_per_pair).shuffle);
+        auto check = [&](auto const& meas, auto const& A, auto const& B) {
+          using T = typename std::remove_cvref_t<decltype(A.data)>::value_type;
+          INFO("band kind " << int(band.type()) << " divergence " << div << " n " << n << " m " << m);
+          std::vector<T> const up = resilin_test::cast<T>(random_values(5, seed + 9, 0.5, 2));
+          for (bool e : {false, true}) {
+            if (e && div) continue;  // E is the plain measure's
+            auto const block = emulate_train(meas, A.view(), B.view(), &up, true, e, {0, false, S::block_per_pair});
+            auto const warp = emulate_train(meas, A.view(), B.view(), &up, true, e, {0, false, S::warp_per_pair});
+            auto const back = emulate_train(meas, A.view(), B.view(), &up, true, e, {0, true, S::warp_per_pair});
+            for (auto const* w : {&warp, &back}) {
+              CHECK(resilin_test::bitwise_equal(block.values, w->values));
+              CHECK(resilin_test::bitwise_equal(block.gx, w->gx));
+              CHECK(resilin_test::bitwise_equal(block.gy, w->gy));
+              CHECK(resilin_test::bitwise_equal(block.e, w->e));
+            }
+          }
+          // values only (no backward)
+          auto const vb = emulate_train<T>(meas, A.view(), B.view(), nullptr, false, false, {0, false, S::block_per_pair});
+          auto const vw = emulate_train<T>(meas, A.view(), B.view(), nullptr, false, false, {0, false, S::warp_per_pair});
+          CHECK(resilin_test::bitwise_equal(vb.values, vw.values));
+        };
+        each_shuffle_measure(band, div, check, X, Y, Xf, Yf);
+      }
+    }
+  }
+  // and against the host backend: values and gradients with an upstream
+  r::index_t const B = 6;
+  ragged<double> const X(B, 24, 3, 88, false), Y(B, 40, 3, 89, false);
+  std::vector<double> const up = random_values(B, 90, 0.5, 2);
+  auto const meas = r::measures::soft_dtw<double>(0.5);
+  std::vector<double> hv(B), hgx(X.data.size()), hgy(Y.data.size());
+  r::values_and_grads(r::host.with_threads(1), meas, X.view(), Y.view(), std::span<double>(hv),
+                      r::batch_view<double>{hgx.data(), B, X.max_length, 3, X.lengths.data()},
+                      r::batch_view<double>{hgy.data(), B, Y.max_length, 3, Y.lengths.data()},
+                      std::span<double const>(up));
+  auto const w = emulate_train(meas, X.view(), Y.view(), &up, true, false, {0, false, S::warp_per_pair});
+  CHECK(rel_err(w.values, hv) <= tolerance<double>());
+  CHECK(rel_err(w.gx, hgx) <= 10 * tolerance<double>());
+  CHECK(rel_err(w.gy, hgy) <= 10 * tolerance<double>());
 }
 
 TEST_CASE("device schedule: checkpointed training gives the bits of the whole grid",
@@ -785,10 +879,21 @@ TEST_CASE("device schedule: the tiled wavefront gives the bits of one block per 
   CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 40, 40, 4096, 5000, false, 4, 0, S::automatic, 132).tiled);
   CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 2, 2, 300, 5000, false, 4, 0, S::automatic, 132).tiled);
   CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 2, 2, 4096, 5000, false, 4, 0, S::automatic, 0).tiled);
+  // and many pairs with distance tiles (d >= 16), the shorter series at least half a tile
+  CHECK(dd::value_plan::make(dd::job_layout::pairwise, 100, 100, 200, 64, false, 4, 0, S::automatic, 132, true).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 100, 100, 200, 63, false, 4, 0, S::automatic, 132, true).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 100, 100, 200, 64, false, 4, 0, S::automatic, 132).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 300, 300, 200, 64, false, 4, 0, S::automatic, 132, true).tiled);
   auto const big = dd::value_plan::make(dd::job_layout::paired, 2, 2, 65536, 65536, false, 4, 0, S::tiled);
   CHECK(big.tile_diagonals == 1023);
   CHECK(big.tiles_per_diagonal == 512);
-  CHECK(big.borders_bytes == dd::align_up(std::size_t(2) * 6 * 65536 * 4));  // O(n + m) per pair
+  CHECK(big.borders_bytes == dd::align_up(std::size_t(2) * 6 * 65536 * 4));  // 6 min(n, m) per pair
+  // O(min(n, m)): the borders of a long, narrow grid are those of its shorter side, in whole tiles
+  auto const narrow = dd::value_plan::make(dd::job_layout::paired, 2, 2, 1000, 65536, false, 4, 0, S::tiled);
+  CHECK(narrow.tiles_per_diagonal == 8);
+  CHECK(narrow.borders_bytes == dd::align_up(std::size_t(2) * 6 * 1024 * 4));
+  auto const narrow_div = dd::value_plan::make(dd::job_layout::paired, 2, 2, 1000, 65536, true, 4, 0, S::tiled);
+  CHECK(narrow_div.tiles_per_diagonal == 512);  // the self problem (65536, 65536)
   // tiles of 128: 3 x 4 tiles and ragged lengths, every band, plain and divergence, paired and
   // pairwise, hard and soft; 128 threads per tile, or 7 in reverse order
   std::uint64_t seed = 300;
@@ -827,6 +932,14 @@ TEST_CASE("device schedule: tiled training gives the bits of one block per pair"
   CHECK_FALSE(dd::train_plan::make(40, 4096, 4096, 4, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
   CHECK_FALSE(dd::train_plan::make(2, 300, 5000, 4, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
   CHECK_FALSE(dd::train_plan::make(2, 4096, 4096, 4, false, false, 4).tiled);  // SMs unknown
+  // and many pairs whose tiles compute their distances in shared memory (d >= 16), from half a
+  // tile on; more than 65535 problems do not tile (the launch's grid.y)
+  CHECK(dd::train_plan::make(256, 512, 512, 64, false, false, 4, 0, S::automatic, St::automatic, 132, true).tiled);
+  CHECK(dd::train_plan::make(256, 64, 100, 64, false, false, 4, 0, S::automatic, St::automatic, 132, true).tiled);
+  CHECK_FALSE(dd::train_plan::make(256, 512, 512, 64, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
+  CHECK_FALSE(dd::train_plan::make(256, 63, 512, 64, false, false, 4, 0, S::automatic, St::automatic, 132, true).tiled);
+  CHECK_FALSE(dd::train_plan::make(70000, 128, 128, 64, false, false, 4, 0, S::automatic, St::automatic, 132, true).tiled);
+  CHECK_FALSE(dd::train_plan::make(256, 512, 512, 64, false, false, 4, 0, S::block_per_pair, St::automatic, 132, true).tiled);
   // issue 3's (B = 4, n = m = 32768, d = 16) float: checkpointed tiles keep the R borders (2 n m
   // / 128 values), the G borders and one scratch tile per tile of a diagonal: 341 MB in all
   auto const big = dd::train_plan::make(4, 32768, 32768, 16, false, false, 4, 0, S::tiled);

@@ -19,14 +19,15 @@
 // Memory (beyond inputs and outputs): value-only calls use 3 rolling anti-diagonals of
 // min(n, m) values per pair (shared memory up to 48 KB per block, else workspace; nothing for
 // the shuffle warps of pairs with min(n, m) <= 32, which keep their cells in registers; the
-// tiled wavefront of a few long pairs keeps three diagonals of tile borders, 6 max(n, m) values
-// per pair); training calls store R only, one value per cell of each pair's grid (anti-diagonal-major),
-// plus 7 rolling diagonals per pair, or, checkpointed (device.with_training_store, automatic
-// beyond 4 GiB), two diagonals every k ~ sqrt(2 (n + m)) and one segment of k diagonals per
+// tiled wavefront keeps three diagonals of tile borders, 6 min(n, m) values per pair, rounded
+// up to whole tiles of 128); training calls store R only, one value per cell of each pair's
+// grid (anti-diagonal-major), plus 7 rolling diagonals per pair (none for the shuffle warps of
+// jobs of at most 32 rows), or, checkpointed (device.with_training_store, automatic beyond
+// 4 GiB), two diagonals every k ~ sqrt(2 (n + m)) and one segment of k diagonals per
 // pair, recomputed once in the backward (same bits); the divergence adds its two self problems
-// and four input-sized gradient buffers. A few very long pairs (device_schedule::tiled,
-// automatic when there are at most a quarter as many problems as SMs) train by tiles of 128 x
-// 128 cells: R as above plus every tile's bottom row and right column (2 n m / 128 values), or,
+// and four input-sized gradient buffers. Tiled calls (device_schedule::tiled, automatic for a
+// few very long pairs and for DTW costs of 16 channels or more) train by tiles of 128 x 128
+// cells: R as above plus every tile's bottom row and right column (2 n m / 128 values), or,
 // checkpointed, only those borders and one scratch tile per running tile (each tile recomputed
 // once in the backward); G crosses the tile borders through 6 (n + m) values per pair. With
 // DTW costs of 16 channels or more a tile's distances live in its shared memory (128 x 128
@@ -153,6 +154,34 @@ inline int automatic_multiprocessors(device_backend const& exec) noexcept {
   return sms;
 }
 
+/// The dynamic shared memory of a tiled kernel with a distance tile after its ring.
+template <class T>
+constexpr std::size_t distance_tile_bytes(std::size_t ring_bytes) noexcept {
+  return ring_bytes + static_cast<std::size_t>(device_detail::distance_tile_values()) * sizeof(T);
+}
+
+/// Whether the device's opt-in shared memory per block holds `bytes`.
+inline bool fits_shared_optin(std::size_t bytes) noexcept {
+  int dev = 0, optin = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return bytes <= static_cast<std::size_t>(optin);
+}
+
+/// Whether the tiled programs of a call can use distance tiles: the cost model and channels
+/// ask for them and the device holds a ring of `ring_rows` tile rows (3 for values, 7 for the
+/// training backward) and the tile. The automatic schedule then tiles the call
+/// (device_detail::tiles_automatically).
+template <class T, class Cost>
+bool distance_tiles_available(device_backend const& exec, index_t channels, index_t ring_rows) noexcept {
+  using namespace device_detail;
+  return exec.schedule == device_schedule::automatic && uses_distance_tiles<Cost>(channels) &&
+         fits_shared_optin(distance_tile_bytes<T>(static_cast<std::size_t>(ring_rows * tile_size) * sizeof(T)));
+}
+
 /// Whether a tiled kernel's launches use distance tiles: the cost model and channels ask for
 /// them and the device's opt-in shared memory holds the ring and the tile, and if so the
 /// dynamic shared memory per CTA (`bytes`, raised as the kernel's limit). Else bytes = ring.
@@ -162,11 +191,8 @@ bool enable_distance_tiles(Kernel kernel, index_t channels, std::size_t ring_byt
   using namespace device_detail;
   bytes = ring_bytes;
   if (!uses_distance_tiles<Cost>(channels)) return false;
-  std::size_t const want = ring_bytes + static_cast<std::size_t>(distance_tile_values()) * sizeof(T);
-  int dev = 0, optin = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
-      want > static_cast<std::size_t>(optin) ||
+  std::size_t const want = distance_tile_bytes<T>(ring_bytes);
+  if (!fits_shared_optin(want) ||
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(want)) != cudaSuccess) {
     (void)cudaGetLastError();  // the per-cell distance then: same results
     return false;
@@ -265,7 +291,8 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
   int const sms = automatic_multiprocessors(exec);
   value_plan const plan = value_plan::make(layout, X.batch, Y.batch, X.max_length, Y.max_length,
                                            m.divergence, sizeof(T),
-                                           band_table_entries(m.band, longest), exec.schedule, sms);
+                                           band_table_entries(m.band, longest), exec.schedule, sms,
+                                           distance_tiles_available<T, Cost>(exec, X.channels, 3));
   if (!ws) {
     bytes = plan.bytes;
     return cudaSuccess;
@@ -280,7 +307,7 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
   value_args<T, Cost, Smooth> const a{m.cost, m.smooth, band, X, Y, layout, results, plan.stride};
   if (plan.tiled) {  // one launch per tile diagonal; the borders need no initialisation
     tiled_args<T, Cost, Smooth> const ta{a, reinterpret_cast<T*>(at(ws, plan.borders_offset)),
-                                         plan.tile_stride, plan.tile_stride};
+                                         plan.tiles_per_diagonal};
     dim3 const grid(static_cast<unsigned>(plan.tiles_per_diagonal), static_cast<unsigned>(plan.jobs));
     std::size_t shared = 0;
     bool const dist = enable_distance_tiles<T, Cost>(tiled_value_kernel<T, Cost, Smooth>, X.channels,
@@ -291,15 +318,21 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
       if (cudaError_t e = cudaGetLastError()) return e;
     }
   } else {
-    unsigned const blocks = static_cast<unsigned>(plan.mapping.blocks(plan.jobs));
     unsigned const threads = static_cast<unsigned>(plan.threads * plan.mapping.jobs_per_block);
-    if (plan.shuffle)
-      value_shuffle_kernel<T, Cost, Smooth><<<blocks, threads, 0, exec.stream>>>(a, plan.jobs);
-    else if (plan.mapping.warps)
-      value_warps_kernel<T, Cost, Smooth>
-          <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings, plan.jobs);
-    else
-      value_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings);
+    auto const launch = [&](index_t first, index_t count) {
+      unsigned const blocks = static_cast<unsigned>(count);
+      if (plan.shuffle)
+        value_shuffle_kernel<T, Cost, Smooth><<<blocks, threads, 0, exec.stream>>>(a, plan.jobs, first);
+      else if (plan.mapping.warps)
+        value_warps_kernel<T, Cost, Smooth>
+            <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings, plan.jobs, first);
+      else
+        value_kernel<T, Cost, Smooth>
+            <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings, first);
+      return cudaGetLastError();
+    };
+    if (cudaError_t e = for_each_block_chunk(plan.mapping.blocks(plan.jobs), max_grid_blocks, launch))
+      return e;
   }
   if (cudaError_t e = cudaGetLastError()) return e;
   if (!m.divergence) return cudaSuccess;
@@ -333,7 +366,8 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
   train_plan const plan = train_plan::make(B, X.max_length, Y.max_length, d, m.divergence, false,
                                            sizeof(T), band_table_entries(m.band, longest),
                                            exec.schedule, exec.storage,
-                                           automatic_multiprocessors(exec));
+                                           automatic_multiprocessors(exec),
+                                           distance_tiles_available<T, Cost>(exec, d, 7));
   if (!ws) {
     bytes = plan.bytes;
     return cudaSuccess;
@@ -406,12 +440,20 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
     }
   } else {
     T* const rings = plan.shared_ring ? nullptr : reinterpret_cast<T*>(at(ws, plan.rings_offset));
-    unsigned const blocks = static_cast<unsigned>(plan.mapping.blocks(plan.jobs));
     unsigned const threads = static_cast<unsigned>(plan.threads * plan.mapping.jobs_per_block);
-    if (plan.mapping.warps)
-      train_warps_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), s>>>(a, rings, plan.jobs);
-    else
-      train_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), s>>>(a, rings);
+    auto const launch = [&](index_t first, index_t count) {
+      unsigned const blocks = static_cast<unsigned>(count);
+      if (plan.shuffle)
+        train_shuffle_kernel<T, Cost, Smooth><<<blocks, threads, 0, s>>>(a, plan.jobs, first);
+      else if (plan.mapping.warps)
+        train_warps_kernel<T, Cost, Smooth>
+            <<<blocks, threads, plan.shared_bytes(), s>>>(a, rings, plan.jobs, first);
+      else
+        train_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), s>>>(a, rings, first);
+      return cudaGetLastError();
+    };
+    if (cudaError_t e = for_each_block_chunk(plan.mapping.blocks(plan.jobs), max_grid_blocks, launch))
+      return e;
   }
   if (cudaError_t err = cudaGetLastError()) return err;
   if (!m.divergence) return cudaSuccess;

@@ -62,9 +62,9 @@ struct warp_exec {
   }
 };
 
-/// The warp of the shuffle program (device_detail::shuffle_forward): a register per lane, and
-/// shuffles across the full warp (a job's warp is whole: warp_job gives all its lanes the same
-/// job or none); its leader is warp_exec's.
+/// The warp of the shuffle programs (device_detail::shuffle_forward, shuffle_backward): a
+/// register per lane, and shuffles across the full warp (a job's warp is whole: warp_job gives
+/// all its lanes the same job or none); its leader and sync (__syncwarp) are warp_exec's.
 struct shuffle_warp : warp_exec {
   template <class T>
   struct reg {
@@ -77,6 +77,14 @@ struct shuffle_warp : warp_exec {
   RESILIN_HD reg<T> shfl_up(reg<T> const& r) const noexcept {
 #if RESILIN_DEVICE_PASS
     return reg<T>(__shfl_up_sync(0xffffffffu, r.v, 1));
+#else
+    return r;
+#endif
+  }
+  template <class T>
+  RESILIN_HD reg<T> shfl_down(reg<T> const& r) const noexcept {
+#if RESILIN_DEVICE_PASS
+    return reg<T>(__shfl_down_sync(0xffffffffu, r.v, 1));
 #else
     return r;
 #endif
@@ -100,31 +108,46 @@ struct shuffle_warp : warp_exec {
   }
 };
 
-/// The job of the calling warp in warp_per_pair, or -1 past the last job (the whole warp).
-RESILIN_HD inline index_t warp_job(index_t jobs) {
+// The per-job kernels take the index of their first block: a call of more blocks than a grid
+// holds launches consecutive chunks (device_detail::for_each_block_chunk).
+
+/// The block of the calling thread, counted from the call's first block.
+RESILIN_HD inline index_t block_of_call(index_t first_block) {
 #if RESILIN_DEVICE_PASS
-  index_t const k = static_cast<index_t>(blockIdx.x) * (blockDim.x / 32u) + threadIdx.x / 32u;
+  return first_block + static_cast<index_t>(blockIdx.x);
+#else
+  return first_block;
+#endif
+}
+
+/// The job of the calling warp in warp_per_pair, or -1 past the last job (the whole warp).
+RESILIN_HD inline index_t warp_job(index_t jobs, index_t first_block) {
+#if RESILIN_DEVICE_PASS
+  index_t const k = block_of_call(first_block) * (blockDim.x / 32u) + threadIdx.x / 32u;
   return k < jobs ? k : -1;
 #else
   (void)jobs;
+  (void)first_block;
   return -1;
 #endif
 }
 
 /// Value of every job (one block per job). rings: null (shared memory) or jobs * 3 * stride.
 template <class T, class Cost, class Smooth>
-RESILIN_KERNEL void value_kernel(device_detail::value_args<T, Cost, Smooth> a, T* rings) {
+RESILIN_KERNEL void value_kernel(device_detail::value_args<T, Cost, Smooth> a, T* rings,
+                                 index_t first_block) {
   extern __shared__ __align__(16) unsigned char resilin_shared[];
-  index_t const k = blockIdx.x;
+  index_t const k = block_of_call(first_block);
   T* const ring = rings ? rings + k * 3 * a.stride : reinterpret_cast<T*>(resilin_shared);
   device_detail::value_block(cta_exec{}, a, k, ring);
 }
 
 /// Forward storing R, then backward, of every job. rings: null or jobs * 7 * stride.
 template <class T, class Cost, class Smooth>
-RESILIN_KERNEL void train_kernel(device_detail::train_args<T, Cost, Smooth> a, T* rings) {
+RESILIN_KERNEL void train_kernel(device_detail::train_args<T, Cost, Smooth> a, T* rings,
+                                 index_t first_block) {
   extern __shared__ __align__(16) unsigned char resilin_shared[];
-  index_t const k = blockIdx.x;
+  index_t const k = block_of_call(first_block);
   T* const ring = rings ? rings + k * 7 * a.stride : reinterpret_cast<T*>(resilin_shared);
   device_detail::train_block(cta_exec{}, a, k, ring);
 }
@@ -146,25 +169,33 @@ RESILIN_HD T* warp_ring(T* rings, index_t k, index_t values, unsigned char* shar
 /// value_kernel with one warp per job, blockDim.x / 32 jobs per block.
 template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void value_warps_kernel(device_detail::value_args<T, Cost, Smooth> a, T* rings,
-                                       index_t jobs) {
+                                       index_t jobs, index_t first_block) {
   extern __shared__ __align__(16) unsigned char resilin_shared[];
-  if (index_t const k = warp_job(jobs); k >= 0)
+  if (index_t const k = warp_job(jobs, first_block); k >= 0)
     device_detail::value_block(warp_exec{}, a, k, warp_ring(rings, k, 3 * a.stride, resilin_shared));
 }
 
 /// Values of jobs of at most 32 rows: one warp per job, one row per lane, shuffles.
 template <class T, class Cost, class Smooth>
-RESILIN_KERNEL void value_shuffle_kernel(device_detail::value_args<T, Cost, Smooth> a, index_t jobs) {
-  if (index_t const k = warp_job(jobs); k >= 0) device_detail::value_shuffle_block(shuffle_warp{}, a, k);
+RESILIN_KERNEL void value_shuffle_kernel(device_detail::value_args<T, Cost, Smooth> a, index_t jobs,
+                                         index_t first_block) {
+  if (index_t const k = warp_job(jobs, first_block); k >= 0) device_detail::value_shuffle_block(shuffle_warp{}, a, k);
 }
 
 /// train_kernel with one warp per job, blockDim.x / 32 jobs per block.
 template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void train_warps_kernel(device_detail::train_args<T, Cost, Smooth> a, T* rings,
-                                       index_t jobs) {
+                                       index_t jobs, index_t first_block) {
   extern __shared__ __align__(16) unsigned char resilin_shared[];
-  if (index_t const k = warp_job(jobs); k >= 0)
+  if (index_t const k = warp_job(jobs, first_block); k >= 0)
     device_detail::train_block(warp_exec{}, a, k, warp_ring(rings, k, 7 * a.stride, resilin_shared));
+}
+
+/// Training of jobs of at most 32 rows: one warp per job, one row per lane, shuffles.
+template <class T, class Cost, class Smooth>
+RESILIN_KERNEL void train_shuffle_kernel(device_detail::train_args<T, Cost, Smooth> a, index_t jobs,
+                                         index_t first_block) {
+  if (index_t const k = warp_job(jobs, first_block); k >= 0) device_detail::train_shuffle_block(shuffle_warp{}, a, k);
 }
 
 /// The distance tile of a tiled kernel: in dynamic shared memory after its ring of

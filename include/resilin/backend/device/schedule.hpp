@@ -6,16 +6,20 @@
 namespace resilin {
 
 enum class device_schedule : unsigned char {
-  automatic,       ///< warp_per_pair where a job's CTA would be a single warp, else block_per_pair
+  automatic,       ///< tiled (below), else warp_per_pair where a job's CTA would be a single
+                   ///< warp, else block_per_pair
   block_per_pair,  ///< one CTA per job, up to 256 threads striding each anti-diagonal
   warp_per_pair,   ///< one warp per job, 8 jobs per CTA: short series in large batches, where
                    ///< one-warp CTAs would cap the resident warps per SM at the CTA limit;
-                   ///< values of at most 32 rows keep one row per lane in registers and pass
-                   ///< cells by warp shuffles, else the lanes stride a ring in shared memory
-  tiled,           ///< a few very long pairs: tiles of 128 x 128 cells, one CTA each, one launch
-                   ///< per tile anti-diagonal (automatic: at most a quarter as many problems
-                   ///< as SMs, the shorter series >= 512); training runs the tiles backwards
-                   ///< too, passing R and G across tile borders
+                   ///< jobs of at most 32 rows keep one row per lane in registers and pass
+                   ///< cells (training: R forward, G backward) by warp shuffles, else the
+                   ///< lanes stride a ring in shared memory
+  tiled,           ///< tiles of 128 x 128 cells, one CTA each, one launch per tile
+                   ///< anti-diagonal; training runs the tiles backwards too, passing R and G
+                   ///< across tile borders. Automatic for a few very long pairs (at most a
+                   ///< quarter as many problems as SMs, the shorter series >= 512) and for DTW
+                   ///< costs of >= 16 channels (each tile's distances in shared memory; the
+                   ///< shorter series >= 64, at most 65535 problems)
 };
 
 /// Where the training path (values_and_grads, alignment matrices) keeps R for the backward.

@@ -217,11 +217,18 @@ struct emulated_warp {
     return o;
   }
   template <class T>
+  reg<T> shfl_down(reg<T> const& r) const noexcept {  // lane 31 keeps its own value
+    reg<T> o(r.v[31]);
+    for (int l = 0; l < 31; ++l) o.v[l] = r.v[l + 1];
+    return o;
+  }
+  template <class T>
   T broadcast(reg<T> const& r, int lane) const noexcept { return r.v[lane]; }
   template <class F>
   void for_each_lane(F const& f) const {
     for (int k = 0; k < 32; ++k) f(reverse ? 31 - k : k);
   }
+  void sync() const noexcept {}
   bool leader() const noexcept { return true; }
 };
 
@@ -568,9 +575,12 @@ RESILIN_HD void value_block(Exec const& ex, value_args<T, Cost, Smooth> const& a
 // For problems of at most 32 rows (the value path puts the shorter series on the rows), lane i
 // owns row i: at step t it computes (i, t - i) from its own cell of step t - 1 (left) and lane
 // i - 1's cells of steps t - 1 (up) and t - 2 (diag), passed by warp shuffles, in registers: no
-// shared memory, no barrier. Written against a warp type W (per-lane registers, shfl_up,
-// broadcast): the CUDA warp (backend/cuda/kernels.cuh) or emulated_warp above. Every cell is
-// the same cell_value as in the other programs, so the value has the same bits.
+// shared memory, no barrier. Training stores each cell into the whole grid as it goes, and the
+// backward keeps G of the last two diagonals in registers the same way: lane i's cell of step t
+// takes G.up and G.diag from lane i + 1 (shfl_down) and G.left from itself. Written against a
+// warp type W (per-lane registers, shfl_up, shfl_down, broadcast, sync): the CUDA warp
+// (backend/cuda/kernels.cuh) or emulated_warp above. Every cell is the same cell_value (and
+// backward_cell, with its sums in the same order) as in the other programs: the same bits.
 
 inline constexpr index_t shuffle_rows = 32;
 
@@ -588,9 +598,11 @@ RESILIN_HD RESILIN_INLINE T shuffle_cell(grid_problem<T, Cost, Smooth> const& p,
   return cell_value(p.smooth, p.cost.step(p.x, p.y, i, j), diag, up, left);
 }
 
-/// The forward of one problem of at most shuffle_rows rows on warp w: R(n-1, m-1), every lane.
+/// The forward of one problem of at most shuffle_rows rows on warp w: R(n-1, m-1), every lane;
+/// with a store (the whole grid), every cell of the band is also written there.
 template <class T, class Cost, class Smooth, class Warp>
-RESILIN_HD T shuffle_forward(Warp const& w, grid_problem<T, Cost, Smooth> const& p) {
+RESILIN_HD T shuffle_forward(Warp const& w, grid_problem<T, Cost, Smooth> const& p,
+                             diag_store<T> store = {}) {
   using reg = typename Warp::template reg<T>;
   T const inf = math::infinity<T>();
   reg cur(inf), prev(inf), next(inf);
@@ -599,11 +611,65 @@ RESILIN_HD T shuffle_forward(Warp const& w, grid_problem<T, Cost, Smooth> const&
     reg const up = w.shfl_up(cur), diag = w.shfl_up(prev);
     w.for_each_lane([&](int lane) {
       next.at(lane) = shuffle_cell(p, t, lane, up.at(lane), diag.at(lane), cur.at(lane));
+      if (store.base && diagonal(p.band, t).contains(lane)) store.diag(t)[lane] = next.at(lane);
     });
     prev = cur;
     cur = next;
   }
   return w.broadcast(cur, static_cast<int>(p.x.length - 1));
+}
+
+/// The backward of one problem of at most shuffle_rows rows on warp w over the whole grid in
+/// `store` (backward_step's cell, G in registers). The gradients of stencil-s costs are added
+/// after each step in s phases of lanes (as gradient_phase), so that no two lanes write one
+/// row; w.sync() orders the lanes' gradient writes between phases and steps.
+template <class T, class Cost, class Smooth, class Warp>
+RESILIN_HD void shuffle_backward(Warp const& w, grid_problem<T, Cost, Smooth> const& p,
+                                 diag_store<T> const& store, T seed, backward_outputs<T> const& o) {
+  using reg = typename Warp::template reg<T>;
+  constexpr int s = grad_stencil<Cost>::value;
+  index_t const n = p.x.length, m = p.y.length;
+  band_geometry const& bg = p.band;
+  reg up1(T(0)), left1(T(0)), diag1(T(0)), diag2(T(0));  // G of steps t + 1 and (diag) t + 2
+  for (index_t t = n + m - 2; t >= 0; --t) {
+    reg const up_below = w.shfl_down(up1), diag_below = w.shfl_down(diag2);
+    reg up0(T(0)), left0(T(0)), diag0(T(0));
+    diag_span const cur = diagonal(bg, t), n1 = diagonal(bg, t + 1), n2 = diagonal(bg, t + 2),
+                    p1 = diagonal(bg, t - 1), p2 = diagonal(bg, t - 2);
+    w.for_each_lane([&](int lane) {
+      index_t const i = lane, j = t - i;
+      if (!cur.contains(i)) return;  // G = 0 outside the band
+      T a = T(0);
+      if (n1.contains(i + 1)) a += up_below.at(lane);    // (i+1, j) came up from (i, j)
+      if (n1.contains(i)) a += left1.at(lane);           // (i, j+1) came left from (i, j)
+      if (n2.contains(i + 1)) a += diag_below.at(lane);  // (i+1, j+1) came diagonally
+      if (i == n - 1 && j == m - 1) a += seed;
+      step3<T> const use = backward_cell(p, i, j, a, p.cost.step(p.x, p.y, i, j),
+                                         stored(store, p2, t - 2, i - 1),
+                                         stored(store, p1, t - 1, i - 1),
+                                         stored(store, p1, t - 1, i), o);
+      up0.at(lane) = use.up;
+      left0.at(lane) = use.left;
+      diag0.at(lane) = use.diag;
+    });
+    if constexpr (s > 1) {
+      if (o.gx.data) {
+        for (int phase = 0; phase < s; ++phase) {
+          w.sync();
+          w.for_each_lane([&](int lane) {
+            if (!cur.contains(lane) || lane % s != phase) return;
+            step3<T> const use{diag0.at(lane), up0.at(lane), left0.at(lane)};
+            p.cost.step_grad(p.x, p.y, lane, t - lane, use, o.gx, o.gy);
+          });
+        }
+      }
+    }
+    w.sync();  // this step's gradient writes before the next step's (rows i and i - 1 meet)
+    diag2 = diag1;
+    diag1 = diag0;
+    up1 = up0;
+    left1 = left0;
+  }
 }
 
 /// Value of job k (at most shuffle_rows rows once oriented) on one warp, by shuffles.
@@ -619,23 +685,30 @@ RESILIN_HD void value_shuffle_block(Warp const& w, value_args<T, Cost, Smooth> c
 // anti-diagonal D = a + b are independent and run on separate CTAs (one launch per D for all
 // jobs), each sweeping its tile's own cell anti-diagonals with one row per thread. Tiles pass
 // only their borders on, through three rotating copies (D mod 3) of a row buffer (each tile's
-// bottom row, m values) and a column buffer (its right column, n values): a tile on D reads what
-// D - 1 wrote (top row, left column) and one corner from D - 2, and no tile of D writes what
-// another reads. O(n + m) memory per job; every cell is the same cell_value as in the other
-// traversals, so the value has the same bits.
+// bottom row) and a column buffer (its right column), both indexed by the tile's position on
+// its diagonal (k = a - first(D)), so that they hold at most min(rows, cols) tiles: a tile on D
+// reads what D - 1 wrote (top row, left column) and one corner from D - 2, and no tile of D
+// writes what another reads. O(min(n, m)) memory per job; every cell is the same cell_value as
+// in the other traversals, so the value has the same bits.
 
 inline constexpr index_t tile_size = 128;  // rows (threads) and columns of a tile
 inline constexpr index_t max_tiled_jobs = 65535;  // the launch's grid.y
 
-/// The border buffers of one job: rows(D) holds m values, cols(D) n values, for D mod 3.
+/// The border buffers of one job: for D mod 3, a row buffer (the bottom rows of the tiles of
+/// diagonal D, tile k at k tile_size) and a column buffer (their right columns, likewise); room
+/// for `per_diagonal` tiles each.
 template <class T>
 struct tile_borders {
   T* base;
-  index_t n_stride, m_stride;  // >= the job's rows and columns
-  RESILIN_HD T* rows(index_t d) const noexcept { return base + (d % 3) * m_stride; }
-  RESILIN_HD T* cols(index_t d) const noexcept { return base + 3 * m_stride + (d % 3) * n_stride; }
-  static RESILIN_HD constexpr index_t values(index_t n_stride, index_t m_stride) noexcept {
-    return 3 * (n_stride + m_stride);
+  index_t per_diagonal;  // >= the most tiles on one diagonal of the job's grid
+  RESILIN_HD T* rows(index_t d, index_t k) const noexcept {
+    return base + ((d % 3) * per_diagonal + k) * tile_size;
+  }
+  RESILIN_HD T* cols(index_t d, index_t k) const noexcept {
+    return base + ((3 + d % 3) * per_diagonal + k) * tile_size;
+  }
+  static RESILIN_HD constexpr index_t values(index_t per_diagonal) noexcept {
+    return 6 * per_diagonal * tile_size;
   }
 };
 
@@ -907,10 +980,17 @@ RESILIN_HD T tile_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p
   tile_place const tp = tile_place::of(n, m, d, k);
   T const inf = math::infinity<T>();
   if (!tp.valid) return inf;
-  tile_edges<T> const e{tp.a > 0 ? bd.rows(d - 1) + tp.j0 : nullptr,
-                        tp.b > 0 ? bd.cols(d - 1) + tp.i0 : nullptr,
-                        tp.corner(static_cast<T const*>(d >= 2 ? bd.rows(d - 2) : nullptr)),
-                        bd.rows(d) + tp.j0, bd.cols(d) + tp.i0};
+  // the neighbours' places on their diagonals: (a - 1, b) and (a, b - 1) on D - 1, (a - 1,
+  // b - 1) on D - 2 (a full tile: its last column is j0 - 1)
+  tile_grid const tg = tile_grid::of(n, m);
+  tile_edges<T> e;
+  if (tp.a > 0) e.top = bd.rows(d - 1, tp.a - 1 - tg.first(d - 1));
+  if (tp.b > 0) e.left = bd.cols(d - 1, tp.a - tg.first(d - 1));
+  if (tp.a == 0 && tp.b == 0) e.corner = T(0);
+  else if (tp.a > 0 && tp.b > 0) e.corner = bd.rows(d - 2, tp.a - 1 - tg.first(d - 2))[tile_size - 1];
+  else e.corner = inf;
+  e.bottom = bd.rows(d, k);
+  e.right = bd.cols(d, k);
   T const last = tile_sweep(ex, p, tp, e, ring, {}, distances);
   return tp.i0 + tp.h == n && tp.j0 + tp.w == m ? last : inf;
 }
@@ -919,8 +999,8 @@ RESILIN_HD T tile_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p
 template <class T, class Cost, class Smooth>
 struct tiled_args {
   value_args<T, Cost, Smooth> v;
-  T* borders;               // jobs * tile_borders::values(n_stride, m_stride)
-  index_t n_stride, m_stride;
+  T* borders;               // jobs * tile_borders::values(per_diagonal)
+  index_t per_diagonal;     // the most tiles on one diagonal of any job's grid
 };
 
 /// Tile k of diagonal D of job `job` (the value path's orientation: the shorter series on the
@@ -938,8 +1018,7 @@ RESILIN_HD void tiled_value_block(Exec const& ex, tiled_args<T, Cost, Smooth> co
     if (d == 0 && k == 0 && ex.leader()) v.results[jk] = quiet_nan<T>();
     return;
   }
-  tile_borders<T> const bd{a.borders + jk * tile_borders<T>::values(a.n_stride, a.m_stride),
-                           a.n_stride, a.m_stride};
+  tile_borders<T> const bd{a.borders + jk * tile_borders<T>::values(a.per_diagonal), a.per_diagonal};
   index_t const r = v.band.radius_for(x.length, y.length);
   T value;
   bool last;
@@ -1032,6 +1111,23 @@ RESILIN_HD train_job<T, Cost, Smooth> train_job_of(train_args<T, Cost, Smooth> c
     j.o.gy = {gy, y.length, y.channels};
   }
   return j;
+}
+
+/// Training job k on one warp by shuffles (train_plan::shuffle: at most shuffle_rows rows, R
+/// stored whole): the forward storing R, then the backward; no ring.
+template <class T, class Cost, class Smooth, class Warp>
+RESILIN_HD void train_shuffle_block(Warp const& w, train_args<T, Cost, Smooth> const& a, index_t k) {
+  train_job<T, Cost, Smooth> const j = train_job_of(a, k);
+  if (!j.valid) {
+    if (w.leader()) a.results[k] = quiet_nan<T>();
+    return;
+  }
+  diag_store<T> const grid = diag_store<T>::grid(j.slot, j.p.x.length, j.p.y.length);
+  T const v = shuffle_forward(w, j.p, grid);
+  if (w.leader()) a.results[k] = v;
+  if (!j.wants_backward()) return;
+  w.sync();  // the stored cells before the lanes read each other's
+  shuffle_backward(w, j.p, grid, j.seed, j.o);
 }
 
 /// Forward (storing R, or its checkpoints) then backward of job k = p * batch + b. The ring
@@ -1439,6 +1535,34 @@ constexpr job_mapping map_jobs(device_schedule s, index_t longest_diagonal, inde
   return {32, per_block, true};
 }
 
+/// The most blocks in a launch's x dimension (2^31 - 1); a call of more (a pairwise call of
+/// billions of pairs) launches consecutive chunks.
+inline constexpr index_t max_grid_blocks = 2147483647;
+
+/// Calls launch(first, count) for consecutive chunks [first, first + count) of [0, blocks) of
+/// at most `limit` blocks each, in order, until one returns non-zero (an error: returned).
+template <class F>
+auto for_each_block_chunk(index_t blocks, index_t limit, F&& launch) {
+  using result = decltype(launch(index_t{}, index_t{}));
+  for (index_t first = 0; first < blocks; first += limit) {
+    index_t const count = blocks - first < limit ? blocks - first : limit;
+    if (result r = launch(first, count); r != result{}) return r;
+  }
+  return result{};
+}
+
+/// Whether device_schedule::automatic takes the tiled wavefront: for a few long pairs (at most
+/// a quarter as many problems as SMs, the shorter series >= 4 tiles), which one CTA per pair
+/// would leave most SMs idle for; and whenever the tiles compute their distances in shared
+/// memory (distance_tiles: a DTW cost of >= 16 channels, the opt-in shared memory holding the
+/// tile) and the shorter series fills at least half a tile, since per-cell distances of many
+/// channels cost a load per channel and cell.
+constexpr bool tiles_automatically(index_t jobs, index_t shortest, int multiprocessors,
+                                   bool distance_tiles) noexcept {
+  if (jobs * 4 <= multiprocessors && shortest >= 4 * tile_size) return true;
+  return distance_tiles && shortest >= tile_size / 2;
+}
+
 /// The value path: jobs, ring placement and workspace bytes.
 struct value_plan {
   index_t jobs = 0;
@@ -1449,10 +1573,9 @@ struct value_plan {
   bool shared_ring = true;      // rings in dynamic shared memory, else in the workspace
   bool tiled = false;           // the tiled wavefront: one launch per tile diagonal
   bool shuffle = false;         // one warp per job, one row per lane, shuffles (no ring)
-  index_t tile_stride = 0;      // tiled: border stride (rows and columns) per job
   index_t tile_diagonals = 0;   // tiled: launches (tile diagonals of the largest grid)
   index_t tiles_per_diagonal = 0;  // tiled: CTAs per job and launch (at most)
-  std::size_t borders_offset = 0, borders_bytes = 0;  // tiled: 3 (n + m) values per job
+  std::size_t borders_offset = 0, borders_bytes = 0;  // tiled: 6 min(n, m) values per job (rounded up to tiles)
   std::size_t results_offset = 0, results_bytes = 0;  // job values (divergence only)
   std::size_t rings_offset = 0, rings_bytes = 0;      // global rings (when not shared)
   std::size_t table_offset = 0, table_bytes = 0;      // band table (window bands)
@@ -1466,7 +1589,7 @@ struct value_plan {
   static value_plan make(job_layout layout, index_t nx, index_t ny, index_t nmax, index_t mmax,
                          bool divergence, std::size_t value_size, index_t table_entries = 0,
                          device_schedule schedule = device_schedule::automatic,
-                         int multiprocessors = 0) {
+                         int multiprocessors = 0, bool distance_tiles = false) {
     value_plan q;
     q.jobs = job_count(layout, nx, ny, divergence);
     // the rows of a job are its shorter series; the self terms are (n, n) and (m, m)
@@ -1477,17 +1600,15 @@ struct value_plan {
     q.threads = q.mapping.threads;
     q.ring_bytes = static_cast<std::size_t>(3 * q.stride) * value_size;
     q.shared_ring = q.ring_bytes * static_cast<std::size_t>(q.mapping.jobs_per_block) <= shared_ring_limit;
-    index_t const longest = nmax > mmax ? nmax : mmax;
     q.tiled = q.jobs > 0 && q.jobs <= max_tiled_jobs &&
               (schedule == device_schedule::tiled ||
                (schedule == device_schedule::automatic && multiprocessors > 0 &&
-                q.jobs * 4 <= multiprocessors && q.stride >= 4 * tile_size));
+                tiles_automatically(q.jobs, q.stride, multiprocessors, distance_tiles)));
     if (q.tiled) {
       q.mapping = {static_cast<int>(tile_size), 1, false};
       q.threads = static_cast<int>(tile_size);
       q.ring_bytes = static_cast<std::size_t>(3 * tile_size) * value_size;
       q.shared_ring = true;
-      q.tile_stride = longest;
       tile_launches const tl = tile_launches::of(nmax, mmax, divergence);
       q.tile_diagonals = tl.diagonals;
       q.tiles_per_diagonal = tl.per_diagonal;
@@ -1501,7 +1622,7 @@ struct value_plan {
     if (q.tiled) {
       q.borders_offset = off;
       q.borders_bytes = align_up(static_cast<std::size_t>(q.jobs) *
-                                 static_cast<std::size_t>(tile_borders<char>::values(longest, longest)) *
+                                 static_cast<std::size_t>(tile_borders<char>::values(q.tiles_per_diagonal)) *
                                  value_size);
       off += q.borders_bytes;
     }
@@ -1537,6 +1658,8 @@ struct train_plan {
   index_t checkpoint = 0;               // the checkpointed mode's interval k (0: whole grids;
                                         // tiled: 1, each tile recomputed from its borders)
   bool tiled = false;                   // the tiled wavefront (launches per tile diagonal)
+  bool shuffle = false;                 // one warp per job, one row per lane, shuffles (jobs of
+                                        // at most 32 rows, R stored whole; no ring)
   index_t tile_diagonals = 0;           // tiled: launches per sweep (the largest grid's)
   index_t tiles_per_diagonal = 0;       // tiled: CTAs per job and launch (at most)
   std::size_t store_offset = 0, store_bytes = 0;
@@ -1556,7 +1679,7 @@ struct train_plan {
                          index_t table_entries = 0,
                          device_schedule schedule = device_schedule::automatic,
                          training_store storage = training_store::automatic,
-                         int multiprocessors = 0) {
+                         int multiprocessors = 0, bool distance_tiles = false) {
     train_plan q;
     q.jobs = job_count(job_layout::paired, batch, batch, divergence);
     q.stride = nmax > mmax ? nmax : mmax;
@@ -1578,7 +1701,7 @@ struct train_plan {
     q.tiled = q.jobs > 0 && q.jobs <= max_tiled_jobs &&
               (schedule == device_schedule::tiled ||
                (schedule == device_schedule::automatic && multiprocessors > 0 &&
-                q.jobs * 4 <= multiprocessors && shortest >= 4 * tile_size));
+                tiles_automatically(q.jobs, shortest, multiprocessors, distance_tiles)));
     if (q.tiled) {
       q.mapping = {static_cast<int>(tile_size), 1, false};
       q.threads = static_cast<int>(tile_size);
@@ -1596,6 +1719,11 @@ struct train_plan {
       q.slot_size[0] = checkpoint_slots(nmax + mmax - 1, q.checkpoint) * q.stride;
       q.slot_size[1] = divergence ? checkpoint_slots(2 * nmax - 1, q.checkpoint) * q.stride : 0;
       q.slot_size[2] = divergence ? checkpoint_slots(2 * mmax - 1, q.checkpoint) * q.stride : 0;
+    }
+    q.shuffle = !q.tiled && q.mapping.warps && q.checkpoint == 0 && q.stride <= shuffle_rows;
+    if (q.shuffle) {  // G in registers: no ring
+      q.ring_bytes = 0;
+      q.shared_ring = true;
     }
     q.slot_offset[0] = 0;
     q.slot_offset[1] = batch * q.slot_size[0];
