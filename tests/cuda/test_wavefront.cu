@@ -529,6 +529,45 @@ TEST_CASE("cuda: distance tiles (d = 64) give the bits of the per-cell distance"
   CHECK(bitwise(gy[1], gy[0]));
 }
 
+TEST_CASE("cuda: many pairs of many channels tile automatically, with the bits of one block per pair",
+          "[cuda][wavefront][tiled]") {
+  using T = double;
+  r::index_t const B = 40, d = 32;  // ragged, 64 to 200 samples: automatic is tiled (distance tiles)
+  batch<T> const X(B, 200, d, 83, false), Y(B, 150, d, 84, false);
+  std::vector<r::index_t> xl = X.lengths, yl = Y.lengths;
+  for (auto& l : xl) l = std::max<r::index_t>(l, 64);
+  for (auto& l : yl) l = std::max<r::index_t>(l, 64);
+  device_buffer<r::index_t> const dxl(xl), dyl(yl);
+  r::batch_view<T const> const Xv{X.d_data.ptr, B, X.max_length, d, dxl.ptr};
+  r::batch_view<T const> const Yv{Y.d_data.ptr, B, Y.max_length, d, dyl.ptr};
+  auto meas = r::measures::soft_dtw<T>(T(0.5), r::band_spec::window(0.4));
+  std::vector<T> v[2], gx[2], gy[2], p[2], e[2], pg[2];
+  r::device_schedule const schedules[2] = {r::device_schedule::automatic, r::device_schedule::block_per_pair};
+  for (int k = 0; k < 2; ++k) {
+    auto const exec = r::device.with_schedule(schedules[k]);
+    device_buffer<T> dv(B), dgx(X.data.size()), dgy(Y.data.size()), dp(B * B),
+        de(B * X.max_length * Y.max_length), dpg(X.data.size());
+    r::values_and_grads(exec, meas, Xv, Yv, std::span<T>(dv.ptr, B),
+                        r::batch_view<T>{dgx.ptr, B, X.max_length, d, dxl.ptr},
+                        r::batch_view<T>{dgy.ptr, B, Y.max_length, d, dyl.ptr});
+    r::pairwise(exec, meas, Xv, Yv, r::matrix_view<T>{dp.ptr, B, B});
+    r::pairwise_grads(exec, meas, Xv, Yv, r::batch_view<T>{dpg.ptr, B, X.max_length, d, dxl.ptr});
+    r::alignment_matrices(exec, meas, Xv, Yv, std::span<T>(dv.ptr, B), de.ptr);
+    v[k] = dv.host();
+    gx[k] = dgx.host();
+    gy[k] = dgy.host();
+    p[k] = dp.host();
+    e[k] = de.host();
+    pg[k] = dpg.host();
+  }
+  CHECK(bitwise(v[0], v[1]));
+  CHECK(bitwise(gx[0], gx[1]));
+  CHECK(bitwise(gy[0], gy[1]));
+  CHECK(bitwise(p[0], p[1]));
+  CHECK(bitwise(e[0], e[1]));
+  CHECK(bitwise(pg[0], pg[1]));
+}
+
 TEST_CASE("cuda: checkpointed training gives the bits of the whole grid in less memory",
           "[cuda][wavefront][checkpoint]") {
   using T = float;

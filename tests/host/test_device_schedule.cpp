@@ -79,7 +79,8 @@ std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T
     bool const dist = dd::uses_distance_tiles<Cost>(X.channels);
     for (r::index_t d = 0; d < plan.tile_diagonals; ++d)
       for (r::index_t job = 0; job < plan.jobs; ++job)
-        for (r::index_t k = 0; k < plan.tiles_per_diagonal; ++k) {
+        for (r::index_t t = 0; t < plan.tiles_per_diagonal; ++t) {  // reverse: the last tile first
+          r::index_t const k = lo.reverse ? plan.tiles_per_diagonal - 1 - t : t;
           std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(3 * dd::tile_size));
           std::vector<T> tile = poisoned<T>(static_cast<std::size_t>(dist ? dd::distance_tile_values() : 0));
           dd::tiled_value_block(ex, ta, job, d, k, ring.data(), dist ? tile.data() : nullptr);
@@ -160,7 +161,8 @@ train_result<T> emulate_train(r::measure<Cost, Smooth> const& m, r::batch_view<T
     bool const dist = dd::uses_distance_tiles<Cost>(X.channels);
     auto const each_tile = [&](auto&& block) {
       for (r::index_t job = 0; job < plan.jobs; ++job)
-        for (r::index_t k = 0; k < plan.tiles_per_diagonal; ++k) {
+        for (r::index_t t = 0; t < plan.tiles_per_diagonal; ++t) {  // reverse: the last tile first
+          r::index_t const k = lo.reverse ? plan.tiles_per_diagonal - 1 - t : t;
           std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(7 * dd::tile_size));
           std::vector<T> tile = poisoned<T>(static_cast<std::size_t>(dist ? dd::distance_tile_values() : 0));
           block(job, k, ring.data(), dist ? tile.data() : nullptr);
@@ -884,6 +886,8 @@ TEST_CASE("device schedule: the tiled wavefront gives the bits of one block per 
   CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 100, 100, 200, 63, false, 4, 0, S::automatic, 132, true).tiled);
   CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 100, 100, 200, 64, false, 4, 0, S::automatic, 132).tiled);
   CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 300, 300, 200, 64, false, 4, 0, S::automatic, 132, true).tiled);
+  // with the divergence the rows reach max(n, m), but the (x, y) problems' shorter side decides
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 50, 50, 10, 100, true, 4, 0, S::automatic, 132, true).tiled);
   auto const big = dd::value_plan::make(dd::job_layout::paired, 2, 2, 65536, 65536, false, 4, 0, S::tiled);
   CHECK(big.tile_diagonals == 1023);
   CHECK(big.tiles_per_diagonal == 512);

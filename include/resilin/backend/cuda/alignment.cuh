@@ -19,8 +19,9 @@
 // Memory (beyond inputs and outputs): value-only calls use 3 rolling anti-diagonals of
 // min(n, m) values per pair (shared memory up to 48 KB per block, else workspace; nothing for
 // the shuffle warps of pairs with min(n, m) <= 32, which keep their cells in registers; the
-// tiled wavefront keeps three diagonals of tile borders, 6 min(n, m) values per pair, rounded
-// up to whole tiles of 128); training calls store R only, one value per cell of each pair's
+// tiled wavefront keeps three diagonals of tile borders, 6 min(n, m) values per problem,
+// rounded up to whole tiles of 128: with the divergence, whose self terms are (n, n) and
+// (m, m), 6 max(n, m) for each of the three); training calls store R only, one value per cell of each pair's
 // grid (anti-diagonal-major), plus 7 rolling diagonals per pair (none for the shuffle warps of
 // jobs of at most 32 rows), or, checkpointed (device.with_training_store, automatic beyond
 // 4 GiB), two diagonals every k ~ sqrt(2 (n + m)) and one segment of k diagonals per
@@ -452,8 +453,8 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
         train_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), s>>>(a, rings, first);
       return cudaGetLastError();
     };
-    if (cudaError_t e = for_each_block_chunk(plan.mapping.blocks(plan.jobs), max_grid_blocks, launch))
-      return e;
+    if (cudaError_t err = for_each_block_chunk(plan.mapping.blocks(plan.jobs), max_grid_blocks, launch))
+      return err;
   }
   if (cudaError_t err = cudaGetLastError()) return err;
   if (!m.divergence) return cudaSuccess;

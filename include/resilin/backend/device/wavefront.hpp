@@ -1551,15 +1551,15 @@ auto for_each_block_chunk(index_t blocks, index_t limit, F&& launch) {
   return result{};
 }
 
-/// Whether device_schedule::automatic takes the tiled wavefront: for a few long pairs (at most
-/// a quarter as many problems as SMs, the shorter series >= 4 tiles), which one CTA per pair
-/// would leave most SMs idle for; and whenever the tiles compute their distances in shared
-/// memory (distance_tiles: a DTW cost of >= 16 channels, the opt-in shared memory holding the
-/// tile) and the shorter series fills at least half a tile, since per-cell distances of many
-/// channels cost a load per channel and cell.
-constexpr bool tiles_automatically(index_t jobs, index_t shortest, int multiprocessors,
+/// Whether device_schedule::automatic takes the tiled wavefront: for a few long problems (at
+/// most a quarter as many as SMs, `rows` >= 4 tiles: the rows of a job of the path), which one
+/// CTA per problem would leave most SMs idle for; and whenever the tiles compute their
+/// distances in shared memory (distance_tiles: a DTW cost of >= 16 channels, the opt-in shared
+/// memory holding the tile) and the shorter series fills at least half a tile, since per-cell
+/// distances of many channels cost a load per channel and cell.
+constexpr bool tiles_automatically(index_t jobs, index_t rows, index_t shortest, int multiprocessors,
                                    bool distance_tiles) noexcept {
-  if (jobs * 4 <= multiprocessors && shortest >= 4 * tile_size) return true;
+  if (jobs * 4 <= multiprocessors && rows >= 4 * tile_size) return true;
   return distance_tiles && shortest >= tile_size / 2;
 }
 
@@ -1575,7 +1575,7 @@ struct value_plan {
   bool shuffle = false;         // one warp per job, one row per lane, shuffles (no ring)
   index_t tile_diagonals = 0;   // tiled: launches (tile diagonals of the largest grid)
   index_t tiles_per_diagonal = 0;  // tiled: CTAs per job and launch (at most)
-  std::size_t borders_offset = 0, borders_bytes = 0;  // tiled: 6 min(n, m) values per job (rounded up to tiles)
+  std::size_t borders_offset = 0, borders_bytes = 0;  // tiled: 6 min(n, m) values per job (whole tiles)
   std::size_t results_offset = 0, results_bytes = 0;  // job values (divergence only)
   std::size_t rings_offset = 0, rings_bytes = 0;      // global rings (when not shared)
   std::size_t table_offset = 0, table_bytes = 0;      // band table (window bands)
@@ -1603,7 +1603,8 @@ struct value_plan {
     q.tiled = q.jobs > 0 && q.jobs <= max_tiled_jobs &&
               (schedule == device_schedule::tiled ||
                (schedule == device_schedule::automatic && multiprocessors > 0 &&
-                tiles_automatically(q.jobs, q.stride, multiprocessors, distance_tiles)));
+                tiles_automatically(q.jobs, q.stride, nmax < mmax ? nmax : mmax, multiprocessors,
+                                    distance_tiles)));
     if (q.tiled) {
       q.mapping = {static_cast<int>(tile_size), 1, false};
       q.threads = static_cast<int>(tile_size);
@@ -1701,7 +1702,7 @@ struct train_plan {
     q.tiled = q.jobs > 0 && q.jobs <= max_tiled_jobs &&
               (schedule == device_schedule::tiled ||
                (schedule == device_schedule::automatic && multiprocessors > 0 &&
-                tiles_automatically(q.jobs, shortest, multiprocessors, distance_tiles)));
+                tiles_automatically(q.jobs, shortest, shortest, multiprocessors, distance_tiles)));
     if (q.tiled) {
       q.mapping = {static_cast<int>(tile_size), 1, false};
       q.threads = static_cast<int>(tile_size);
