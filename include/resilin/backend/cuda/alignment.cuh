@@ -21,11 +21,11 @@
 // the shuffle warps of pairs with min(n, m) <= 32, which keep their cells in registers; the
 // tiled wavefront keeps three diagonals of tile borders, 6 min(n, m) values per problem,
 // rounded up to whole tiles of 128: with the divergence, whose self terms are (n, n) and
-// (m, m), 6 max(n, m) for each of the three); training calls store R only, one value per cell of each pair's
-// grid (anti-diagonal-major), plus 7 rolling diagonals per pair (none for the shuffle warps of
-// jobs of at most 32 rows), or, checkpointed (device.with_training_store, automatic beyond
-// 4 GiB), two diagonals every k ~ sqrt(2 (n + m)) and one segment of k diagonals per
-// pair, recomputed once in the backward (same bits); the divergence adds its two self problems
+// (m, m), 6 max(n, m) for each of the three); training calls store R only, one value per
+// cell of each pair's grid (anti-diagonal-major), plus 7 rolling diagonals per pair (none for
+// the shuffle warps of jobs of at most 32 rows), or, checkpointed (device.with_training_store,
+// automatic beyond 4 GiB), two diagonals every k ~ sqrt(2 (n + m)) and one segment of k
+// diagonals per pair, recomputed once in the backward (same bits); the divergence adds its two self problems
 // and four input-sized gradient buffers. Tiled calls (device_schedule::tiled, automatic for a
 // few very long pairs and for DTW costs of 16 channels or more) train by tiles of 128 x 128
 // cells: R as above plus every tile's bottom row and right column (2 n m / 128 values), or,
@@ -141,18 +141,21 @@ struct workspace_carver {
   }
 };
 
+/// An attribute of the current device, or 0 when it cannot be read (the error is cleared).
+inline int current_device_attribute(cudaDeviceAttr attribute) noexcept {
+  int dev = 0, value = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&value, attribute, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return value;
+}
+
 /// The current device's SMs when the automatic schedule needs them (it tiles a few long pairs
 /// across the SMs), else 0 (also when the query fails: no tiling).
 inline int automatic_multiprocessors(device_backend const& exec) noexcept {
-  int sms = 0;
   if (exec.schedule != device_schedule::automatic) return 0;
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    sms = 0;
-  }
-  return sms;
+  return current_device_attribute(cudaDevAttrMultiProcessorCount);
 }
 
 /// The dynamic shared memory of a tiled kernel with a distance tile after its ring.
@@ -161,15 +164,9 @@ constexpr std::size_t distance_tile_bytes(std::size_t ring_bytes) noexcept {
   return ring_bytes + static_cast<std::size_t>(device_detail::distance_tile_values()) * sizeof(T);
 }
 
-/// Whether the device's opt-in shared memory per block holds `bytes`.
+/// Whether the device's opt-in shared memory per block holds `bytes` (not when unknown).
 inline bool fits_shared_optin(std::size_t bytes) noexcept {
-  int dev = 0, optin = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return bytes <= static_cast<std::size_t>(optin);
+  return bytes <= static_cast<std::size_t>(current_device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin));
 }
 
 /// Whether the tiled programs of a call can use distance tiles: the cost model and channels
@@ -335,7 +332,6 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
     if (cudaError_t e = for_each_block_chunk(plan.mapping.blocks(plan.jobs), max_grid_blocks, launch))
       return e;
   }
-  if (cudaError_t e = cudaGetLastError()) return e;
   if (!m.divergence) return cudaSuccess;
   if (layout == job_layout::paired) {
     divergence_paired_kernel<T><<<elementwise_blocks(X.batch), 256, 0, exec.stream>>>(
@@ -456,7 +452,6 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
     if (cudaError_t err = for_each_block_chunk(plan.mapping.blocks(plan.jobs), max_grid_blocks, launch))
       return err;
   }
-  if (cudaError_t err = cudaGetLastError()) return err;
   if (!m.divergence) return cudaSuccess;
   divergence_paired_kernel<T><<<elementwise_blocks(B), 256, 0, s>>>(a.results, B, out);
   if (cudaError_t err = cudaGetLastError()) return err;

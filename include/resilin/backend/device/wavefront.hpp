@@ -759,12 +759,12 @@ struct tile_place {
     return t;
   }
   RESILIN_HD constexpr index_t last_step() const noexcept { return h + w - 2; }
-  /// R(i0 - 1, j0 - 1) from the row above the tile (by global column): 0 at the virtual
-  /// origin, +inf outside the grid.
-  template <class T>
-  RESILIN_HD T corner(T const* row_above) const noexcept {
+  /// R(i0 - 1, j0 - 1): 0 at the virtual origin, +inf outside the grid, else above_left()
+  /// (asked only then: the cell lies in the tile (a - 1, b - 1), a full tile).
+  template <class T, class AboveLeft>
+  RESILIN_HD T corner(AboveLeft const& above_left) const noexcept {
     if (a == 0 && b == 0) return T(0);
-    return a > 0 && b > 0 ? row_above[j0 - 1] : math::infinity<T>();
+    return a > 0 && b > 0 ? above_left() : math::infinity<T>();
   }
   /// The tile's local rows on its cell diagonal s: [lo, hi].
   RESILIN_HD constexpr diag_span rows(index_t s) const noexcept {
@@ -986,9 +986,7 @@ RESILIN_HD T tile_program(Exec const& ex, grid_problem<T, Cost, Smooth> const& p
   tile_edges<T> e;
   if (tp.a > 0) e.top = bd.rows(d - 1, tp.a - 1 - tg.first(d - 1));
   if (tp.b > 0) e.left = bd.cols(d - 1, tp.a - tg.first(d - 1));
-  if (tp.a == 0 && tp.b == 0) e.corner = T(0);
-  else if (tp.a > 0 && tp.b > 0) e.corner = bd.rows(d - 2, tp.a - 1 - tg.first(d - 2))[tile_size - 1];
-  else e.corner = inf;
+  e.corner = tp.corner<T>([&] { return bd.rows(d - 2, tp.a - 1 - tg.first(d - 2))[tile_size - 1]; });
   e.bottom = bd.rows(d, k);
   e.right = bd.cols(d, k);
   T const last = tile_sweep(ex, p, tp, e, ring, {}, distances);
@@ -1211,7 +1209,7 @@ RESILIN_HD tile_edges<T> training_edges(tiled_job_layout const& L, T* slot, tile
   tile_edges<T> e;
   e.top = tp.a > 0 ? L.r_row(slot, tp.a - 1) + tp.j0 : nullptr;
   e.left = tp.b > 0 ? L.r_col(slot, tp.b - 1) + tp.i0 : nullptr;
-  e.corner = tp.corner(static_cast<T const*>(tp.a > 0 ? L.r_row(slot, tp.a - 1) : nullptr));
+  e.corner = tp.corner<T>([&] { return L.r_row(slot, tp.a - 1)[tp.j0 - 1]; });
   if (store_out) {
     e.bottom = L.r_row(slot, tp.a) + tp.j0;
     e.right = L.r_col(slot, tp.b) + tp.i0;
