@@ -3,9 +3,10 @@
 // (soft-MSM, grid soft-CDTW: rows C1/*), and the job schedules on short series (W1/*: one CTA
 // or one warp per pair), long pairs per CTA or tiled (T1/*), and training with R whole or
 // checkpointed, per CTA or tiled (CP1/*), and many pairs of 64 channels, automatic (tiled with
-// distance tiles) or one CTA per pair (D1/*). Time is measured with CUDA events around the
-// enqueued work (UseManualTime), the workspace comes from the expert layer and is allocated
-// once outside the timed region. Reported per run: G cells/s (cells = sum over pairs of n * m,
+// distance tiles) or one CTA per pair (D1/*), and values of medium series in large batches by
+// the strip warp or one CTA per pair (H1/512x*, M3/block|strip). Time is measured with CUDA
+// events around the enqueued work (UseManualTime), the workspace comes from the expert layer
+// and is allocated once outside the timed region. Reported per run: G cells/s (cells = sum over pairs of n * m,
 // B*N*M here) and peak device memory = inputs + outputs (+ gradients) + workspace, in MB.
 //
 //   bm_soft_dtw_cuda [google benchmark flags] [--summary=FILE]
@@ -145,6 +146,13 @@ std::vector<config> configs() {
   // H1 (cuDTW-Ada: N = 65536 pairs of 395 x 4437, hard DTW, 1-D, forward); 8192 pairs here to
   // keep the whole check under 8 minutes; cells/s is the comparable number.
   v.push_back({"H1/8192x395x4437/dtw_fwd", 8192, 395, 4437, 1, 0.0, mode::value});
+  // H1 and M3 values by the strip warp (a strip of rows per lane) against one CTA per pair.
+  for (auto [name, sched] : {std::pair{"block", r::device_schedule::block_per_pair},
+                             std::pair{"strip", r::device_schedule::warp_per_pair}}) {
+    v.push_back({std::string("H1/512x395x4437/") + name + "/dtw_fwd", 512, 395, 4437, 1, 0.0,
+                 mode::value, cost::dtw, sched});
+    v.push_back({std::string("M3/") + name + "/fwd", 512, 256, 256, 2, 1.0, mode::value, cost::dtw, sched});
+  }
   // C1: the other cost models through the same kernels, B=32, n=m=1024, d=1, gamma 1.
   for (auto [name, model] : {std::pair{"soft_msm", cost::soft_msm}, std::pair{"soft_cdtw", cost::soft_cdtw}}) {
     v.push_back({std::string("C1/") + name + "/32x1024x1/fwd", 32, 1024, 1024, 1, 1.0, mode::value, model});

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 #include <span>
 #include <vector>
@@ -142,8 +143,31 @@ void compare_all(ref_measure const& rm, M const& meas, std::uint64_t seed, cudaS
   CHECK(rel_err(dgy.host(), hgy) <= 10 * tolerance<T>());
 }
 
-}  // namespace
+/// Values and pairwise values of X against Y under each schedule, bit for bit the first's;
+/// returns the values.
+template <class T, class M>
+std::vector<T> check_value_schedules(M const& meas, batch<T> const& X, batch<T> const& Y,
+                           std::initializer_list<r::device_schedule> schedules) {
+  r::index_t const B = X.count;
+  std::vector<T> v0, p0;
+  for (r::device_schedule const s : schedules) {
+    INFO("schedule " << int(s));
+    auto const exec = r::device.with_schedule(s);
+    device_buffer<T> dv(B), dp(B * B);
+    r::values(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B));
+    r::pairwise(exec, meas, X.device_view(), Y.device_view(), r::matrix_view<T>{dp.ptr, B, B});
+    if (v0.empty()) {
+      v0 = dv.host();
+      p0 = dp.host();
+      continue;
+    }
+    CHECK(bitwise(dv.host(), v0));
+    CHECK(bitwise(dp.host(), p0));
+  }
+  return v0;
+}
 
+}  // namespace
 TEMPLATE_TEST_CASE("cuda: values, pairwise and gradients equal the host", "[cuda][wavefront]",
                    float, double) {
   using T = TestType;
@@ -415,27 +439,45 @@ TEST_CASE("cuda: shuffle-warp training gives the bits of one block per pair (ste
   check(r::measures::soft_msm<T>(T(1), T(0.5)));  // x_{i-1} in a cell's cost: gradient phases
 }
 
+TEST_CASE("cuda: the strip warp (values of 33 to 992 rows) gives the bits of one block per pair",
+          "[cuda][wavefront][strip]") {
+  // pairwise 24 x 24 = 576 jobs: automatic takes the strip warp on GPUs of up to 144 SMs; forced
+  // with warp_per_pair. Rows staged in shared memory (d = 1) and read in place (d = 8, double).
+  auto check = [](auto meas, auto value, r::index_t n, r::index_t m, r::index_t d, std::uint64_t seed) {
+    using T = decltype(value);
+    r::index_t const B = 24;
+    batch<T> const X(B, n, d, seed, false), Y(B, m, d, seed + 1, false);
+    INFO("n " << n << " m " << m << " d " << d << " divergence " << meas.divergence);
+    check_value_schedules(meas, X, Y, {r::device_schedule::block_per_pair, r::device_schedule::automatic,
+                                       r::device_schedule::warp_per_pair});
+  };
+  for (bool div : {false, true}) {
+    auto soft = r::measures::soft_dtw<float>(0.5f);
+    soft.divergence = div;
+    check(soft, 0.0f, 395, 600, 1, 61);
+    check(soft, 0.0f, 40, 33, 1, 62);
+    auto hard = r::measures::dtw().with_band(r::band_spec::window(0.1));
+    hard.divergence = div;
+    check(hard, 0.0f, 992, 700, 1, 63);
+    auto softd = r::measures::soft_dtw<double>(0.5, r::band_spec::radius(20));
+    softd.divergence = div;
+    check(softd, 0.0, 130, 400, 8, 64);
+    auto msm = r::measures::soft_msm<double>(1.0, 0.5);
+    msm.divergence = div;
+    check(msm, 0.0, 100, 97, 1, 65);
+  }
+}
+
 TEST_CASE("cuda: the tiled wavefront gives the bits of one block per pair", "[cuda][wavefront][tiled]") {
   using T = float;
   r::index_t const B = 2, d = 3;
   batch<T> const X(B, 3000, d, 61, false), Y(B, 2500, d, 62, true);
   for (auto const& band : {r::band_spec{}, r::band_spec::window(0.1)}) {
     auto const meas = r::measures::soft_dtw_divergence<T>(T(0.5), band);
-    std::vector<T> v[2], p[2];
-    r::device_schedule const schedules[2] = {r::device_schedule::block_per_pair, r::device_schedule::tiled};
-    for (int s = 0; s < 2; ++s) {
-      auto const exec = r::device.with_schedule(schedules[s]);
-      device_buffer<T> dv(B), dp(B * B);
-      r::values(exec, meas, X.device_view(), Y.device_view(), std::span<T>(dv.ptr, B));
-      r::pairwise(exec, meas, X.device_view(), Y.device_view(), r::matrix_view<T>{dp.ptr, B, B});
-      v[s] = dv.host();
-      p[s] = dp.host();
-    }
-    CHECK(bitwise(v[1], v[0]));
-    CHECK(bitwise(p[1], p[0]));
+    auto const v = check_value_schedules(meas, X, Y, {r::device_schedule::block_per_pair, r::device_schedule::tiled});
     std::vector<T> host(B);
     resilin_test::ref_values(ref_measure{0.5, band, true}, X.host_view(), Y.host_view(), std::span<T>(host));
-    CHECK(rel_err(v[1], host) <= 1e-5);
+    CHECK(rel_err(v, host) <= 1e-5);
   }
 }
 

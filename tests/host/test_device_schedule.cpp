@@ -55,6 +55,7 @@ struct launch_options {
   bool reverse = false;
   r::device_schedule schedule = r::device_schedule::automatic;
   r::training_store storage = r::training_store::automatic;
+  bool stage = true;  // the strip warp stages its rows series (when the plan does)
 };
 
 /// What the CUDA launcher does, with the emulated CTA in place of a kernel launch.
@@ -67,7 +68,8 @@ std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T
   if (!table.empty()) dd::fill_band_table(m.band, longest, table.data());
   auto const plan = dd::value_plan::make(layout, X.batch, Y.batch, X.max_length, Y.max_length,
                                          m.divergence, sizeof(T),
-                                         static_cast<r::index_t>(table.size()), lo.schedule);
+                                         static_cast<r::index_t>(table.size()), lo.schedule, 0,
+                                         false, X.channels);
   std::vector<T> results = poisoned<T>(static_cast<std::size_t>(plan.jobs));
   dd::value_args<T, Cost, Smooth> const a{m.cost, m.smooth,
                                           dd::make_device_band(m.band, table.data()),
@@ -87,6 +89,12 @@ std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T
         }
   } else if (plan.shuffle) {  // registers only: no ring
     for (r::index_t k = 0; k < plan.jobs; ++k) dd::value_shuffle_block(dd::emulated_warp{lo.reverse}, a, k);
+  } else if (plan.strip) {  // registers, and the stage (poisoned) of the rows series
+    r::index_t const values = lo.stage ? plan.stage_values : 0;
+    for (r::index_t k = 0; k < plan.jobs; ++k) {
+      std::vector<T> stage = poisoned<T>(static_cast<std::size_t>(values));
+      dd::value_strip_block(dd::emulated_warp{lo.reverse}, a, k, values ? stage.data() : nullptr, values);
+    }
   } else {
     for (r::index_t k = 0; k < plan.jobs; ++k) {
       std::vector<T> ring = poisoned<T>(static_cast<std::size_t>(3 * plan.stride));
@@ -667,15 +675,19 @@ TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   CHECK(v.bytes == 1);
   auto const v33 = dd::value_plan::make(dd::job_layout::paired, 64, 64, 33, 40, false, 8, 0,
                                         S::warp_per_pair);
-  CHECK_FALSE(v33.shuffle);  // 33 rows: the warp strides a ring in shared memory
-  CHECK(v33.shared_bytes() == std::size_t(8) * 3 * 33 * 8);
+  CHECK_FALSE(v33.shuffle);  // 33 rows: a strip of rows per lane, the rows staged
+  CHECK(v33.strip);
+  CHECK(v33.stage_values == 33);
+  CHECK(v33.shared_bytes() == std::size_t(8) * 33 * 8);
+  CHECK(v33.bytes == 1);
   CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 64, 64, 30, 40, false, 8, 0,
                                    S::block_per_pair).shuffle);
-  auto const big = dd::value_plan::make(dd::job_layout::paired, 64, 64, 300, 300, false, 8, 0,
+  auto const big = dd::value_plan::make(dd::job_layout::paired, 64, 64, 1000, 1000, false, 8, 0,
                                         S::warp_per_pair);
-  CHECK_FALSE(big.shared_ring);  // 8 rings of 3 * 300 doubles exceed 48 KB
+  CHECK_FALSE(big.strip);  // past 992 rows the lanes stride a ring
+  CHECK_FALSE(big.shared_ring);  // 8 rings of 3 * 1000 doubles exceed 48 KB
   CHECK(big.shared_bytes() == 0);
-  CHECK(big.bytes == dd::align_up(64 * 3 * 300 * 8));
+  CHECK(big.bytes == dd::align_up(64 * 3 * 1000 * 8));
   auto const t = dd::train_plan::make(64, 20, 25, 1, false, false, 4);
   CHECK(t.mapping.warps);
   CHECK(t.shuffle);  // at most 32 rows: the shuffle program, G in registers
@@ -686,7 +698,7 @@ TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   CHECK_FALSE(dd::train_plan::make(64, 20, 25, 1, false, false, 4, 0, S::warp_per_pair,
                                    r::training_store::checkpointed).shuffle);
   CHECK_FALSE(dd::train_plan::make(64, 20, 40, 1, true, false, 4, 0, S::warp_per_pair).shuffle);  // self term (40, 40)
-  // every schedule runs the same per-job program: the same bits (32 lanes striding 70 rows)
+  // every schedule gives the same bits (values: a strip of 64 rows; training: 32 lanes striding 70 rows)
   ragged<double> const X(6, 70, 2, 41, false), Y(6, 64, 2, 42, false);
   auto const meas = r::measures::soft_dtw<double>(0.3);
   auto const vb = emulate_values(meas, X.view(), Y.view(), dd::job_layout::pairwise,
@@ -756,6 +768,109 @@ TEST_CASE("device schedule: the shuffle warp gives the bits of one block per pai
   r::pairwise(r::host.with_threads(1), meas, X.view(), Y.view(), r::matrix_view<double>{host.data(), 6, 6});
   CHECK(rel_err(emulate_values(meas, X.view(), Y.view(), dd::job_layout::pairwise, {0, false, S::warp_per_pair}),
                 host) <= tolerance<double>());
+}
+
+TEST_CASE("device schedule: strip plans", "[device][schedule][strip]") {
+  using S = r::device_schedule;
+  // rows per lane: ceil(rows / 32), odd (the staged rows' reads are then free of bank conflicts)
+  CHECK(dd::strip_rows_per_lane(33) == 3);
+  CHECK(dd::strip_rows_per_lane(64) == 3);
+  CHECK(dd::strip_rows_per_lane(65) == 3);
+  CHECK(dd::strip_rows_per_lane(97) == 5);
+  CHECK(dd::strip_rows_per_lane(395) == 13);
+  CHECK(dd::strip_rows_per_lane(961) == 31);
+  CHECK(dd::strip_rows_per_lane(992) == 31);
+  // automatic: 33 to 992 rows, at least 4 jobs per SM
+  CHECK(dd::strips(S::automatic, 528, 395, 132));
+  CHECK_FALSE(dd::strips(S::automatic, 527, 395, 132));
+  CHECK_FALSE(dd::strips(S::automatic, 8192, 395, 0));  // SM count unknown
+  CHECK_FALSE(dd::strips(S::automatic, 8192, 32, 132));  // the shuffle warp's
+  CHECK_FALSE(dd::strips(S::automatic, 8192, 993, 132));
+  CHECK(dd::strips(S::warp_per_pair, 1, 992, 0));
+  CHECK_FALSE(dd::strips(S::block_per_pair, 8192, 395, 132));
+  // H1 (8192 pairs of 395 x 4437, univariate): the strip warp, the rows (x) staged
+  auto const h1 = dd::value_plan::make(dd::job_layout::paired, 8192, 8192, 395, 4437, false, 4, 0,
+                                       S::automatic, 132);
+  CHECK(h1.strip);
+  CHECK_FALSE(h1.tiled);
+  CHECK(h1.mapping.warps);
+  CHECK(h1.mapping.jobs_per_block == dd::warp_jobs_per_block);
+  CHECK(h1.stage_values == 395);
+  CHECK(h1.shared_bytes() == std::size_t(8) * 395 * 4);
+  CHECK(h1.bytes == 1);
+  // the divergence's self terms put the longer series on the rows
+  auto const div = dd::value_plan::make(dd::job_layout::paired, 600, 600, 100, 300, true, 4, 0,
+                                        S::automatic, 132, false, 3);
+  CHECK(div.strip);
+  CHECK(div.stage_values == 900);
+  CHECK(div.shared_bytes() == std::size_t(8) * 900 * 4);
+  // stages past 48 KB per CTA: the rows are read in place
+  auto const wide = dd::value_plan::make(dd::job_layout::paired, 600, 600, 400, 400, false, 8, 0,
+                                         S::automatic, 132, false, 4);
+  CHECK(wide.strip);
+  CHECK(wide.stage_values == 0);
+  CHECK(wide.shared_bytes() == 0);
+  // the tiled rules come first (DTW of >= 16 channels with distance tiles)
+  CHECK(dd::value_plan::make(dd::job_layout::paired, 600, 600, 400, 400, false, 4, 0, S::automatic,
+                             132, true, 32).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 600, 600, 400, 400, false, 4, 0,
+                                   S::automatic, 132, true, 32).strip);
+}
+
+TEST_CASE("device schedule: the strip warp walks the band's rows of each column", "[device][schedule][strip]") {
+  for (r::index_t n = 2; n <= 40; n += 3)
+    for (r::index_t m = 2; m <= 40; m += 5)
+      for (r::index_t R : {-1, 0, 1, 2, 5, 11}) {
+        auto const g = r::band_geometry::make(n, m, R);
+        auto w = dd::band_column_walk::first(g);
+        for (r::index_t j = 0; j < m; ++j) {
+          INFO("n " << n << " m " << m << " R " << R << " column " << j);
+          for (r::index_t i = 0; i < n; ++i) CHECK((w.lo <= i && i <= w.hi) == g.contains(i, j));
+          w.advance();
+        }
+      }
+}
+
+TEST_CASE("device schedule: the strip warp gives the bits of one block per pair", "[device][schedule][strip]") {
+  using S = r::device_schedule;
+  std::uint64_t seed = 2500;
+  for (auto const& band : bands()) {
+    for (bool div : {false, true}) {
+      // rows (the shorter series; the self terms: each) from 33 to 130: 3 and 5 rows per lane,
+      // lanes partly idle; both orientations
+      for (auto [n, m] : {std::pair<r::index_t, r::index_t>{33, 40}, {40, 33}, {64, 97}, {130, 100}}) {
+        ++seed;
+        ragged<double> const X(3, n, 2, seed, false), Y(3, m, 2, seed + 3, false);
+        ragged<float> const Xf(3, n, 1, seed, true), Yf(3, m, 1, seed + 3, true);
+        auto check = [&](auto const& meas, auto const& A, auto const& B) {
+          INFO("band kind " << int(band.type()) << " divergence " << div << " n " << n << " m " << m);
+          for (auto layout : {dd::job_layout::paired, dd::job_layout::pairwise}) {
+            auto const block = emulate_values(meas, A.view(), B.view(), layout, {0, false, S::block_per_pair});
+            launch_options strip{0, false, S::warp_per_pair};
+            CHECK(resilin_test::bitwise_equal(block, emulate_values(meas, A.view(), B.view(), layout, strip)));
+            strip.reverse = true;
+            CHECK(resilin_test::bitwise_equal(block, emulate_values(meas, A.view(), B.view(), layout, strip)));
+            strip.stage = false;
+            CHECK(resilin_test::bitwise_equal(block, emulate_values(meas, A.view(), B.view(), layout, strip)));
+          }
+        };
+        each_shuffle_measure(band, div, check, X, Y, Xf, Yf);
+      }
+    }
+  }
+  // the longest strips (31 rows per lane) and H1's 13, against the host backend too
+  for (auto [n, m] : {std::pair<r::index_t, r::index_t>{992, 1000}, {395, 1200}}) {
+    ragged<double> const X(2, n, 1, seed + 11, false), Y(2, m, 1, seed + 12, true);
+    for (auto const& band : {r::band_spec::none(), r::band_spec::window(0.1)}) {
+      auto const meas = r::measures::soft_dtw<double>(0.5, band);
+      auto const block = emulate_values(meas, X.view(), Y.view(), dd::job_layout::paired, {0, false, S::block_per_pair});
+      auto const strip = emulate_values(meas, X.view(), Y.view(), dd::job_layout::paired, {0, true, S::warp_per_pair});
+      CHECK(resilin_test::bitwise_equal(block, strip));
+      std::vector<double> host(2);
+      r::values(r::host.with_threads(1), meas, X.view(), Y.view(), std::span<double>(host));
+      CHECK(rel_err(strip, host) <= tolerance<double>());
+    }
+  }
 }
 
 TEST_CASE("device schedule: the shuffle warp trains with the bits of one block per pair",

@@ -35,6 +35,14 @@
 #  define RESILIN_UNROLL(n)
 #endif
 
+// RESILIN_DEVICE_UNROLL: unroll the next loop fully in device code (register arrays indexed by
+// the loop counter stay in registers); nothing on the host.
+#if RESILIN_DEVICE_PASS
+#  define RESILIN_DEVICE_UNROLL _Pragma("unroll")
+#else
+#  define RESILIN_DEVICE_UNROLL
+#endif
+
 namespace resilin {
 /// Signed index type of every length, channel count and cell index.
 using index_t = std::int64_t;

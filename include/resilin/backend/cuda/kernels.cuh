@@ -3,7 +3,8 @@
 // backend/device/wavefront.hpp (the same code the host tests run with an emulated CTA) with
 // the executors below. One block per alignment problem, persistent over all anti-diagonals
 // (one __syncthreads per diagonal, no launch per diagonal), threads striding each diagonal; or,
-// for short series in large batches, one warp per problem (warp_per_pair, __syncwarp).
+// for short series in large batches, one warp per problem (warp_per_pair, __syncwarp; values of
+// medium series in large batches: a strip of rows per lane).
 // The rolling diagonals live in dynamic shared memory when they fit, else in a global
 // workspace slice per block. No atomics anywhere: bitwise deterministic run to run.
 #include <resilin/backend/cuda/require_cuda.hpp>
@@ -180,6 +181,18 @@ template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void value_shuffle_kernel(device_detail::value_args<T, Cost, Smooth> a, index_t jobs,
                                          index_t first_block) {
   if (index_t const k = warp_job(jobs, first_block); k >= 0) device_detail::value_shuffle_block(shuffle_warp{}, a, k);
+}
+
+/// Values of jobs of 33 to 992 rows: one warp per job, a strip of rows per lane, shuffles; the
+/// rows series staged in the warp's stage_values of dynamic shared memory (0: read in place).
+template <class T, class Cost, class Smooth>
+RESILIN_KERNEL void value_strip_kernel(device_detail::value_args<T, Cost, Smooth> a, index_t jobs,
+                                       index_t first_block, index_t stage_values) {
+  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  if (index_t const k = warp_job(jobs, first_block); k >= 0)
+    device_detail::value_strip_block(shuffle_warp{}, a, k,
+                                     stage_values ? warp_ring<T>(nullptr, k, stage_values, resilin_shared) : nullptr,
+                                     stage_values);
 }
 
 /// train_kernel with one warp per job, blockDim.x / 32 jobs per block.

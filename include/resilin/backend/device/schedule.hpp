@@ -7,12 +7,14 @@ namespace resilin {
 
 enum class device_schedule : unsigned char {
   automatic,       ///< tiled (below), else warp_per_pair where a job's CTA would be a single
-                   ///< warp, else block_per_pair
+                   ///< warp or a value job's strip of rows fits, else block_per_pair
   block_per_pair,  ///< one CTA per job, up to 256 threads striding each anti-diagonal
   warp_per_pair,   ///< one warp per job, 8 jobs per CTA: short series in large batches, where
                    ///< one-warp CTAs would cap the resident warps per SM at the CTA limit;
                    ///< jobs of at most 32 rows keep one row per lane in registers and pass
-                   ///< cells (training: R forward, G backward) by warp shuffles, else the
+                   ///< cells (training: R forward, G backward) by warp shuffles; values of
+                   ///< jobs of at most 992 rows give each lane a strip of ceil(rows / 32)
+                   ///< rows in registers (automatic with at least 4 jobs per SM); else the
                    ///< lanes stride a ring in shared memory
   tiled,           ///< tiles of 128 x 128 cells, one CTA each, one launch per tile
                    ///< anti-diagonal; training runs the tiles backwards too, passing R and G

@@ -679,6 +679,145 @@ RESILIN_HD void value_shuffle_block(Warp const& w, value_args<T, Cost, Smooth> c
   if (w.leader()) a.results[k] = v;
 }
 
+// --- strip warp: many medium pairs (values), one warp per job, a strip of rows per lane -------
+// For value jobs of 33 to 992 rows (the shorter series) in large batches, the cuDTW++ layout:
+// lane l owns the S consecutive rows [l S, l S + S) and at step t sweeps column j = t - l of
+// them top to bottom, keeping R(i, j - 1) of its rows in registers. Its top cell takes up and
+// diag from lane l - 1's bottom cells of columns j (sent at step t - 1) and j - 1 (sent at step
+// t - 2, kept), so a step is S cells and one shuffle, and no barrier: m + lanes - 1 steps in
+// all. The rows series can be staged in shared memory (value_plan::stage_values), where the
+// lanes' reads of it are free of bank conflicts when S is odd (S = ceil(rows / 32), made odd).
+// Every cell is the same cell_value of the same operands as in the other programs: the same bits.
+
+inline constexpr int strip_max_rows_per_lane = 31;
+inline constexpr index_t strip_rows = 32 * strip_max_rows_per_lane;  // the most rows of a job
+
+/// Rows per lane of a job of `rows` rows (at most strip_rows): ceil(rows / 32), odd.
+RESILIN_HD constexpr int strip_rows_per_lane(index_t rows) noexcept {
+  int s = static_cast<int>((rows + 31) / 32);
+  if (s < 1) s = 1;
+  return s % 2 == 0 ? s + 1 : s;
+}
+
+/// The in-band rows [lo, hi] of column j, walked one column at a time: from column j to j + 1
+/// both bounds of |i (m - 1) - j (n - 1)| <= W move by (n - 1) / (m - 1), at most one row
+/// when the rows are the shorter series, so no division after the first column.
+struct band_column_walk {
+  index_t lo = 0, hi = 0;          // unclamped bounds of the current column (banded), or the grid's
+  index_t lo_key = 0, hi_key = 0;  // j (n - 1) - W and j (n - 1) + W
+  index_t rows_step = 0, cols_step = 0;  // n - 1 and m - 1; cols_step 0: not banded
+
+  static RESILIN_HD constexpr band_column_walk first(band_geometry const& g) noexcept {
+    if (!g.banded()) return {0, g.n - 1, 0, 0, 0, 0};
+    index_t const W = g.half_width;
+    return {detail::ceil_div(-W, g.m - 1), detail::floor_div(W, g.m - 1), -W, W, g.n - 1, g.m - 1};
+  }
+  RESILIN_HD constexpr void advance() noexcept {
+    if (cols_step == 0) return;
+    lo_key += rows_step;
+    hi_key += rows_step;
+    while (lo * cols_step < lo_key) ++lo;
+    while ((hi + 1) * cols_step <= hi_key) ++hi;
+  }
+};
+
+/// One lane's state: R of its rows in the last column it swept, lane l - 1's bottom cell of the
+/// column before (the next column's diag for the top row) and the band of its next column.
+template <class T>
+struct strip_lane {
+  T left[strip_max_rows_per_lane];
+  T diag;
+  band_column_walk band;
+};
+
+/// Column j of the rows [r0, r0 + S) of a lane, from the cell above r0 (up) and its left
+/// neighbour (diag); returns the bottom cell.
+template <class T, class Cost, class Smooth>
+RESILIN_HD RESILIN_INLINE T strip_column(grid_problem<T, Cost, Smooth> const& p, int S, index_t r0,
+                                         index_t j, T up, T diag, strip_lane<T>& L) noexcept {
+  T const inf = math::infinity<T>();
+  // the lane's in-band, in-grid rows of column j, as offsets first..last from r0
+  index_t const lo = L.band.lo - r0;
+  index_t const hi = (L.band.hi < p.x.length - 1 ? L.band.hi : p.x.length - 1) - r0;
+  int const first = lo < 0 ? 0 : (lo > S ? S : static_cast<int>(lo));
+  int const last = hi < 0 ? -1 : (hi >= S ? S - 1 : static_cast<int>(hi));
+RESILIN_DEVICE_UNROLL
+  for (int s = 0; s < strip_max_rows_per_lane; ++s) {
+    if (s >= S) break;
+    index_t const i = r0 + s;
+    T const left = L.left[s];
+    T v = inf;
+    if (first <= s && s <= last) v = cell_value(p.smooth, p.cost.step(p.x, p.y, i, j), diag, up, left);
+    L.left[s] = v;
+    diag = left;
+    up = v;
+  }
+  return up;
+}
+
+/// The forward of one problem of at most strip_rows rows on warp w: R(n-1, m-1), every lane.
+template <class T, class Cost, class Smooth, class Warp>
+RESILIN_HD T strip_forward(Warp const& w, grid_problem<T, Cost, Smooth> const& p) {
+  using reg = typename Warp::template reg<T>;
+  using lanes = typename Warp::template reg<strip_lane<T>>;
+  T const inf = math::infinity<T>();
+  index_t const n = p.x.length, m = p.y.length;
+  int const S = strip_rows_per_lane(n);
+  index_t const used = (n + S - 1) / S;  // lanes that own rows
+  strip_lane<T> start{};
+  for (auto& v : start.left) v = inf;
+  start.diag = inf;
+  start.band = band_column_walk::first(p.band);
+  lanes st(start);
+  reg bottom(inf);
+  for (index_t t = 0; t < m + used - 1; ++t) {
+    reg const up = w.shfl_up(bottom);
+    w.for_each_lane([&](int lane) {
+      strip_lane<T>& L = st.at(lane);
+      index_t const j = t - lane;
+      T u = up.at(lane), d = L.diag;
+      L.diag = u;
+      if (j < 0 || j >= m || lane >= used) return;
+      if (lane == 0) {  // the row above the grid: +inf, but for the virtual origin R(-1, -1) = 0
+        u = inf;
+        d = j == 0 ? T(0) : inf;
+      }
+      bottom.at(lane) = strip_column(p, S, lane * static_cast<index_t>(S), j, u, d, L);
+      L.band.advance();
+    });
+  }
+  // the last cell is row (n - 1) % S of lane (n - 1) / S, whose left[] holds column m - 1
+  int const owner = static_cast<int>((n - 1) / S), row = static_cast<int>((n - 1) % S);
+  reg last(inf);
+  w.for_each_lane([&](int lane) {
+    if (lane != owner) return;
+RESILIN_DEVICE_UNROLL
+    for (int s = 0; s < strip_max_rows_per_lane; ++s)
+      if (s == row) last.at(lane) = st.at(lane).left[s];
+  });
+  return w.broadcast(last, owner);
+}
+
+/// Value of job k (at most strip_rows rows once oriented) on one warp, a strip of rows per
+/// lane. stage: the warp's stage_values of shared memory, or null; the rows series is copied
+/// there when it fits.
+template <class T, class Cost, class Smooth, class Warp>
+RESILIN_HD void value_strip_block(Warp const& w, value_args<T, Cost, Smooth> const& a, index_t k,
+                                  T* stage, index_t stage_values) {
+  T const v = job_value(a, k, [&](auto p) {
+    index_t const values = p.x.length * p.x.channels;
+    if (stage && values <= stage_values) {
+      w.for_each_lane([&](int lane) {
+        for (index_t q = lane; q < values; q += 32) stage[q] = p.x.data[q];
+      });
+      w.sync();
+      p.x.data = stage;
+    }
+    return strip_forward(w, p);
+  });
+  if (w.leader()) a.results[k] = v;
+}
+
 // --- tiled wavefront: a few very long pairs ---------------------------------------------------
 // One CTA per pair leaves most of the GPU idle when there are only a few long pairs. Here the
 // grid of a job is cut into tiles of tile_size x tile_size cells; the tiles of one tile
@@ -1561,16 +1700,31 @@ constexpr bool tiles_automatically(index_t jobs, index_t rows, index_t shortest,
   return distance_tiles && shortest >= tile_size / 2;
 }
 
+/// device_schedule::automatic takes the strip warp for value jobs of more than shuffle_rows and
+/// at most strip_rows rows when there are at least this many jobs per SM: then every SM keeps
+/// several warps (each one job) busy, where a CTA per job pays a barrier per anti-diagonal.
+inline constexpr index_t strip_jobs_per_multiprocessor = 4;
+
+/// Whether the value path takes the strip warp (rows: the most rows of a job).
+constexpr bool strips(device_schedule s, index_t jobs, index_t rows, int multiprocessors) noexcept {
+  if (rows <= shuffle_rows || rows > strip_rows) return false;
+  if (s == device_schedule::warp_per_pair) return true;
+  return s == device_schedule::automatic && multiprocessors > 0 &&
+         jobs >= strip_jobs_per_multiprocessor * multiprocessors;
+}
+
 /// The value path: jobs, ring placement and workspace bytes.
 struct value_plan {
   index_t jobs = 0;
   index_t stride = 0;           // ring stride (values)
   int threads = 32;             // per job
   job_mapping mapping{};        // threads per job, jobs per CTA
-  std::size_t ring_bytes = 0;   // per job
+  std::size_t ring_bytes = 0;   // per job: its ring in shared memory or the workspace (strip: its stage)
   bool shared_ring = true;      // rings in dynamic shared memory, else in the workspace
   bool tiled = false;           // the tiled wavefront: one launch per tile diagonal
   bool shuffle = false;         // one warp per job, one row per lane, shuffles (no ring)
+  bool strip = false;           // one warp per job, a strip of rows per lane (no ring)
+  index_t stage_values = 0;     // strip: shared memory per warp for the rows series (0: none)
   index_t tile_diagonals = 0;   // tiled: launches (tile diagonals of the largest grid)
   index_t tiles_per_diagonal = 0;  // tiled: CTAs per job and launch (at most)
   std::size_t borders_offset = 0, borders_bytes = 0;  // tiled: 6 min(n, m) values per job (whole tiles)
@@ -1587,7 +1741,8 @@ struct value_plan {
   static value_plan make(job_layout layout, index_t nx, index_t ny, index_t nmax, index_t mmax,
                          bool divergence, std::size_t value_size, index_t table_entries = 0,
                          device_schedule schedule = device_schedule::automatic,
-                         int multiprocessors = 0, bool distance_tiles = false) {
+                         int multiprocessors = 0, bool distance_tiles = false,
+                         index_t channels = 1) {
     value_plan q;
     q.jobs = job_count(layout, nx, ny, divergence);
     // the rows of a job are its shorter series; the self terms are (n, n) and (m, m)
@@ -1615,6 +1770,16 @@ struct value_plan {
     q.shuffle = !q.tiled && q.mapping.warps && q.stride <= shuffle_rows;
     if (q.shuffle) {  // registers only
       q.ring_bytes = 0;
+      q.shared_ring = true;
+    }
+    q.strip = !q.tiled && strips(schedule, q.jobs, q.stride, multiprocessors);
+    if (q.strip) {  // registers, and the rows series in shared memory when the CTA's fit
+      q.mapping = map_jobs(device_schedule::warp_per_pair, q.stride, q.jobs);
+      q.threads = q.mapping.threads;
+      std::size_t const per_job = static_cast<std::size_t>(q.stride * channels) * value_size;
+      bool const staged = per_job * static_cast<std::size_t>(q.mapping.jobs_per_block) <= shared_ring_limit;
+      q.stage_values = staged ? q.stride * channels : 0;
+      q.ring_bytes = staged ? per_job : 0;  // shared_bytes(): the stages
       q.shared_ring = true;
     }
     std::size_t off = 0;
