@@ -43,6 +43,7 @@ struct row {
 };
 std::vector<row> g_rows;  // the benchmark executable's summary (not library state)
 bool g_failed = false;
+resilin_bench::summary_file g_summary;
 
 template <class T>
 struct dev {
@@ -168,6 +169,7 @@ void run(benchmark::State& state, config const& c) {
   state.counters["pieces_per_pair"] = double(h.pieces) / double(c.pairs);
   row rw{c.id, ms, mpairs, gpieces, ok};
   resilin_bench::keep_row(g_rows, rw);
+  g_summary.update();
   (void)cudaStreamDestroy(s);
 }
 
@@ -181,13 +183,7 @@ std::vector<config> configs() {
   return v;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  auto args = resilin_bench::parse_args(argc, argv);
-  if (!resilin_bench::have_device()) return 77;
-  for (auto const& c : configs()) resilin_bench::register_timed("fcdtw/" + c.id, run, c);
-  resilin_bench::run_registered(args);
+std::string summary_text() {
   std::string const gpu = resilin_bench::device_name();
   std::string text;
   char line[512];
@@ -202,6 +198,14 @@ int main(int argc, char** argv) {
                   rw.gpieces, rw.verified ? "yes" : "FAILED");
     text += line;
   }
-  resilin_bench::publish_summary(text, args.summary);
-  return g_failed ? 1 : 0;
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int const rc = resilin_bench::run_main(argc, argv, g_summary, &summary_text, [] {
+    for (auto const& c : configs()) resilin_bench::register_timed("fcdtw/" + c.id, run, c);
+  });
+  return rc != 0 ? rc : (g_failed ? 1 : 0);
 }

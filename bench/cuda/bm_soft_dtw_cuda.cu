@@ -45,6 +45,7 @@ struct row {
   double ms = 0, gcells = 0, peak_mb = 0;
 };
 std::vector<row> g_rows;  // the benchmark executable's summary (not library state)
+resilin_bench::summary_file g_summary;
 
 template <class T>
 struct dev {
@@ -108,6 +109,7 @@ void run(benchmark::State& state, config const& c, M const& meas) {
   state.counters["peak_MB"] = double(peak) / 1e6;
   row rw{c.id, ms, cells / (ms * 1e-3) / 1e9, double(peak) / 1e6};
   resilin_bench::keep_row(g_rows, rw);
+  g_summary.update();
   (void)cudaStreamDestroy(s);
 }
 
@@ -190,13 +192,7 @@ std::vector<config> configs() {
   return v;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  auto args = resilin_bench::parse_args(argc, argv);
-  if (!resilin_bench::have_device()) return 77;
-  for (auto const& c : configs()) resilin_bench::register_timed(c.id, run_config, c);
-  resilin_bench::run_registered(args);
+std::string summary_text() {
   std::string const gpu = resilin_bench::device_name();
   std::string text;
   char line[512];
@@ -216,6 +212,13 @@ int main(int argc, char** argv) {
                   rw.gcells, rw.peak_mb);
     text += line;
   }
-  resilin_bench::publish_summary(text, args.summary);
-  return 0;
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return resilin_bench::run_main(argc, argv, g_summary, &summary_text, [] {
+    for (auto const& c : configs()) resilin_bench::register_timed(c.id, run_config, c);
+  });
 }

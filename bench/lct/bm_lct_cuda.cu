@@ -179,6 +179,7 @@ struct row {
 };
 std::vector<row> g_rows;                                        // the executable's summary
 std::map<lct::dtype, std::unique_ptr<codec_case>> g_cases;      // built on first use
+resilin_bench::summary_file g_summary;
 
 codec_case& case_of(lct::dtype t, std::uint64_t n) {
   auto& c = g_cases[t];
@@ -202,26 +203,18 @@ void run(benchmark::State& state, lct::dtype t, std::uint64_t n, bool decode) {
   std::string const name = std::string(lct::name(t)) + "/" + std::to_string(n >> 20) + "Mi/" + (decode ? "decode" : "encode");
   row rw{name, ms, gbps, goal, c.ratio, c.failure.empty()};
   resilin_bench::keep_row(g_rows, rw);
+  g_summary.update();
   (void)cudaStreamDestroy(s);
 }
 
-}  // namespace
+bool verified() {
+  bool all = true;
+  for (auto const& [t, c] : g_cases) all = all && c->failure.empty();
+  return all;
+}
 
-int main(int argc, char** argv) {
-  auto args = resilin_bench::parse_args(argc, argv);
-  if (!resilin_bench::have_device()) return 77;
-  struct sized { lct::dtype t; std::uint64_t n; };
-  sized const sizes[] = {{lct::dtype::bf16, std::uint64_t{256} << 20},   // 512 MiB
-                        {lct::dtype::fp16, std::uint64_t{256} << 20},   // 512 MiB
-                        {lct::dtype::fp32, std::uint64_t{128} << 20}};  // 512 MiB
-  for (auto const& sz : sizes)
-    for (bool decode : {false, true}) {
-      std::string const name = "lct_cuda/" + std::string(lct::name(sz.t)) + "/" + (decode ? "decode" : "encode");
-      resilin_bench::register_timed(name, run, sz.t, sz.n, decode);
-    }
-  resilin_bench::run_registered(args);
-  bool all_verified = true;
-  for (auto const& [t, c] : g_cases) all_verified = all_verified && c->failure.empty();
+std::string summary_text() {
+  bool const all_verified = verified();
   std::string const gpu = resilin_bench::device_name();
   std::string text;
   char line[512];
@@ -236,7 +229,25 @@ int main(int argc, char** argv) {
                   rw.gbps, rw.goal, rw.ratio, rw.verified ? "yes" : "FAILED");
     text += line;
   }
-  resilin_bench::publish_summary(text, args.summary);
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int const rc = resilin_bench::run_main(argc, argv, g_summary, &summary_text, [] {
+    struct sized { lct::dtype t; std::uint64_t n; };
+    sized const sizes[] = {{lct::dtype::bf16, std::uint64_t{256} << 20},   // 512 MiB
+                          {lct::dtype::fp16, std::uint64_t{256} << 20},   // 512 MiB
+                          {lct::dtype::fp32, std::uint64_t{128} << 20}};  // 512 MiB
+    for (auto const& sz : sizes)
+      for (bool decode : {false, true}) {
+        std::string const name = "lct_cuda/" + std::string(lct::name(sz.t)) + "/" + (decode ? "decode" : "encode");
+        resilin_bench::register_timed(name, run, sz.t, sz.n, decode);
+      }
+  });
+  if (rc != 0) return rc;
+  bool const all_verified = verified();
   g_cases.clear();  // free device memory while the context is alive
   if (!all_verified) std::puts("\n*** FAILED: lct device codec verification (see above) ***");
   return all_verified ? 0 : 1;

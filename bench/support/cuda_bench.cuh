@@ -107,16 +107,40 @@ void keep_row(std::vector<Row>& rows, Row const& row) {
   rows.push_back(row);
 }
 
-/// Prints the summary and writes it to `path` when one was given.
-inline void publish_summary(std::string const& text, std::string const& path) {
-  std::fputs(text.c_str(), stdout);
-  if (path.empty()) return;
-  if (std::FILE* f = std::fopen(path.c_str(), "w")) {
-    std::fputs(text.c_str(), f);
-    std::fclose(f);
-  } else {
-    std::fprintf(stderr, "cannot write the summary to %s\n", path.c_str());
+/// A benchmark executable's markdown summary, rebuilt by `text` from its rows: written to `path`
+/// (when given) after every row, so that a run cut short (scripts/gpu_check.sh caps each
+/// benchmark's time) still leaves the rows it measured, and printed at the end.
+struct summary_file {
+  std::string path;
+  std::string (*text)() = nullptr;
+
+  void update() const {
+    if (path.empty() || !text) return;
+    if (std::FILE* f = std::fopen(path.c_str(), "w")) {
+      std::fputs(text().c_str(), f);
+      std::fclose(f);
+    } else {
+      std::fprintf(stderr, "cannot write the summary to %s\n", path.c_str());
+    }
   }
+  void publish() const {
+    if (text) std::fputs(text().c_str(), stdout);
+    update();
+  }
+};
+
+/// The main of a CUDA benchmark executable: 77 (skipped) without a usable device; else registers
+/// the benchmarks (register_all()), runs them with the command line's Google Benchmark flags
+/// while `summary` keeps --summary's file up to date, prints the summary and returns 0.
+template <class Register>
+int run_main(int argc, char** argv, summary_file& summary, std::string (*text)(), Register&& register_all) {
+  auto args = parse_args(argc, argv);
+  if (!have_device()) return 77;
+  summary = {args.summary, text};
+  register_all();
+  run_registered(args);
+  summary.publish();
+  return 0;
 }
 
 }  // namespace resilin_bench
