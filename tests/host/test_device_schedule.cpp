@@ -678,7 +678,8 @@ TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   CHECK_FALSE(v33.shuffle);  // 33 rows: a strip of rows per lane, the rows staged
   CHECK(v33.strip);
   CHECK(v33.stage_values == 33);
-  CHECK(v33.shared_bytes() == std::size_t(8) * 33 * 8);
+  CHECK(v33.mapping.jobs_per_block == dd::strip_jobs_per_block);
+  CHECK(v33.shared_bytes() == std::size_t(4) * 33 * 8);
   CHECK(v33.bytes == 1);
   CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 64, 64, 30, 40, false, 8, 0,
                                    S::block_per_pair).shuffle);
@@ -794,19 +795,21 @@ TEST_CASE("device schedule: strip plans", "[device][schedule][strip]") {
   CHECK(h1.strip);
   CHECK_FALSE(h1.tiled);
   CHECK(h1.mapping.warps);
-  CHECK(h1.mapping.jobs_per_block == dd::warp_jobs_per_block);
+  CHECK(h1.mapping.jobs_per_block == 4);
+  CHECK(h1.mapping.blocks(8192) == 2048);
+  CHECK(h1.threads == 32);
   CHECK(h1.stage_values == 395);
-  CHECK(h1.shared_bytes() == std::size_t(8) * 395 * 4);
+  CHECK(h1.shared_bytes() == std::size_t(4) * 395 * 4);
   CHECK(h1.bytes == 1);
   // the divergence's self terms put the longer series on the rows
   auto const div = dd::value_plan::make(dd::job_layout::paired, 600, 600, 100, 300, true, 4, 0,
                                         S::automatic, 132, false, 3);
   CHECK(div.strip);
   CHECK(div.stage_values == 900);
-  CHECK(div.shared_bytes() == std::size_t(8) * 900 * 4);
+  CHECK(div.shared_bytes() == std::size_t(4) * 900 * 4);
   // stages past 48 KB per CTA: the rows are read in place
   auto const wide = dd::value_plan::make(dd::job_layout::paired, 600, 600, 400, 400, false, 8, 0,
-                                         S::automatic, 132, false, 4);
+                                         S::automatic, 132, false, 4);  // 4 x 400 x 4 x 8 = 51 KB
   CHECK(wide.strip);
   CHECK(wide.stage_values == 0);
   CHECK(wide.shared_bytes() == 0);

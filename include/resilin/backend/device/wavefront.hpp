@@ -721,6 +721,18 @@ struct band_column_walk {
   }
 };
 
+/// A cost model's steps on univariate series, the channel count a constant 1 (the same
+/// arithmetic: the same bits), so that the cells' code has no channel loop.
+template <class Cost>
+struct univariate_cost {
+  Cost inner;
+  template <class T>
+  RESILIN_HD RESILIN_INLINE step3<T> step(series_view<T const> x, series_view<T const> y, index_t i,
+                                          index_t j) const noexcept {
+    return inner.step(series_view<T const>{x.data, x.length, 1}, series_view<T const>{y.data, y.length, 1}, i, j);
+  }
+};
+
 /// One lane's state: R of its rows in the last column it swept, lane l - 1's bottom cell of the
 /// column before (the next column's diag for the top row) and the band of its next column.
 template <class T>
@@ -812,6 +824,10 @@ RESILIN_HD void value_strip_block(Warp const& w, value_args<T, Cost, Smooth> con
       });
       w.sync();
       p.x.data = stage;
+    }
+    if (p.x.channels == 1) {  // univariate (H1): no channel loop in the cells' code
+      return strip_forward(w, grid_problem<T, univariate_cost<decltype(p.cost)>, decltype(p.smooth)>{
+                                  {p.cost}, p.smooth, p.x, p.y, p.band});
     }
     return strip_forward(w, p);
   });
@@ -1705,6 +1721,10 @@ constexpr bool tiles_automatically(index_t jobs, index_t rows, index_t shortest,
 /// several warps (each one job) busy, where a CTA per job pays a barrier per anti-diagonal.
 inline constexpr index_t strip_jobs_per_multiprocessor = 4;
 
+/// Jobs (warps) per CTA of the strip warp: its programs take about 168 registers per lane
+/// (sm_90, 31 rows per lane), so an SM holds 12 such warps: 3 CTAs of 4 (1 CTA of 8).
+inline constexpr index_t strip_jobs_per_block = 4;
+
 /// Whether the value path takes the strip warp (rows: the most rows of a job).
 constexpr bool strips(device_schedule s, index_t jobs, index_t rows, int multiprocessors) noexcept {
   if (rows <= shuffle_rows || rows > strip_rows) return false;
@@ -1774,7 +1794,7 @@ struct value_plan {
     }
     q.strip = !q.tiled && strips(schedule, q.jobs, q.stride, multiprocessors);
     if (q.strip) {  // registers, and the rows series in shared memory when the CTA's fit
-      q.mapping = map_jobs(device_schedule::warp_per_pair, q.stride, q.jobs);
+      q.mapping = {32, static_cast<int>(q.jobs < strip_jobs_per_block ? q.jobs : strip_jobs_per_block), true};
       q.threads = q.mapping.threads;
       std::size_t const per_job = static_cast<std::size_t>(q.stride * channels) * value_size;
       bool const staged = per_job * static_cast<std::size_t>(q.mapping.jobs_per_block) <= shared_ring_limit;
