@@ -628,6 +628,23 @@ TEST_CASE("device schedule: workspace plans", "[device][schedule]") {
   CHECK(t.bytes == t.store_bytes);
 }
 
+TEST_CASE("device schedule: the headline's training memory (issue 3's goal: <= 1.1 x (inputs + one "
+          "value per cell))", "[device][schedule]") {
+  // B = 32, n = m = 1024, d = 64, float, as bm_soft_dtw_cuda's headline row counts it: inputs,
+  // gradient outputs, values and the workspace; automatic on an H200 (132 SMs, opt-in shared
+  // memory for the distance tiles) is tiled, and one CTA per pair for comparison
+  double const inputs = 2.0 * 32 * 1024 * 64 * 4, cells = 32.0 * 1024 * 1024 * 4, values = 32 * 4;
+  for (auto const schedule : {r::device_schedule::automatic, r::device_schedule::block_per_pair}) {
+    auto const p = dd::train_plan::make(32, 1024, 1024, 64, false, false, 4, 0, schedule,
+                                        r::training_store::automatic, 132, true);
+    CHECK(p.tiled == (schedule == r::device_schedule::automatic));
+    double const peak = inputs + inputs + values + double(p.bytes);
+    INFO("schedule " << int(schedule) << " workspace " << p.bytes << " peak " << peak);
+    CHECK((peak - inputs) / (inputs + cells) <= 1.1);  // the gradient outputs aside: 1.024 tiled
+    CHECK(peak / (inputs + cells) <= 1.14);            // with them: 1.135 tiled, 1.111 per CTA
+  }
+}
+
 TEST_CASE("device schedule: calls of more blocks than a grid holds launch in order", "[device][schedule]") {
   std::vector<std::pair<r::index_t, r::index_t>> chunks;
   auto record = [&](r::index_t first, r::index_t count) {
