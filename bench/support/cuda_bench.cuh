@@ -114,14 +114,18 @@ struct summary_file {
   std::string path;
   std::string (*text)() = nullptr;
 
+  /// Writes the summary to a temporary file renamed over `path`: a run killed mid-write leaves
+  /// the previous complete summary.
   void update() const {
     if (path.empty() || !text) return;
-    if (std::FILE* f = std::fopen(path.c_str(), "w")) {
-      std::fputs(text().c_str(), f);
-      std::fclose(f);
-    } else {
-      std::fprintf(stderr, "cannot write the summary to %s\n", path.c_str());
+    std::string const part = path + ".part";
+    bool written = false;
+    if (std::FILE* f = std::fopen(part.c_str(), "w")) {
+      written = std::fputs(text().c_str(), f) >= 0;
+      written = std::fclose(f) == 0 && written;
     }
+    if (!written || std::rename(part.c_str(), path.c_str()) != 0)
+      std::fprintf(stderr, "cannot write the summary to %s\n", path.c_str());
   }
   void publish() const {
     if (text) std::fputs(text().c_str(), stdout);

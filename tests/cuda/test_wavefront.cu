@@ -168,6 +168,7 @@ std::vector<T> check_value_schedules(M const& meas, batch<T> const& X, batch<T> 
 }
 
 }  // namespace
+
 TEMPLATE_TEST_CASE("cuda: values, pairwise and gradients equal the host", "[cuda][wavefront]",
                    float, double) {
   using T = TestType;
@@ -442,7 +443,9 @@ TEST_CASE("cuda: shuffle-warp training gives the bits of one block per pair (ste
 TEST_CASE("cuda: the strip warp (values of 33 to 992 rows) gives the bits of one block per pair",
           "[cuda][wavefront][strip]") {
   // pairwise 24 x 24 = 576 jobs: automatic takes the strip warp on GPUs of up to 144 SMs; forced
-  // with warp_per_pair. Rows staged in shared memory (d = 1) and read in place (d = 8, double).
+  // with warp_per_pair. Univariate kernels (d = 1: every cost model's cells compiled with the
+  // channel count a constant, which must not change nvcc's contractions) and the multichannel
+  // one (d = 8, double: rows staged when they fit, read in place with the divergence).
   auto check = [](auto meas, auto value, r::index_t n, r::index_t m, r::index_t d, std::uint64_t seed) {
     using T = decltype(value);
     r::index_t const B = 24;
@@ -465,6 +468,9 @@ TEST_CASE("cuda: the strip warp (values of 33 to 992 rows) gives the bits of one
     auto msm = r::measures::soft_msm<double>(1.0, 0.5);
     msm.divergence = div;
     check(msm, 0.0, 100, 97, 1, 65);
+    auto cdtw = r::measures::soft_cdtw<float>(0.5f, r::band_spec::window(0.2));
+    cdtw.divergence = div;
+    check(cdtw, 0.0f, 200, 150, 1, 66);
   }
 }
 

@@ -93,7 +93,11 @@ std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T
     r::index_t const values = lo.stage ? plan.stage_values : 0;
     for (r::index_t k = 0; k < plan.jobs; ++k) {
       std::vector<T> stage = poisoned<T>(static_cast<std::size_t>(values));
-      dd::value_strip_block(dd::emulated_warp{lo.reverse}, a, k, values ? stage.data() : nullptr, values);
+      // univariate batches: the launcher's univariate kernel (no channel loop)
+      if (X.channels == 1)
+        dd::value_strip_block<true>(dd::emulated_warp{lo.reverse}, a, k, values ? stage.data() : nullptr, values);
+      else
+        dd::value_strip_block<false>(dd::emulated_warp{lo.reverse}, a, k, values ? stage.data() : nullptr, values);
     }
   } else {
     for (r::index_t k = 0; k < plan.jobs; ++k) {
@@ -790,14 +794,19 @@ TEST_CASE("device schedule: the shuffle warp gives the bits of one block per pai
 
 TEST_CASE("device schedule: strip plans", "[device][schedule][strip]") {
   using S = r::device_schedule;
-  // rows per lane: ceil(rows / 32), odd (the staged rows' reads are then free of bank conflicts)
-  CHECK(dd::strip_rows_per_lane(33) == 3);
-  CHECK(dd::strip_rows_per_lane(64) == 3);
-  CHECK(dd::strip_rows_per_lane(65) == 3);
-  CHECK(dd::strip_rows_per_lane(97) == 5);
-  CHECK(dd::strip_rows_per_lane(395) == 13);
-  CHECK(dd::strip_rows_per_lane(961) == 31);
-  CHECK(dd::strip_rows_per_lane(992) == 31);
+  // rows per lane: ceil(rows / 32); staged, not a multiple of 4 (4- to 16-way bank conflicts)
+  CHECK(dd::strip_rows_per_lane(33, true) == 2);
+  CHECK(dd::strip_rows_per_lane(64, true) == 2);
+  CHECK(dd::strip_rows_per_lane(97, true) == 5);
+  CHECK(dd::strip_rows_per_lane(97, false) == 4);
+  CHECK(dd::strip_rows_per_lane(256, true) == 9);
+  CHECK(dd::strip_rows_per_lane(256, false) == 8);
+  CHECK(dd::strip_rows_per_lane(395, true) == 13);
+  CHECK(dd::strip_rows_per_lane(896, true) == 29);
+  CHECK(dd::strip_rows_per_lane(961, true) == 31);
+  CHECK(dd::strip_rows_per_lane(992, true) == 31);
+  CHECK(dd::strip_rows_per_lane(992, false) == 31);
+  CHECK(dd::strip_rows_per_lane(1, true) == 1);
   // automatic: 33 to 992 rows, at least 4 jobs per SM
   CHECK(dd::strips(S::automatic, 528, 395, 132));
   CHECK_FALSE(dd::strips(S::automatic, 527, 395, 132));
@@ -856,7 +865,7 @@ TEST_CASE("device schedule: the strip warp gives the bits of one block per pair"
   std::uint64_t seed = 2500;
   for (auto const& band : bands()) {
     for (bool div : {false, true}) {
-      // rows (the shorter series; the self terms: each) from 33 to 130: 3 and 5 rows per lane,
+      // rows (the shorter series; the self terms: each) from 33 to 130: 2 to 5 rows per lane,
       // lanes partly idle; both orientations
       for (auto [n, m] : {std::pair<r::index_t, r::index_t>{33, 40}, {40, 33}, {64, 97}, {130, 100}}) {
         ++seed;
@@ -878,17 +887,23 @@ TEST_CASE("device schedule: the strip warp gives the bits of one block per pair"
       }
     }
   }
-  // the longest strips (31 rows per lane) and H1's 13, against the host backend too
-  for (auto [n, m] : {std::pair<r::index_t, r::index_t>{992, 1000}, {395, 1200}}) {
+  // the longest strips (31 rows per lane), 9 (staged 256 rows) and H1's 13, univariate soft and
+  // hard DTW and soft-MSM, against the host backend too
+  for (auto [n, m] : {std::pair<r::index_t, r::index_t>{992, 1000}, {395, 1200}, {256, 300}}) {
     ragged<double> const X(2, n, 1, seed + 11, false), Y(2, m, 1, seed + 12, true);
     for (auto const& band : {r::band_spec::none(), r::band_spec::window(0.1)}) {
-      auto const meas = r::measures::soft_dtw<double>(0.5, band);
-      auto const block = emulate_values(meas, X.view(), Y.view(), dd::job_layout::paired, {0, false, S::block_per_pair});
-      auto const strip = emulate_values(meas, X.view(), Y.view(), dd::job_layout::paired, {0, true, S::warp_per_pair});
-      CHECK(resilin_test::bitwise_equal(block, strip));
-      std::vector<double> host(2);
-      r::values(r::host.with_threads(1), meas, X.view(), Y.view(), std::span<double>(host));
-      CHECK(rel_err(strip, host) <= tolerance<double>());
+      auto check = [&](auto const& meas) {
+        INFO("n " << n << " m " << m << " band kind " << int(band.type()));
+        auto const block = emulate_values(meas, X.view(), Y.view(), dd::job_layout::paired, {0, false, S::block_per_pair});
+        auto const strip = emulate_values(meas, X.view(), Y.view(), dd::job_layout::paired, {0, true, S::warp_per_pair});
+        CHECK(resilin_test::bitwise_equal(block, strip));
+        std::vector<double> host(2);
+        r::values(r::host.with_threads(1), meas, X.view(), Y.view(), std::span<double>(host));
+        CHECK(rel_err(strip, host) <= tolerance<double>());
+      };
+      check(r::measures::soft_dtw<double>(0.5, band));
+      check(r::measures::dtw().with_band(band));
+      if (n < 900) check(r::measures::soft_msm<double>(1.0, 1.0, band));
     }
   }
 }

@@ -18,9 +18,10 @@
 //
 // Memory (beyond inputs and outputs): value-only calls use 3 rolling anti-diagonals of
 // min(n, m) values per pair (shared memory up to 48 KB per block, else workspace; nothing for
-// the shuffle warps of pairs with min(n, m) <= 32, which keep their cells in registers, nor for
-// the strip warps of pairs with min(n, m) <= 992 in large batches, whose lanes keep a strip of
-// rows each in registers and stage the shorter series in shared memory; the tiled wavefront keeps three diagonals of tile borders, 6 min(n, m) values per problem,
+// the shuffle warps of pairs with min(n, m) <= 32, which keep their cells in registers, nor
+// for the strip warps (large batches, a job's rows at most 992: min(n, m), with the divergence
+// max(n, m)), whose lanes keep a strip of rows each in registers and stage the rows series in
+// shared memory; the tiled wavefront keeps three diagonals of tile borders, 6 min(n, m) values per problem,
 // rounded up to whole tiles of 128: with the divergence, whose self terms are (n, n) and
 // (m, m), 6 max(n, m) for each of the three); training calls store R only, one value per
 // cell of each pair's grid (anti-diagonal-major), plus 7 rolling diagonals per pair (none for
@@ -323,8 +324,11 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
       unsigned const blocks = static_cast<unsigned>(count);
       if (plan.shuffle)
         value_shuffle_kernel<T, Cost, Smooth><<<blocks, threads, 0, exec.stream>>>(a, plan.jobs, first);
+      else if (plan.strip && X.channels == 1)
+        value_strip_kernel<T, Cost, Smooth, true><<<blocks, threads, plan.shared_bytes(), exec.stream>>>(
+            a, plan.jobs, first, plan.stage_values);
       else if (plan.strip)
-        value_strip_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), exec.stream>>>(
+        value_strip_kernel<T, Cost, Smooth, false><<<blocks, threads, plan.shared_bytes(), exec.stream>>>(
             a, plan.jobs, first, plan.stage_values);
       else if (plan.mapping.warps)
         value_warps_kernel<T, Cost, Smooth>

@@ -183,16 +183,17 @@ RESILIN_KERNEL void value_shuffle_kernel(device_detail::value_args<T, Cost, Smoo
   if (index_t const k = warp_job(jobs, first_block); k >= 0) device_detail::value_shuffle_block(shuffle_warp{}, a, k);
 }
 
-/// Values of jobs of 33 to 992 rows: one warp per job, a strip of rows per lane, shuffles; the
-/// rows series staged in the warp's stage_values of dynamic shared memory (0: read in place).
-template <class T, class Cost, class Smooth>
+/// Values of jobs of at most 992 rows (value_plan::strip): one warp per job, a strip of rows
+/// per lane, shuffles; the rows series staged in the warp's stage_values of dynamic shared
+/// memory (0: read in place). Univariate: batches of one channel.
+template <class T, class Cost, class Smooth, bool Univariate>
 RESILIN_KERNEL void value_strip_kernel(device_detail::value_args<T, Cost, Smooth> a, index_t jobs,
                                        index_t first_block, index_t stage_values) {
   extern __shared__ __align__(16) unsigned char resilin_shared[];
   if (index_t const k = warp_job(jobs, first_block); k >= 0)
-    device_detail::value_strip_block(shuffle_warp{}, a, k,
-                                     stage_values ? warp_ring<T>(nullptr, k, stage_values, resilin_shared) : nullptr,
-                                     stage_values);
+    device_detail::value_strip_block<Univariate>(
+        shuffle_warp{}, a, k, stage_values ? warp_ring<T>(nullptr, k, stage_values, resilin_shared) : nullptr,
+        stage_values);
 }
 
 /// train_kernel with one warp per job, blockDim.x / 32 jobs per block.

@@ -13,9 +13,9 @@ enum class device_schedule : unsigned char {
                    ///< one-warp CTAs would cap the resident warps per SM at the CTA limit;
                    ///< jobs of at most 32 rows keep one row per lane in registers and pass
                    ///< cells (training: R forward, G backward) by warp shuffles; values of
-                   ///< jobs of at most 992 rows give each lane a strip of ceil(rows / 32)
-                   ///< rows in registers (automatic with at least 4 jobs per SM); else the
-                   ///< lanes stride a ring in shared memory
+                   ///< jobs of at most 992 rows give each lane a strip of about rows / 32
+                   ///< rows in registers, 4 jobs per CTA (automatic with at least 4 jobs per
+                   ///< SM); else the lanes stride a ring in shared memory
   tiled,           ///< tiles of 128 x 128 cells, one CTA each, one launch per tile
                    ///< anti-diagonal; training runs the tiles backwards too, passing R and G
                    ///< across tile borders. Automatic for a few very long pairs (at most a

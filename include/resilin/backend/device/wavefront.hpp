@@ -685,18 +685,22 @@ RESILIN_HD void value_shuffle_block(Warp const& w, value_args<T, Cost, Smooth> c
 // them top to bottom, keeping R(i, j - 1) of its rows in registers. Its top cell takes up and
 // diag from lane l - 1's bottom cells of columns j (sent at step t - 1) and j - 1 (sent at step
 // t - 2, kept), so a step is S cells and one shuffle, and no barrier: m + lanes - 1 steps in
-// all. The rows series can be staged in shared memory (value_plan::stage_values), where the
-// lanes' reads of it are free of bank conflicts when S is odd (S = ceil(rows / 32), made odd).
-// Every cell is the same cell_value of the same operands as in the other programs: the same bits.
+// all. The rows series can be staged in shared memory (value_plan::stage_values); lane l reads
+// it at stride S, so a staged job takes S = ceil(rows / 32) raised by one where that is a
+// multiple of 4 (4- to 16-way bank conflicts; S = 2 mod 4 leaves 2-way ones, cheaper than the
+// longer strips). Univariate jobs run with the channel count a compile-time 1
+// (univariate_cost; the launcher picks that kernel). Every cell is the same cell_value of the
+// same operands as in the other programs: the same bits.
 
 inline constexpr int strip_max_rows_per_lane = 31;
 inline constexpr index_t strip_rows = 32 * strip_max_rows_per_lane;  // the most rows of a job
 
-/// Rows per lane of a job of `rows` rows (at most strip_rows): ceil(rows / 32), odd.
-RESILIN_HD constexpr int strip_rows_per_lane(index_t rows) noexcept {
+/// Rows per lane of a job of `rows` rows (at most strip_rows): ceil(rows / 32), and for a
+/// staged rows series not a multiple of 4 (at most 31 either way).
+RESILIN_HD constexpr int strip_rows_per_lane(index_t rows, bool staged) noexcept {
   int s = static_cast<int>((rows + 31) / 32);
   if (s < 1) s = 1;
-  return s % 2 == 0 ? s + 1 : s;
+  return staged && s % 4 == 0 ? s + 1 : s;
 }
 
 /// The in-band rows [lo, hi] of column j, walked one column at a time: from column j to j + 1
@@ -767,14 +771,16 @@ RESILIN_DEVICE_UNROLL
   return up;
 }
 
-/// The forward of one problem of at most strip_rows rows on warp w: R(n-1, m-1), every lane.
+/// The forward of one problem of at most strip_rows rows on warp w: R(n-1, m-1), every lane
+/// (NaN past strip_rows); `staged`: the rows series is in shared memory.
 template <class T, class Cost, class Smooth, class Warp>
-RESILIN_HD T strip_forward(Warp const& w, grid_problem<T, Cost, Smooth> const& p) {
+RESILIN_HD T strip_forward(Warp const& w, grid_problem<T, Cost, Smooth> const& p, bool staged) {
   using reg = typename Warp::template reg<T>;
   using lanes = typename Warp::template reg<strip_lane<T>>;
   T const inf = math::infinity<T>();
   index_t const n = p.x.length, m = p.y.length;
-  int const S = strip_rows_per_lane(n);
+  if (n > strip_rows) return quiet_nan<T>();  // value_plan never sends such a job here
+  int const S = strip_rows_per_lane(n, staged);
   index_t const used = (n + S - 1) / S;  // lanes that own rows
   strip_lane<T> start{};
   for (auto& v : start.left) v = inf;
@@ -812,24 +818,27 @@ RESILIN_DEVICE_UNROLL
 
 /// Value of job k (at most strip_rows rows once oriented) on one warp, a strip of rows per
 /// lane. stage: the warp's stage_values of shared memory, or null; the rows series is copied
-/// there when it fits.
-template <class T, class Cost, class Smooth, class Warp>
+/// there when it fits. Univariate: the batches have one channel (the cells' code then has no
+/// channel loop; a separate kernel, so that the multichannel code's registers do not bound it).
+template <bool Univariate, class T, class Cost, class Smooth, class Warp>
 RESILIN_HD void value_strip_block(Warp const& w, value_args<T, Cost, Smooth> const& a, index_t k,
                                   T* stage, index_t stage_values) {
   T const v = job_value(a, k, [&](auto p) {
     index_t const values = p.x.length * p.x.channels;
-    if (stage && values <= stage_values) {
+    bool const staged = stage && values <= stage_values;
+    if (staged) {
       w.for_each_lane([&](int lane) {
         for (index_t q = lane; q < values; q += 32) stage[q] = p.x.data[q];
       });
       w.sync();
       p.x.data = stage;
     }
-    if (p.x.channels == 1) {  // univariate (H1): no channel loop in the cells' code
+    if constexpr (Univariate) {
       return strip_forward(w, grid_problem<T, univariate_cost<decltype(p.cost)>, decltype(p.smooth)>{
-                                  {p.cost}, p.smooth, p.x, p.y, p.band});
+                                  {p.cost}, p.smooth, p.x, p.y, p.band}, staged);
+    } else {
+      return strip_forward(w, p, staged);
     }
-    return strip_forward(w, p);
   });
   if (w.leader()) a.results[k] = v;
 }
@@ -1721,8 +1730,9 @@ constexpr bool tiles_automatically(index_t jobs, index_t rows, index_t shortest,
 /// several warps (each one job) busy, where a CTA per job pays a barrier per anti-diagonal.
 inline constexpr index_t strip_jobs_per_multiprocessor = 4;
 
-/// Jobs (warps) per CTA of the strip warp: its programs take about 168 registers per lane
-/// (sm_90, 31 rows per lane), so an SM holds 12 such warps: 3 CTAs of 4 (1 CTA of 8).
+/// Jobs (warps) per CTA of the strip warp. Its programs take many registers (sm_90, ptxas:
+/// hard DTW in float 79 per lane univariate, 168 with channels), so that CTAs of 8 warps would
+/// leave whole CTAs' worth of an SM's registers unused.
 inline constexpr index_t strip_jobs_per_block = 4;
 
 /// Whether the value path takes the strip warp (rows: the most rows of a job).
@@ -1794,7 +1804,8 @@ struct value_plan {
     }
     q.strip = !q.tiled && strips(schedule, q.jobs, q.stride, multiprocessors);
     if (q.strip) {  // registers, and the rows series in shared memory when the CTA's fit
-      q.mapping = {32, static_cast<int>(q.jobs < strip_jobs_per_block ? q.jobs : strip_jobs_per_block), true};
+      index_t const per_block = q.jobs < 1 ? 1 : (q.jobs < strip_jobs_per_block ? q.jobs : strip_jobs_per_block);
+      q.mapping = {32, static_cast<int>(per_block), true};
       q.threads = q.mapping.threads;
       std::size_t const per_job = static_cast<std::size_t>(q.stride * channels) * value_size;
       bool const staged = per_job * static_cast<std::size_t>(q.mapping.jobs_per_block) <= shared_ring_limit;
