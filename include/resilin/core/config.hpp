@@ -37,10 +37,13 @@
 
 // RESILIN_DEVICE_UNROLL: unroll the next loop fully in device code (register arrays indexed by
 // the loop counter stay in registers); nothing on the host.
+// RESILIN_DEVICE_NO_UNROLL: keep the next loop rolled in device code (compile time, code size).
 #if RESILIN_DEVICE_PASS
 #  define RESILIN_DEVICE_UNROLL _Pragma("unroll")
+#  define RESILIN_DEVICE_NO_UNROLL _Pragma("unroll 1")
 #else
 #  define RESILIN_DEVICE_UNROLL
+#  define RESILIN_DEVICE_NO_UNROLL
 #endif
 
 namespace resilin {

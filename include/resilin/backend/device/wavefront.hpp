@@ -30,6 +30,7 @@
 #include <resilin/core/recursion.hpp>
 #include <resilin/core/views.hpp>
 #include <resilin/cost/dtw.hpp>
+#include <resilin/smoothing/hard_min.hpp>
 
 namespace resilin {
 
@@ -682,10 +683,10 @@ RESILIN_HD void value_shuffle_block(Warp const& w, value_args<T, Cost, Smooth> c
 // --- strip warp: many medium pairs (values), one warp per job, a strip of rows per lane -------
 // For value jobs of 33 to 992 rows (the shorter series) in large batches, the cuDTW++ layout:
 // lane l owns the S consecutive rows [l S, l S + S) and at step t sweeps column j = t - l of
-// them top to bottom, keeping R(i, j - 1) of its rows in registers. Its top cell takes up and
-// diag from lane l - 1's bottom cells of columns j (sent at step t - 1) and j - 1 (sent at step
-// t - 2, kept), so a step is S cells and one shuffle, and no barrier: m + lanes - 1 steps in
-// all. The rows series can be staged in shared memory (value_plan::stage_values); lane l reads
+// them top to bottom, keeping R(i, j - 1) of its rows (in registers for univariate hard DTW,
+// else in the lane's local memory: strip_in_registers). Its top cell takes up and diag from
+// lane l - 1's bottom cells of columns j (sent at step t - 1) and j - 1 (sent at step t - 2,
+// kept), so a step is S cells and one shuffle, and no barrier: m + lanes - 1 steps in all. The rows series can be staged in shared memory (value_plan::stage_values); lane l reads
 // it at stride S, so a staged job takes S = ceil(rows / 32) raised by one where that is a
 // multiple of 4 (4- to 16-way bank conflicts; S = 2 mod 4 leaves 2-way ones, cheaper than the
 // longer strips). Univariate jobs run with the channel count a compile-time 1
@@ -737,6 +738,17 @@ struct univariate_cost {
   }
 };
 
+/// Whether a strip keeps its rows' R in registers, the cell loop unrolled (univariate hard DTW,
+/// whose cells are a few instructions: H1), or in local memory (every other cost model, whose
+/// cells' arithmetic outweighs two L1 accesses, and of which 31 unrolled copies per orientation
+/// and kernel took nvcc 2.4 x as long on the CUDA tests).
+template <class Cost, class Smooth>
+struct strip_in_registers : std::false_type {};
+template <class D>
+struct strip_in_registers<univariate_cost<dtw_cost<D>>, hard_min> : std::true_type {};
+template <class D>
+struct strip_in_registers<univariate_cost<transposed_cost<dtw_cost<D>>>, hard_min> : std::true_type {};
+
 /// One lane's state: R of its rows in the last column it swept, lane l - 1's bottom cell of the
 /// column before (the next column's diag for the top row) and the band of its next column.
 template <class T>
@@ -757,16 +769,23 @@ RESILIN_HD RESILIN_INLINE T strip_column(grid_problem<T, Cost, Smooth> const& p,
   index_t const hi = (L.band.hi < p.x.length - 1 ? L.band.hi : p.x.length - 1) - r0;
   int const first = lo < 0 ? 0 : (lo > S ? S : static_cast<int>(lo));
   int const last = hi < 0 ? -1 : (hi >= S ? S - 1 : static_cast<int>(hi));
-RESILIN_DEVICE_UNROLL
-  for (int s = 0; s < strip_max_rows_per_lane; ++s) {
-    if (s >= S) break;
-    index_t const i = r0 + s;
+  auto const cell = [&](int s) {
     T const left = L.left[s];
     T v = inf;
-    if (first <= s && s <= last) v = cell_value(p.smooth, p.cost.step(p.x, p.y, i, j), diag, up, left);
+    if (first <= s && s <= last) v = cell_value(p.smooth, p.cost.step(p.x, p.y, r0 + s, j), diag, up, left);
     L.left[s] = v;
     diag = left;
     up = v;
+  };
+  if constexpr (strip_in_registers<Cost, Smooth>::value) {
+RESILIN_DEVICE_UNROLL
+    for (int s = 0; s < strip_max_rows_per_lane; ++s) {
+      if (s >= S) break;
+      cell(s);
+    }
+  } else {
+RESILIN_DEVICE_NO_UNROLL
+    for (int s = 0; s < S; ++s) cell(s);
   }
   return up;
 }
@@ -1731,8 +1750,8 @@ constexpr bool tiles_automatically(index_t jobs, index_t rows, index_t shortest,
 inline constexpr index_t strip_jobs_per_multiprocessor = 4;
 
 /// Jobs (warps) per CTA of the strip warp. Its programs take many registers (sm_90, ptxas:
-/// hard DTW in float 79 per lane univariate, 168 with channels), so that CTAs of 8 warps would
-/// leave whole CTAs' worth of an SM's registers unused.
+/// 64 to 94 per lane; 79 for univariate hard DTW in float, whose strip lives in registers),
+/// so that CTAs of 8 warps would leave whole CTAs' worth of an SM's registers unused.
 inline constexpr index_t strip_jobs_per_block = 4;
 
 /// Whether the value path takes the strip warp (rows: the most rows of a job).
