@@ -8,6 +8,7 @@
 // matter (forward and reverse order give the same bits).
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <span>
 #include <vector>
@@ -93,11 +94,10 @@ std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T
     r::index_t const values = lo.stage ? plan.stage_values : 0;
     for (r::index_t k = 0; k < plan.jobs; ++k) {
       std::vector<T> stage = poisoned<T>(static_cast<std::size_t>(values));
-      // univariate batches: the launcher's univariate kernel (no channel loop)
-      if (X.channels == 1)
-        dd::value_strip_block<true>(dd::emulated_warp{lo.reverse}, a, k, values ? stage.data() : nullptr, values);
-      else
-        dd::value_strip_block<false>(dd::emulated_warp{lo.reverse}, a, k, values ? stage.data() : nullptr, values);
+      dd::with_univariate(X.channels, [&](auto univariate) {  // the launcher's choice of kernel
+        dd::value_strip_block<decltype(univariate)::value>(dd::emulated_warp{lo.reverse}, a, k,
+                                                             values ? stage.data() : nullptr, values);
+      });
     }
   } else {
     for (r::index_t k = 0; k < plan.jobs; ++k) {
@@ -758,31 +758,47 @@ void each_shuffle_measure(r::band_spec const& band, bool div, Check&& check, D c
   check(msm, X, Y);
 }
 
-TEST_CASE("device schedule: the shuffle warp gives the bits of one block per pair", "[device][schedule][shuffle]") {
+/// Values by one warp per pair (lanes in order and reversed; with in_place also reversed with
+/// the strip's rows read in place) against one block per pair, bit for bit: every band, plain
+/// and divergence (skipped for shapes whose self terms have more than max_div_rows rows), each
+/// (n, m) in batches of `batch`, each_shuffle_measure's measures, both job layouts. Returns the
+/// seed after those the batches took.
+static std::uint64_t check_warp_values(std::uint64_t seed, r::index_t batch,
+                       std::initializer_list<std::pair<r::index_t, r::index_t>> shapes,
+                       r::index_t max_div_rows, bool in_place) {
   using S = r::device_schedule;
-  std::uint64_t seed = 1500;
   for (auto const& band : bands()) {
     for (bool div : {false, true}) {
-      // the shorter series at most 32 (the rows), the longer one past 32: both orientations
-      for (auto [n, m] : {std::pair<r::index_t, r::index_t>{32, 45}, {45, 32}, {7, 9}, {1, 30}}) {
-        if (div && (n > 32 || m > 32)) continue;  // the self terms' rows are the longer series
+      for (auto [n, m] : shapes) {
+        if (div && (n > max_div_rows || m > max_div_rows)) continue;
         ++seed;
-        ragged<double> const X(5, n, 2, seed, false), Y(5, m, 2, seed + 3, false);
-        ragged<float> const Xf(5, n, 1, seed, true), Yf(5, m, 1, seed + 3, true);
+        ragged<double> const X(batch, n, 2, seed, false), Y(batch, m, 2, seed + 3, false);
+        ragged<float> const Xf(batch, n, 1, seed, true), Yf(batch, m, 1, seed + 3, true);
         auto check = [&](auto const& meas, auto const& A, auto const& B) {
           INFO("band kind " << int(band.type()) << " divergence " << div << " n " << n << " m " << m);
           for (auto layout : {dd::job_layout::paired, dd::job_layout::pairwise}) {
             auto const block = emulate_values(meas, A.view(), B.view(), layout, {0, false, S::block_per_pair});
-            auto const warp = emulate_values(meas, A.view(), B.view(), layout, {0, false, S::warp_per_pair});
-            auto const back = emulate_values(meas, A.view(), B.view(), layout, {0, true, S::warp_per_pair});
-            CHECK(resilin_test::bitwise_equal(block, warp));
-            CHECK(resilin_test::bitwise_equal(block, back));
+            launch_options warp{0, false, S::warp_per_pair};
+            CHECK(resilin_test::bitwise_equal(block, emulate_values(meas, A.view(), B.view(), layout, warp)));
+            warp.reverse = true;
+            CHECK(resilin_test::bitwise_equal(block, emulate_values(meas, A.view(), B.view(), layout, warp)));
+            if (!in_place) continue;
+            warp.stage = false;
+            CHECK(resilin_test::bitwise_equal(block, emulate_values(meas, A.view(), B.view(), layout, warp)));
           }
         };
         each_shuffle_measure(band, div, check, X, Y, Xf, Yf);
       }
     }
   }
+  return seed;
+}
+
+TEST_CASE("device schedule: the shuffle warp gives the bits of one block per pair", "[device][schedule][shuffle]") {
+  using S = r::device_schedule;
+  // the shorter series at most 32 (the rows), the longer one past 32: both orientations; the
+  // divergence's self terms put the longer series on the rows
+  check_warp_values(1500, 5, {{32, 45}, {45, 32}, {7, 9}, {1, 30}}, dd::shuffle_rows, false);
   // and against the host backend
   ragged<double> const X(6, 20, 3, 77, false), Y(6, 28, 3, 78, false);
   auto const meas = r::measures::soft_dtw<double>(0.5);
@@ -862,31 +878,10 @@ TEST_CASE("device schedule: the strip warp walks the band's rows of each column"
 
 TEST_CASE("device schedule: the strip warp gives the bits of one block per pair", "[device][schedule][strip]") {
   using S = r::device_schedule;
-  std::uint64_t seed = 2500;
-  for (auto const& band : bands()) {
-    for (bool div : {false, true}) {
-      // rows (the shorter series; the self terms: each) from 33 to 130: 2 to 5 rows per lane,
-      // lanes partly idle; both orientations
-      for (auto [n, m] : {std::pair<r::index_t, r::index_t>{33, 40}, {40, 33}, {64, 97}, {130, 100}}) {
-        ++seed;
-        ragged<double> const X(3, n, 2, seed, false), Y(3, m, 2, seed + 3, false);
-        ragged<float> const Xf(3, n, 1, seed, true), Yf(3, m, 1, seed + 3, true);
-        auto check = [&](auto const& meas, auto const& A, auto const& B) {
-          INFO("band kind " << int(band.type()) << " divergence " << div << " n " << n << " m " << m);
-          for (auto layout : {dd::job_layout::paired, dd::job_layout::pairwise}) {
-            auto const block = emulate_values(meas, A.view(), B.view(), layout, {0, false, S::block_per_pair});
-            launch_options strip{0, false, S::warp_per_pair};
-            CHECK(resilin_test::bitwise_equal(block, emulate_values(meas, A.view(), B.view(), layout, strip)));
-            strip.reverse = true;
-            CHECK(resilin_test::bitwise_equal(block, emulate_values(meas, A.view(), B.view(), layout, strip)));
-            strip.stage = false;
-            CHECK(resilin_test::bitwise_equal(block, emulate_values(meas, A.view(), B.view(), layout, strip)));
-          }
-        };
-        each_shuffle_measure(band, div, check, X, Y, Xf, Yf);
-      }
-    }
-  }
+  // rows (the shorter series; the self terms: each) from 33 to 130: 2 to 5 rows per lane, lanes
+  // partly idle; both orientations; staged and in place
+  std::uint64_t const seed =
+      check_warp_values(2500, 3, {{33, 40}, {40, 33}, {64, 97}, {130, 100}}, dd::strip_rows, true);
   // the longest strips (31 rows per lane), 9 (staged 256 rows) and H1's 13, univariate soft and
   // hard DTW and soft-MSM, against the host backend too
   for (auto [n, m] : {std::pair<r::index_t, r::index_t>{992, 1000}, {395, 1200}, {256, 300}}) {

@@ -324,12 +324,11 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
       unsigned const blocks = static_cast<unsigned>(count);
       if (plan.shuffle)
         value_shuffle_kernel<T, Cost, Smooth><<<blocks, threads, 0, exec.stream>>>(a, plan.jobs, first);
-      else if (plan.strip && X.channels == 1)
-        value_strip_kernel<T, Cost, Smooth, true><<<blocks, threads, plan.shared_bytes(), exec.stream>>>(
-            a, plan.jobs, first, plan.stage_values);
       else if (plan.strip)
-        value_strip_kernel<T, Cost, Smooth, false><<<blocks, threads, plan.shared_bytes(), exec.stream>>>(
-            a, plan.jobs, first, plan.stage_values);
+        with_univariate(X.channels, [&](auto univariate) {
+          value_strip_kernel<T, Cost, Smooth, decltype(univariate)::value>
+              <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, plan.jobs, first, plan.stage_values);
+        });
       else if (plan.mapping.warps)
         value_warps_kernel<T, Cost, Smooth>
             <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings, plan.jobs, first);

@@ -686,11 +686,12 @@ RESILIN_HD void value_shuffle_block(Warp const& w, value_args<T, Cost, Smooth> c
 // them top to bottom, keeping R(i, j - 1) of its rows (in registers for univariate hard DTW,
 // else in the lane's local memory: strip_in_registers). Its top cell takes up and diag from
 // lane l - 1's bottom cells of columns j (sent at step t - 1) and j - 1 (sent at step t - 2,
-// kept), so a step is S cells and one shuffle, and no barrier: m + lanes - 1 steps in all. The rows series can be staged in shared memory (value_plan::stage_values); lane l reads
-// it at stride S, so a staged job takes S = ceil(rows / 32) raised by one where that is a
+// kept), so a step is S cells and one shuffle, and no barrier: m + lanes - 1 steps in all.
+// The rows series can be staged in shared memory (value_plan::stage_values); lane l reads it
+// at stride S, so a staged job takes S = ceil(rows / 32) raised by one where that is a
 // multiple of 4 (4- to 16-way bank conflicts; S = 2 mod 4 leaves 2-way ones, cheaper than the
 // longer strips). Univariate jobs run with the channel count a compile-time 1
-// (univariate_cost; the launcher picks that kernel). Every cell is the same cell_value of the
+// (univariate_cost; with_univariate picks that kernel). Every cell is the same cell_value of the
 // same operands as in the other programs: the same bits.
 
 inline constexpr int strip_max_rows_per_lane = 31;
@@ -860,6 +861,14 @@ RESILIN_HD void value_strip_block(Warp const& w, value_args<T, Cost, Smooth> con
     }
   });
   if (w.leader()) a.results[k] = v;
+}
+
+/// Calls f(std::true_type{}) for batches of one channel (value_strip_block<true>: the
+/// univariate kernel), else f(std::false_type{}); returns what f returns.
+template <class F>
+decltype(auto) with_univariate(index_t channels, F&& f) {
+  if (channels == 1) return f(std::true_type{});
+  return f(std::false_type{});
 }
 
 // --- tiled wavefront: a few very long pairs ---------------------------------------------------
@@ -1706,13 +1715,14 @@ struct job_mapping {
   }
 };
 
-constexpr job_mapping map_jobs(device_schedule s, index_t longest_diagonal, index_t jobs) noexcept {
+/// warps_per_block: jobs per CTA when the jobs run one warp each (fewer when there are fewer).
+constexpr job_mapping map_jobs(device_schedule s, index_t longest_diagonal, index_t jobs,
+                               int warps_per_block = warp_jobs_per_block) noexcept {
   int const block = block_threads(longest_diagonal);
   bool const warps = s == device_schedule::warp_per_pair ||
                      (s == device_schedule::automatic && block == 32 && jobs > 1);
   if (!warps) return {block, 1, false};
-  int const per_block = jobs < warp_jobs_per_block ? static_cast<int>(jobs < 1 ? 1 : jobs)
-                                                   : warp_jobs_per_block;
+  int const per_block = jobs < warps_per_block ? static_cast<int>(jobs < 1 ? 1 : jobs) : warps_per_block;
   return {32, per_block, true};
 }
 
@@ -1752,7 +1762,7 @@ inline constexpr index_t strip_jobs_per_multiprocessor = 4;
 /// Jobs (warps) per CTA of the strip warp. Its programs take many registers (sm_90, ptxas:
 /// 64 to 94 per lane; 79 for univariate hard DTW in float, whose strip lives in registers),
 /// so that CTAs of 8 warps would leave whole CTAs' worth of an SM's registers unused.
-inline constexpr index_t strip_jobs_per_block = 4;
+inline constexpr int strip_jobs_per_block = 4;
 
 /// Whether the value path takes the strip warp (rows: the most rows of a job).
 constexpr bool strips(device_schedule s, index_t jobs, index_t rows, int multiprocessors) noexcept {
@@ -1823,8 +1833,7 @@ struct value_plan {
     }
     q.strip = !q.tiled && strips(schedule, q.jobs, q.stride, multiprocessors);
     if (q.strip) {  // registers, and the rows series in shared memory when the CTA's fit
-      index_t const per_block = q.jobs < 1 ? 1 : (q.jobs < strip_jobs_per_block ? q.jobs : strip_jobs_per_block);
-      q.mapping = {32, static_cast<int>(per_block), true};
+      q.mapping = map_jobs(device_schedule::warp_per_pair, q.stride, q.jobs, strip_jobs_per_block);
       q.threads = q.mapping.threads;
       std::size_t const per_job = static_cast<std::size_t>(q.stride * channels) * value_size;
       bool const staged = per_job * static_cast<std::size_t>(q.mapping.jobs_per_block) <= shared_ring_limit;
