@@ -89,6 +89,35 @@ TEST_CASE("codebook: an incomplete prefix code is refused", "[lct][codebook]") {
   REQUIRE_THROWS_WITH(lct::codebook::deserialize(b), Catch::Matchers::Contains("complete prefix code"));
 }
 
+TEST_CASE("is_complete_book: what the GPU decoder accepts", "[lct][codebook]") {
+  // every book a codebook builds is complete for its own dtype and for no other alphabet
+  for (auto t : {lct::dtype::bf16, lct::dtype::fp16, lct::dtype::fp32}) {
+    auto x = gaussian_bf16(40000, 0.5f, 3);
+    std::uint64_t const n = 40000 / lct::element_bytes(t);   // the first 40000 bytes (the
+                                                            // histogram prefetches past its end)
+    auto const book = lct::codebook::from_sample(t, x.data(), n);
+    lct::code_lengths const cl = book.lengths();
+    CHECK(lct::is_complete_book(cl, lct::alphabet_size(t)));
+    CHECK_FALSE(lct::is_complete_book(cl, t == lct::dtype::fp16 ? 256u : 32u));
+    lct::code_lengths no_escape = cl;   // the escape's share of the Kraft sum goes missing
+    no_escape.len[cl.n_keys] = 0;
+    CHECK_FALSE(lct::is_complete_book(no_escape, lct::alphabet_size(t)));
+    lct::code_lengths longer = cl;      // one code one bit longer: Kraft sum below 1
+    unsigned k = 0;
+    while (longer.len[k] == 0 || longer.len[k] >= lct::max_code_length) ++k;
+    ++longer.len[k];
+    CHECK_FALSE(lct::is_complete_book(longer, lct::alphabet_size(t)));
+  }
+  CHECK_FALSE(lct::is_complete_book(lct::code_lengths{}, 256u));   // the empty default
+  lct::code_lengths too_long{};       // complete, but past the LUT's length limit
+  too_long.n_keys = 1;
+  too_long.len[0] = 1;
+  too_long.len[1] = 1;
+  CHECK(lct::is_complete_book(too_long, 1u));
+  too_long.len[0] = 13;
+  CHECK_FALSE(lct::is_complete_book(too_long, 1u));
+}
+
 TEST_CASE("refresh policy reacts to magnitude drift only through the key window", "[lct][codebook]") {
   auto x = gaussian_bf16(50000, 0.02f, 2);
   auto book = lct::codebook::from_sample(lct::dtype::bf16, x.data(), x.size());

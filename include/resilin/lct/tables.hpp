@@ -57,7 +57,20 @@ RESILIN_LCT_HD inline void build_raw_table(unsigned exp_bits, std::uint32_t* tab
   for (unsigned e = 0; e < (1u << exp_bits); ++e) table[e] = e << 5 | exp_bits;
 }
 
-/// Fills the 2^12-entry decode LUT; the book must be complete (Kraft sum == 1).
+/// Whether a book is one the LUT decoder can use for keys of `n_keys` symbols: n_keys as given,
+/// lengths <= max_code_length, an escape code, and a complete prefix code (Kraft sum exactly 1,
+/// so that every LUT entry is filled).
+constexpr bool is_complete_book(code_lengths const& cl, unsigned n_keys) noexcept {
+  if (cl.n_keys != n_keys || n_keys > 256 || cl.len[n_keys] == 0) return false;
+  std::uint64_t kraft = 0;
+  for (unsigned s = 0; s <= n_keys; ++s) {
+    if (cl.len[s] > max_code_length) return false;
+    if (cl.len[s]) kraft += std::uint64_t{1} << (max_code_length - cl.len[s]);
+  }
+  return kraft == (std::uint64_t{1} << max_code_length);
+}
+
+/// Fills the 2^12-entry decode LUT; the book must be complete (is_complete_book).
 RESILIN_LCT_HD inline void build_decode_lut(code_lengths const& cl, unsigned key_ref,
                                             std::uint32_t const* codes, std::uint16_t* lut) noexcept {
   unsigned const n_sym = cl.n_keys + 1u;

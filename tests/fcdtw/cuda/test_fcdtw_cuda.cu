@@ -114,7 +114,7 @@ void check_batch(host_batch<T> const& h, fc::pair_layout layout) {
   CHECK(std::memcmp(gdv.host().data(), dv1.data(), dv.size() * sizeof(T)) == 0);
   CHECK(std::memcmp(gdx.host().data(), dx1.data(), dx.size() * sizeof(T)) == 0);
   CHECK(std::memcmp(gdy.host().data(), dy1.data(), dy.size() * sizeof(T)) == 0);
-  // Only some gradients: the others stay untouched.
+  // Only some gradients: dv alone, the same bits as with all three.
   device_buffer<T> only_dv(dv.size());
   fc::values_and_grads(resilin::device, db.view, out.ptr, {only_dv.ptr, nullptr, nullptr}, layout);
   CHECK(std::memcmp(only_dv.host().data(), dv1.data(), dv.size() * sizeof(T)) == 0);
@@ -124,12 +124,17 @@ void check_batch(host_batch<T> const& h, fc::pair_layout layout) {
 
 TEMPLATE_TEST_CASE("GPU closed form equals the host closed form, both layouts", "[cuda][fcdtw]",
                    float, double) {
+  // DYNAMIC_SECTION: a SECTION is known by its name and line, so a plain one inside the loop
+  // would run in the first layout only
   for (auto layout : {fc::pair_layout::thread_per_pair, fc::pair_layout::block_per_pair}) {
-    SECTION("random ragged batch") { check_batch(host_batch<TestType>(7, 37, 2, 23, 31, 17), layout); }
-    SECTION("long pairs, more segments than threads") {
+    int const l = static_cast<int>(layout);
+    DYNAMIC_SECTION("random ragged batch, layout " << l) {
+      check_batch(host_batch<TestType>(7, 37, 2, 23, 31, 17), layout);
+    }
+    DYNAMIC_SECTION("long pairs, more segments than threads, layout " << l) {
       check_batch(host_batch<TestType>(8, 3, 3, 700, 900, 600), layout);
     }
-    SECTION("coincident breakpoints: identity warp on the series grid") {
+    DYNAMIC_SECTION("coincident breakpoints: identity warp on the series grid, layout " << l) {
       check_batch(host_batch<TestType>(9, 5, 2, 40, 40, 40, true), layout);
     }
   }

@@ -25,6 +25,21 @@ std::vector<T> to_host(T const* d, std::size_t n) {
   return h;
 }
 
+/// CHECK that two byte or word arrays are equal, reporting only the sizes and the first
+/// difference (a failure goes on with the next field and configuration, and a whole raw plane
+/// in the log would hide the rest of it).
+template <class T>
+void check_same(std::vector<T> const& got, std::vector<T> const& want, char const* what) {
+  std::size_t first = 0;
+  while (first < got.size() && first < want.size() && got[first] == want[first]) ++first;
+  bool const same = got.size() == want.size() && first == got.size();
+  INFO(what << ": " << got.size() << " against " << want.size() << " entries, first difference at " << first
+            << (first < got.size() && first < want.size()
+                    ? " (device " + std::to_string(+got[first]) + ", host " + std::to_string(+want[first]) + ")"
+                    : std::string()));
+  CHECK(same);
+}
+
 void check_identity(lct::dtype t, std::vector<std::uint8_t> const& bytes, lct::codebook const* book) {
   std::uint64_t const n = bytes.size() / lct::element_bytes(t);
   lct::encoded_tensor h;
@@ -40,14 +55,14 @@ void check_identity(lct::dtype t, std::vector<std::uint8_t> const& bytes, lct::c
   RESILIN_LCT_CUDA_TRY(cc::encode(t, in.p, n, h.book.lengths(), lct::default_chunk_log2, out, ws.p, wsb));
   RESILIN_LCT_CUDA_TRY(cudaDeviceSynchronize());
 
-  REQUIRE(to_host(key_ref.p, 1)[0] == h.key_ref);
-  REQUIRE(to_host(offsets.p, C + 1) == h.offsets);
-  REQUIRE(to_host(bits.p, C) == h.bits);
-  REQUIRE(to_host(raw.p, h.raw.size()) == h.raw);
+  CHECK(to_host(key_ref.p, 1)[0] == h.key_ref);
+  check_same(to_host(offsets.p, C + 1), h.offsets, "offsets");
+  check_same(to_host(bits.p, C), h.bits, "bits");
+  check_same(to_host(raw.p, h.raw.size()), h.raw, "raw planes");
   auto const words = to_host(stream.p, h.stream.size() / 4);
   std::vector<std::uint8_t> sbytes(h.stream.size());
   if (!sbytes.empty()) std::memcpy(sbytes.data(), words.data(), sbytes.size());
-  REQUIRE(sbytes == h.stream);
+  check_same(sbytes, h.stream, "stream");
 
   // device decode of the device-encoded stream
   cc::device_stream ds;
@@ -58,8 +73,8 @@ void check_identity(lct::dtype t, std::vector<std::uint8_t> const& bytes, lct::c
   RESILIN_LCT_CUDA_TRY(cc::decode(ds, dec.p, dws.p, cc::decode_workspace_bytes()));
   std::uint32_t err = 1;
   RESILIN_LCT_CUDA_TRY(cc::read_decode_error(dws.p, &err));
-  REQUIRE(err == 0);
-  REQUIRE(to_host(dec.p, bytes.size()) == bytes);
+  CHECK(err == 0);
+  check_same(to_host(dec.p, bytes.size()), bytes, "decoded bytes");
 }
 }  // namespace
 
@@ -87,4 +102,31 @@ TEST_CASE("CUDA codec with a stale book (escapes) and special values", "[lct][cu
   for (std::uint32_t u = 0; u < 65536; ++u) all[u] = static_cast<std::uint16_t>(u);
   check_identity(lct::dtype::bf16, as_bytes(all), nullptr);
   check_identity(lct::dtype::fp16, as_bytes(all), nullptr);
+}
+
+TEST_CASE("CUDA codec refuses bad parameters before launching anything", "[lct][cuda]") {
+  auto x = gaussian_bf16(4096, 0.02f, 4);
+  auto const book = lct::codebook::from_sample(lct::dtype::bf16, x.data(), x.size());
+  std::uint64_t const n = x.size();
+  std::uint64_t const C = lct::chunk_count(n, lct::default_chunk_log2);
+  dbuf<std::uint8_t> in(n * 2), raw(n), dec(n * 2), dws(cc::decode_workspace_bytes());
+  dbuf<std::uint32_t> offsets(C + 1), bits(C), stream(cc::max_stream_words(lct::dtype::bf16, n, lct::default_chunk_log2));
+  std::size_t const wsb = cc::encode_workspace_bytes(lct::dtype::bf16, n);
+  dbuf<std::uint8_t> ws(wsb);
+  cc::device_encode_output out{raw.p, offsets.p, bits.p, nullptr, nullptr, nullptr};   // no stream
+  CHECK(cc::encode(lct::dtype::bf16, in.p, n, book.lengths(), lct::default_chunk_log2, out, ws.p, wsb) ==
+        cudaErrorInvalidValue);
+  cc::device_stream ds;
+  ds.type = lct::dtype::bf16;
+  ds.count = n;
+  ds.raw = raw.p;
+  ds.offsets = offsets.p;
+  ds.bits = bits.p;
+  ds.stream = stream.p;
+  // the default book has no codes: its LUT would have holes (and the decoder no way forward)
+  CHECK(cc::decode(ds, dec.p, dws.p, cc::decode_workspace_bytes()) == cudaErrorInvalidValue);
+  ds.lengths = book.lengths();
+  ds.stream = reinterpret_cast<std::uint32_t const*>(reinterpret_cast<std::uint8_t const*>(stream.p) + 1);
+  CHECK(cc::decode(ds, dec.p, dws.p, cc::decode_workspace_bytes()) == cudaErrorInvalidValue);   // misaligned
+  CHECK(cudaGetLastError() == cudaSuccess);   // nothing was launched
 }

@@ -5,14 +5,17 @@
 #include <string>
 #include <cuda_runtime_api.h>
 #include <resilin/core/config.hpp>
+#include <resilin/core/error.hpp>
 
 namespace resilin {
 
-/// A failed CUDA runtime call: the status, the expression and where it was called.
-class cuda_error : public std::runtime_error {
+/// A failed CUDA runtime call: the status, the expression and where it was called. A
+/// resilin::runtime_error, so that code which tells the caller's errors and device failures
+/// apart from an optimiser's own exceptions (learn/lbfgs_barycenter.hpp) passes it on.
+class cuda_error : public runtime_error {
  public:
   cuda_error(cudaError_t status, char const* expr, std::source_location where)
-      : std::runtime_error(std::string(where.file_name()) + ":" + std::to_string(where.line()) +
+      : runtime_error(std::string(where.file_name()) + ":" + std::to_string(where.line()) +
                            ": " + expr + ": " + cudaGetErrorName(status) + " (" +
                            cudaGetErrorString(status) + ")"),
         status_(status) {}

@@ -101,7 +101,9 @@ decode_chunks_kernel(device_stream s, std::uint16_t const* g_lut, std::uint32_t*
     std::uint32_t n = 0;
     for (std::uint64_t pos = start; pos < end; ++n) {
       std::uint16_t const e = lut[lct::detail::peek32(s.stream, s.stream_words, pos) >> (32 - lut_bits)];
-      pos += lut_length(e) + ((e & lut_escape) ? b : 0u);
+      // an empty entry (never, for the complete books decode() accepts) still moves on, so that
+      // a bad LUT ends in the count check below instead of an endless loop
+      pos += lut_length(e) + ((e & lut_escape) ? b : 0u) + (lut_length(e) == 0u);
     }
     std::uint32_t first = 0, total = 0;
     scan_t(scan_tmp).ExclusiveSum(n, first, total);
@@ -133,12 +135,20 @@ decode_chunks_kernel(device_stream s, std::uint16_t const* g_lut, std::uint32_t*
 }  // namespace detail
 
 /// Decodes `s` into `out` (count * element_bytes bytes of device memory) on `stream`.
+/// cudaErrorInvalidValue for a book that is not complete for s.type, missing sections, or
+/// offsets/bits/stream not 4-byte aligned.
 /// The workspace must stay alive until the work completes; read_decode_error() reports a
 /// corrupt chunk (counts that do not add up) after the stream has been synchronised.
 inline cudaError_t decode(device_stream const& s, void* out, void* workspace, std::size_t workspace_bytes,
                           cudaStream_t stream = nullptr) {
   if (!is_valid(s.type) || s.chunk_log2 < min_chunk_log2 || s.chunk_log2 > max_device_chunk_log2 ||
-      workspace == nullptr || workspace_bytes < decode_workspace_bytes())
+      workspace == nullptr || workspace_bytes < decode_workspace_bytes() ||
+      !is_complete_book(s.lengths, alphabet_size(s.type)))
+    return cudaErrorInvalidValue;
+  // the sections are read as 32-bit words (a container's sections are not aligned: copy them)
+  auto const misaligned = [](void const* p) { return reinterpret_cast<std::uintptr_t>(p) % 4 != 0; };
+  if (s.count > 0 && (out == nullptr || s.raw == nullptr || s.offsets == nullptr || s.bits == nullptr ||
+                      s.stream == nullptr || misaligned(s.offsets) || misaligned(s.bits) || misaligned(s.stream)))
     return cudaErrorInvalidValue;
   auto* lut = static_cast<std::uint16_t*>(workspace);
   auto* error = reinterpret_cast<std::uint32_t*>(static_cast<char*>(workspace) + lut_size * sizeof(std::uint16_t));

@@ -216,7 +216,9 @@ inline std::size_t encode_workspace_bytes(dtype t, std::uint64_t n, unsigned chu
 }
 
 /// Encodes n elements at `in` (device memory) with book `lengths` on `stream`. The layout of
-/// `out` matches stream_view; read offsets[C] for the stream words used.
+/// `out` matches stream_view; read offsets[C] for the stream words used. cudaErrorInvalidValue
+/// for bad parameters, null outputs, or inputs whose stream could pass 2^32 words (about 3e9
+/// elements of mostly raw chunks).
 inline cudaError_t encode(dtype t, void const* in, std::uint64_t n, code_lengths const& lengths, unsigned chunk_log2,
                           device_encode_output const& out, void* workspace, std::size_t workspace_bytes,
                           cudaStream_t stream = nullptr) {
@@ -224,8 +226,12 @@ inline cudaError_t encode(dtype t, void const* in, std::uint64_t n, code_lengths
       lengths.n_keys != alphabet_size(t) || workspace == nullptr ||
       workspace_bytes < encode_workspace_bytes(t, n, chunk_log2) || out.offsets == nullptr)
     return cudaErrorInvalidValue;
+  if (n > 0 && (in == nullptr || out.raw == nullptr || out.bits == nullptr || out.stream == nullptr))
+    return cudaErrorInvalidValue;
   std::uint64_t const C = chunk_count(n, chunk_log2);
   if (C > 0x7FFFFFFFull) return cudaErrorInvalidValue;
+  // the offsets are 32-bit words (the host encoder throws past them): refuse what could overflow
+  if (max_stream_words(t, n, chunk_log2) > 0xFFFFFFFFull) return cudaErrorInvalidValue;
   detail::encode_ws const ws = detail::carve(workspace, C);
   if (cudaError_t e = cudaMemsetAsync(ws.hist, 0, 256 * 8, stream); e != cudaSuccess) return e;
   unsigned const hist_blocks = static_cast<unsigned>(n == 0 ? 1 : (n + 4095) / 4096 < 1024 ? (n + 4095) / 4096 : 1024);
