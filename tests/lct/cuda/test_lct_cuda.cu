@@ -1,6 +1,8 @@
 // Host/CUDA byte identity and device round trips (skipped with exit code 77 without a GPU).
 #include <support/catch.hpp>
 
+#include <random>
+
 #include <resilin/lct/lct.cuh>
 
 #include "../test_util.hpp"
@@ -40,19 +42,22 @@ void check_same(std::vector<T> const& got, std::vector<T> const& want, char cons
   CHECK(same);
 }
 
-void check_identity(lct::dtype t, std::vector<std::uint8_t> const& bytes, lct::codebook const* book) {
+void check_identity(lct::dtype t, std::vector<std::uint8_t> const& bytes, lct::codebook const* book,
+                    unsigned lg = lct::default_chunk_log2) {
   std::uint64_t const n = bytes.size() / lct::element_bytes(t);
   lct::encoded_tensor h;
-  lct::encode(t, bytes.data(), n, book, h);
-  std::uint64_t const C = lct::chunk_count(n, lct::default_chunk_log2);
+  lct::encode_options opt;
+  opt.chunk_log2 = lg;
+  lct::encode(t, bytes.data(), n, book, h, opt);
+  std::uint64_t const C = lct::chunk_count(n, lg);
 
   dbuf<std::uint8_t> in(bytes.size()), raw(h.raw.size());
-  dbuf<std::uint32_t> offsets(C + 1), bits(C), stream(cc::max_stream_words(t, n, lct::default_chunk_log2)), key_ref(1);
-  std::size_t const wsb = cc::encode_workspace_bytes(t, n);
+  dbuf<std::uint32_t> offsets(C + 1), bits(C), stream(cc::max_stream_words(t, n, lg)), key_ref(1);
+  std::size_t const wsb = cc::encode_workspace_bytes(t, n, lg);
   dbuf<std::uint8_t> ws(wsb);
   if (!bytes.empty()) RESILIN_LCT_CUDA_TRY(cudaMemcpy(in.p, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
   cc::device_encode_output out{raw.p, offsets.p, bits.p, stream.p, key_ref.p, nullptr};
-  RESILIN_LCT_CUDA_TRY(cc::encode(t, in.p, n, h.book.lengths(), lct::default_chunk_log2, out, ws.p, wsb));
+  RESILIN_LCT_CUDA_TRY(cc::encode(t, in.p, n, h.book.lengths(), lg, out, ws.p, wsb));
   RESILIN_LCT_CUDA_TRY(cudaDeviceSynchronize());
 
   CHECK(to_host(key_ref.p, 1)[0] == h.key_ref);
@@ -66,7 +71,7 @@ void check_identity(lct::dtype t, std::vector<std::uint8_t> const& bytes, lct::c
 
   // device decode of the device-encoded stream
   cc::device_stream ds;
-  ds.type = t; ds.count = n; ds.chunk_log2 = lct::default_chunk_log2; ds.key_ref = h.key_ref;
+  ds.type = t; ds.count = n; ds.chunk_log2 = lg; ds.key_ref = h.key_ref;
   ds.lengths = h.book.lengths(); ds.raw = raw.p; ds.offsets = offsets.p; ds.bits = bits.p; ds.stream = stream.p;
   ds.stream_words = h.stream.size() / 4;
   dbuf<std::uint8_t> dec(bytes.size()), dws(cc::decode_workspace_bytes());
@@ -102,6 +107,30 @@ TEST_CASE("CUDA codec with a stale book (escapes) and special values", "[lct][cu
   for (std::uint32_t u = 0; u < 65536; ++u) all[u] = static_cast<std::uint16_t>(u);
   check_identity(lct::dtype::bf16, as_bytes(all), nullptr);
   check_identity(lct::dtype::fp16, as_bytes(all), nullptr);
+}
+
+TEST_CASE("CUDA codec: dense codes (decoder threads with two windows) at every device chunk size",
+          "[lct][cuda]") {
+  // exponents spread over 48 values: about 5.6 bits per code, so a coded chunk's stream has more
+  // windows than the decoder has threads; with a book fitted to a small sample, escapes too
+  std::mt19937_64 r(9);
+  std::vector<std::uint16_t> b16(300007), h16(200003);
+  std::vector<std::uint32_t> f32(200003);
+  for (auto& v : b16) v = static_cast<std::uint16_t>(((100 + r() % 48) << 7) | (r() & 0x807F));
+  for (auto& v : f32) v = static_cast<std::uint32_t>(((100 + r() % 48) << 23) | (r() & 0x807FFFFF));
+  for (auto& v : h16) v = static_cast<std::uint16_t>(((r() % 24) << 10) | (r() & 0x83FF));
+  auto const stale16 = lct::codebook::from_sample(lct::dtype::bf16, b16.data(), 300);
+  auto const stale32 = lct::codebook::from_sample(lct::dtype::fp32, f32.data(), 1000);
+  auto const staleh = lct::codebook::from_sample(lct::dtype::fp16, h16.data(), 500);
+  for (unsigned lg = lct::min_chunk_log2; lg <= cc::max_device_chunk_log2; ++lg) {
+    INFO("chunk_log2 " << lg);
+    check_identity(lct::dtype::bf16, as_bytes(b16), nullptr, lg);
+    check_identity(lct::dtype::bf16, as_bytes(b16), &stale16, lg);
+    check_identity(lct::dtype::fp32, as_bytes(f32), nullptr, lg);
+    check_identity(lct::dtype::fp32, as_bytes(f32), &stale32, lg);
+    check_identity(lct::dtype::fp16, as_bytes(h16), nullptr, lg);
+    check_identity(lct::dtype::fp16, as_bytes(h16), &staleh, lg);
+  }
 }
 
 TEST_CASE("CUDA codec refuses bad parameters before launching anything", "[lct][cuda]") {
