@@ -94,7 +94,7 @@ struct counting_allocator {
   static void* allocate(std::size_t bytes, cudaStream_t s, void* ctx) {
     auto* self = static_cast<counting_allocator*>(ctx);
     void* p = nullptr;
-    if (cudaMallocAsync(&p, bytes, s) != cudaSuccess) return nullptr;
+    if (r::cuda_memory::allocate(&p, bytes, s) != cudaSuccess) return nullptr;
     self->current += bytes;
     self->peak = std::max(self->peak, self->current);
     ++self->calls;
@@ -102,7 +102,7 @@ struct counting_allocator {
   }
   static void deallocate(void* p, std::size_t bytes, cudaStream_t s, void* ctx) {
     auto* self = static_cast<counting_allocator*>(ctx);
-    (void)cudaFreeAsync(p, s);
+    (void)r::cuda_memory::release(p, s);
     self->current -= bytes;
   }
   r::device_allocator handle() { return {&allocate, &deallocate, this}; }

@@ -7,7 +7,7 @@
 //     returns a cudaError_t (cudaErrorInvalidValue for bad input).
 //   resilin::values(resilin::device.on(stream), measure, X, Y, out)                  etc.
 //     the same names and semantics as the host batch API (alignment.hpp); allocates its
-//     workspace stream-ordered (cudaMallocAsync, or the backend's allocator) and throws
+//     workspace stream-ordered (cuda_memory::allocate, or the backend's allocator) and throws
 //     resilin::invalid_argument (bad input) or resilin::cuda_error (CUDA failures).
 //
 // Every pointer (X, Y, their per-series lengths, out, gradients, upstream, E) must be device
@@ -55,6 +55,7 @@
 #include <resilin/backend/cuda/backend.cuh>
 #include <resilin/backend/cuda/error.cuh>
 #include <resilin/backend/cuda/kernels.cuh>
+#include <resilin/backend/cuda/stream_memory.cuh>
 #include <resilin/backend/device/wavefront.hpp>
 #include <resilin/core/error.hpp>
 #include <resilin/core/measure.hpp>
@@ -546,7 +547,7 @@ class workspace {
       ptr_ = exec.allocator.allocate(bytes, exec.stream, exec.allocator.context);
       if (!ptr_) RESILIN_CUDA_TRY(cudaErrorMemoryAllocation);
     } else {
-      RESILIN_CUDA_TRY(cudaMallocAsync(&ptr_, bytes, exec.stream));
+      RESILIN_CUDA_TRY(cuda_memory::allocate(&ptr_, bytes, exec.stream));
     }
   }
   workspace(workspace const&) = delete;
@@ -556,7 +557,7 @@ class workspace {
     if (exec_.allocator.deallocate)
       exec_.allocator.deallocate(ptr_, bytes_, exec_.stream, exec_.allocator.context);
     else
-      (void)cudaFreeAsync(ptr_, exec_.stream);  // stream-ordered after the kernels
+      (void)cuda_memory::release(ptr_, exec_.stream);  // stream-ordered after the kernels
   }
   void* get() const noexcept { return ptr_; }
   std::size_t& bytes() noexcept { return bytes_; }

@@ -13,7 +13,8 @@ namespace resilin {
 
 /// A stream-ordered workspace allocator for the convenience layer (e.g. a caching or counting
 /// allocator). allocate returns nullptr on failure. The default (null functions) uses
-/// cudaMallocAsync / cudaFreeAsync on the backend's stream.
+/// cudaMallocAsync / cudaFreeAsync on the backend's stream (cudaMalloc and a synchronised free
+/// on devices without memory pools: backend/cuda/stream_memory.cuh).
 struct device_allocator {
   void* (*allocate)(std::size_t bytes, cudaStream_t stream, void* context) = nullptr;
   void (*deallocate)(void* p, std::size_t bytes, cudaStream_t stream, void* context) = nullptr;

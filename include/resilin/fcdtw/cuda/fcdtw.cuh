@@ -30,6 +30,7 @@
 #include <cuda_runtime_api.h>
 #include <resilin/backend/cuda/backend.cuh>
 #include <resilin/backend/cuda/error.cuh>
+#include <resilin/backend/cuda/stream_memory.cuh>
 #include <resilin/core/error.hpp>
 #include <resilin/core/views.hpp>
 #include <resilin/fcdtw/monte_carlo.hpp>
@@ -535,13 +536,13 @@ void with_workspace(device_backend exec, Call&& call) {
       ws = exec.allocator.allocate(bytes, exec.stream, exec.allocator.context);
       if (!ws) RESILIN_CUDA_TRY(cudaErrorMemoryAllocation);
     } else {
-      RESILIN_CUDA_TRY(cudaMallocAsync(&ws, bytes, exec.stream));
+      RESILIN_CUDA_TRY(cuda_memory::allocate(&ws, bytes, exec.stream));
     }
   }
   cudaError_t const st = call(ws, bytes);
   if (bytes > 0) {
     if (exec.allocator.deallocate) exec.allocator.deallocate(ws, bytes, exec.stream, exec.allocator.context);
-    else (void)cudaFreeAsync(ws, exec.stream);
+    else (void)cuda_memory::release(ws, exec.stream);
   }
   RESILIN_CUDA_TRY(st);
 }

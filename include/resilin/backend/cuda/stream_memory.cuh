@@ -1,0 +1,34 @@
+#pragma once
+// Stream-ordered device memory for the convenience layer's workspaces: cudaMallocAsync /
+// cudaFreeAsync where the device has memory pools, else cudaMalloc and a free after the stream
+// has drained. Some virtualised GPUs have no pools (cudaDevAttrMemoryPoolsSupported = 0, where
+// cudaMallocAsync fails with cudaErrorNotSupported). Asked of the current device at every call
+// (a few microseconds against a kernel launch): no cached global state.
+#include <resilin/backend/cuda/require_cuda.hpp>
+#include <cstddef>
+#include <cuda_runtime_api.h>
+
+namespace resilin::cuda_memory {
+
+/// Whether the current device allocates in stream order (memory pools).
+inline bool stream_ordered() noexcept {
+  int device = 0, pools = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) != cudaSuccess) return false;
+  return pools != 0;
+}
+
+/// `bytes` of device memory usable by work enqueued on `stream` from now on.
+inline cudaError_t allocate(void** p, std::size_t bytes, cudaStream_t stream) noexcept {
+  if (stream_ordered()) return cudaMallocAsync(p, bytes, stream);
+  return cudaMalloc(p, bytes);
+}
+
+/// Frees `p` after the work enqueued on `stream` so far (without pools: waits for it).
+inline cudaError_t release(void* p, cudaStream_t stream) noexcept {
+  if (stream_ordered()) return cudaFreeAsync(p, stream);
+  if (cudaError_t const e = cudaStreamSynchronize(stream); e != cudaSuccess) return e;
+  return cudaFree(p);
+}
+
+}  // namespace resilin::cuda_memory
