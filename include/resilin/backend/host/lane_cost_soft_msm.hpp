@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 #include <resilin/backend/host/lane_cost.hpp>
+#include <resilin/backend/host/packs.hpp>
 #include <resilin/backend/host/simd.hpp>
 #include <resilin/core/recursion.hpp>
 #include <resilin/cost/soft_msm.hpp>
@@ -74,6 +75,9 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     return evaluate<false>(q, t);
   }
 
+  // The strip forward evaluates two vectors' soft-min cells at once (strip.hpp: pairs_cells).
+  static constexpr bool pairs_cells = true;
+
   // The backward needs a cell's costs (for the move weights) and then the partials of its
   // transitions (for the gradient): both come from one evaluation of each transition, the
   // partials kept per vector and channel until the gradient terms of the same cells are formed.
@@ -130,6 +134,7 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   }
 
  private:
+  static RESILIN_INLINE simd::packs<T, 2> pair(V a, V b) noexcept { return simd::packs<T, 2>::of(a, b); }
   /// gamma > 0: the E tables are in use (gamma = 0 is the hard min inside the transitions).
   bool shares_exp() const noexcept { return gamma > T(0); }
   RESILIN_INLINE V squared_exp(V a) const noexcept { return exp(a * a * V(neg_inverse_gamma)); }
@@ -157,14 +162,22 @@ struct soft_msm_lane_cost : strip_series<T, true> {
         V const eu = e_row[u], el = V::load(e_column.data() + ch * this->stride + p);
         V const s_up = eu + eb, s_left = el + eb;
         if (!simd::any((s_up < V(tiny)) | (s_left < V(tiny)))) {
-          V const scale(-gamma);
-          V w_up(T(0)), w_left(T(0));  // the weights of a^2 in each inner soft-min
+          // the up and left transitions as one value of two packs (packs.hpp): their
+          // logarithms and gates run interleaved
+          using P2 = simd::packs<T, 2>;
+          P2 const s2 = pair(s_up, s_left);
+          P2 w2(T(0));  // the weights of a^2 in each inner soft-min
+          if constexpr (Partials) w2 = pair(eu, el) / s2;
+          transition_partials<P2> d2;
+          P2 const f = detail::gated_transition<P2, T>(pair(xi - xp, yj - yp), pair(b, -b),
+                                                       log(s2) * -gamma, w2, c, eps,
+                                                       Partials ? &d2 : nullptr);
           if constexpr (Partials) {
-            w_up = eu / s_up;
-            w_left = el / s_left;
+            *pu = {d2.v.v[0], d2.p.v[0], d2.o.v[0]};
+            *pl = {d2.v.v[1], d2.p.v[1], d2.o.v[1]};
           }
-          su += detail::gated_transition<V, T>(xi - xp, b, log(s_up) * scale, w_up, c, eps, pu);
-          sl += detail::gated_transition<V, T>(yj - yp, -b, log(s_left) * scale, w_left, c, eps, pl);
+          su += f.v[0];
+          sl += f.v[1];
           continue;
         }
       }

@@ -45,6 +45,7 @@ template <> struct int_of<double> { using type = std::int64_t; };
 template <std::floating_point T>
 struct pack {
   static constexpr int width = lanes<T>;
+  using value_type = T;
   using int_type = typename detail::int_of<T>::type;
   typedef T native __attribute__((vector_size(vector_bytes)));
   typedef int_type mask __attribute__((vector_size(vector_bytes)));
@@ -67,6 +68,17 @@ struct pack {
   RESILIN_INLINE void store(T* p) const noexcept { std::memcpy(p, &v, sizeof(native)); }
   RESILIN_INLINE T operator[](int k) const noexcept { return v[k]; }
   RESILIN_INLINE void set(int k, T x) noexcept { v[k] = x; }
+  /// The lanes' bits as integers, and back.
+  RESILIN_INLINE mask bits() const noexcept {
+    mask b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  }
+  RESILIN_INLINE static pack from_bits(mask b) noexcept {
+    pack r;
+    std::memcpy(&r.v, &b, sizeof b);
+    return r;
+  }
 
   friend RESILIN_INLINE pack operator+(pack a, pack b) noexcept { return pack<T>::wrap(a.v + b.v); }
   friend RESILIN_INLINE pack operator-(pack a, pack b) noexcept { return pack<T>::wrap(a.v - b.v); }
@@ -190,12 +202,12 @@ RESILIN_INLINE pack<T> sqrt(pack<T> x) noexcept {
 
 namespace detail {
 /// One level of Estrin's scheme and the levels above it: a[k] + a[k+1] x^(2^level) pairs.
-template <std::size_t Count, class T>
-RESILIN_INLINE pack<T> estrin_levels(pack<T> const* a, pack<T> xp) noexcept {
+template <std::size_t Count, class P>
+RESILIN_INLINE P estrin_levels(P const* a, P xp) noexcept {
   if constexpr (Count == 1) {
     return a[0];
   } else {
-    pack<T> b[(Count + 1) / 2];
+    P b[(Count + 1) / 2];
     RESILIN_UNROLL(16)
     for (std::size_t k = 0; k < Count / 2; ++k) b[k] = a[2 * k + 1] * xp + a[2 * k];
     if constexpr (Count % 2 == 1) b[Count / 2] = a[Count - 1];
@@ -206,21 +218,26 @@ RESILIN_INLINE pack<T> estrin_levels(pack<T> const* a, pack<T> xp) noexcept {
 
 /// sum_k c[k] x^k by Estrin's scheme: pairs, then pairs of pairs with x^2, x^4, ... The
 /// dependency chain is log2(N) multiply-adds deep instead of Horner's N, which matters where
-/// the polynomial sits on a recursion's critical path. Fully unrolled at compile time.
-template <class T, std::size_t N>
-RESILIN_INLINE pack<T> polynomial(pack<T> x, T const (&c)[N]) noexcept {
+/// the polynomial sits on a recursion's critical path. Fully unrolled at compile time. P is a
+/// pack or the packs of a step (packs.hpp).
+template <class P, class T, std::size_t N>
+RESILIN_INLINE P polynomial(P x, T const (&c)[N]) noexcept {
   constexpr std::size_t half = (N + 1) / 2;
-  pack<T> a[half];
+  P a[half];
   RESILIN_UNROLL(16)
   for (std::size_t k = 0; k < half; ++k)
-    a[k] = 2 * k + 1 < N ? c[2 * k + 1] * x + c[2 * k] : pack<T>(c[2 * k]);
+    a[k] = 2 * k + 1 < N ? c[2 * k + 1] * x + c[2 * k] : P(c[2 * k]);
   return detail::estrin_levels<half>(a, x * x);
 }
 
+namespace detail {
+// exp and log written once over P, a pack or the packs of a step (packs.hpp): the same
+// operations lane for lane, so both give the same bits.
+
 /// exp(x), a few ulp; results below the smallest normal flush to +0 (exp(-inf) = 0).
-template <class T>
-RESILIN_INLINE pack<T> exp(pack<T> x) noexcept {
-  using P = pack<T>;
+template <class P>
+RESILIN_INLINE P exp_of(P x) noexcept {
+  using T = typename P::value_type;
   using I = typename P::int_type;
   if constexpr (std::same_as<T, double>) {
     constexpr T lo = -708.3964185322641, hi = 709.782712893384;
@@ -234,11 +251,7 @@ RESILIN_INLINE pack<T> exp(pack<T> x) noexcept {
                          1.0 / 5040.0, 1.0 / 40320.0, 1.0 / 362880.0, 1.0 / 3628800.0,
                          1.0 / 39916800.0, 1.0 / 479001600.0, 1.0 / 6227020800.0};
     P const p = polynomial(r, c);
-    typename P::mask bits;
-    std::memcpy(&bits, &t.v, sizeof bits);
-    bits = (bits + I(1023)) << 52;
-    P scale;
-    std::memcpy(&scale.v, &bits, sizeof bits);
+    P const scale = P::from_bits((t.bits() + I(1023)) << 52);
     return select(x < P::broadcast(lo), P::broadcast(T(0)), p * scale);
   } else {
     constexpr T lo = -87.33654f, hi = 88.72283f;
@@ -250,43 +263,31 @@ RESILIN_INLINE pack<T> exp(pack<T> x) noexcept {
     constexpr T c[8] = {1.0f, 1.0f, 0.5f, 1.0f / 6.0f, 1.0f / 24.0f, 1.0f / 120.0f,
                         1.0f / 720.0f, 1.0f / 5040.0f};
     P const p = polynomial(r, c);
-    typename P::mask bits;
-    std::memcpy(&bits, &t.v, sizeof bits);
-    bits = (bits + I(127)) << 23;
-    P scale;
-    std::memcpy(&scale.v, &bits, sizeof bits);
+    P const scale = P::from_bits((t.bits() + I(127)) << 23);
     return select(x < P::broadcast(lo), P::broadcast(T(0)), p * scale);
   }
 }
 
 /// log(x) for positive normal x (a few ulp), log(0) = -inf. Subnormals, inf and NaN are not
 /// inputs of the soft-min (its argument lies in [1, 3]).
-template <class T>
-RESILIN_INLINE pack<T> log(pack<T> x) noexcept {
-  using P = pack<T>;
+template <class P>
+RESILIN_INLINE P log_of(P x) noexcept {
+  using T = typename P::value_type;
   using I = typename P::int_type;
-  typename P::mask bits;
-  std::memcpy(&bits, &x.v, sizeof bits);
+  typename P::mask const bits = x.bits();
   constexpr int mant = std::numeric_limits<T>::digits - 1;
   constexpr I bias = std::numeric_limits<T>::max_exponent - 1;
   constexpr I mant_mask = (I(1) << mant) - 1;
   typename P::mask e = shift_right_logical(bits, mant) - bias;  // x > 0: the sign bit is 0
   typename P::mask fb = (bits & mant_mask) | (bias << mant);  // f in [1, 2)
-  P f;
-  std::memcpy(&f.v, &fb, sizeof fb);
-  auto const big = T(1.4142135623730951) < f.v;            // f > sqrt(2): use f / 2
-  f = select<T>(big, f * T(0.5), f);
+  P f = P::from_bits(fb);
+  auto const big = P::broadcast(T(1.4142135623730951)) < f;  // f > sqrt(2): use f / 2
+  f = select(big, f * T(0.5), f);
   e = e - big;                                             // mask lanes are -1 where true
   // exponent to floating point without an int64 -> double instruction (absent before
   // AVX-512): add it to the bits of 1.5 * 2^mant and subtract that value again
   constexpr T magic = T(3) * T(I(1) << (mant - 1));
-  P const magic_v(magic);
-  typename P::mask eb;
-  std::memcpy(&eb, &magic_v.v, sizeof eb);
-  eb = eb + e;
-  P ef;
-  std::memcpy(&ef.v, &eb, sizeof eb);
-  ef = ef - magic;
+  P const ef = P::from_bits(P(magic).bits() + e) - magic;
   P const z = (f - T(1)) / (f + T(1));                     // |z| <= 0.1716
   P const z2 = z * z;
   P s;
@@ -313,6 +314,15 @@ RESILIN_INLINE pack<T> log(pack<T> x) noexcept {
   P const r = ef * T(0.6931471805599453) + logf;
   return select(x == P::broadcast(T(0)), P::broadcast(-std::numeric_limits<T>::infinity()), r);
 }
+}  // namespace detail
+
+/// exp(x), a few ulp; results below the smallest normal flush to +0 (exp(-inf) = 0).
+template <class T>
+RESILIN_INLINE pack<T> exp(pack<T> x) noexcept { return detail::exp_of(x); }
+
+/// log(x) for positive normal x (a few ulp), log(0) = -inf (see detail::log_of).
+template <class T>
+RESILIN_INLINE pack<T> log(pack<T> x) noexcept { return detail::log_of(x); }
 
 #else  // nvcc's device pass
 
@@ -323,6 +333,7 @@ RESILIN_INLINE pack<T> log(pack<T> x) noexcept {
 template <std::floating_point T>
 struct pack {
   static constexpr int width = lanes<T>;
+  using value_type = T;
   using int_type = typename detail::int_of<T>::type;
   struct mask {  // integer lanes: the operators the host code applies to its GCC masks
     int_type v[width];
