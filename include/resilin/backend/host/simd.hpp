@@ -219,7 +219,7 @@ RESILIN_INLINE P estrin_levels(P const* a, P xp) noexcept {
 /// sum_k c[k] x^k by Estrin's scheme: pairs, then pairs of pairs with x^2, x^4, ... The
 /// dependency chain is log2(N) multiply-adds deep instead of Horner's N, which matters where
 /// the polynomial sits on a recursion's critical path. Fully unrolled at compile time. P is a
-/// pack or the packs of a step (packs.hpp).
+/// pack, or several packs as one value (packs.hpp).
 template <class P, class T, std::size_t N>
 RESILIN_INLINE P polynomial(P x, T const (&c)[N]) noexcept {
   constexpr std::size_t half = (N + 1) / 2;
@@ -231,8 +231,8 @@ RESILIN_INLINE P polynomial(P x, T const (&c)[N]) noexcept {
 }
 
 namespace detail {
-// exp and log written once over P, a pack or the packs of a step (packs.hpp): the same
-// operations lane for lane, so both give the same bits.
+// exp and log written once over P, a pack or several packs as one value (packs.hpp): the
+// same operations lane for lane, so both give the same bits.
 
 /// exp(x), a few ulp; results below the smallest normal flush to +0 (exp(-inf) = 0).
 template <class P>
