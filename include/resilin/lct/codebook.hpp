@@ -163,16 +163,13 @@ class codebook {
  private:
   /// A book must be a complete prefix code (Kraft sum exactly 1) of lengths <= L with an escape.
   void validate() const {
-    std::uint64_t kraft = 0;
-    for (unsigned s = 0; s <= cl_.n_keys; ++s) {
+    for (unsigned s = 0; s <= cl_.n_keys; ++s)
       if (cl_.len[s] > max_code_length)
         RESILIN_LCT_THROW(format_error(errc::bad_codebook, "length " + std::to_string(cl_.len[s]) + " of symbol " +
                                                                std::to_string(s) + " exceeds " +
                                                                std::to_string(max_code_length)));
-      if (cl_.len[s]) kraft += std::uint64_t{1} << (max_code_length - cl_.len[s]);
-    }
     if (escape_length() == 0) RESILIN_LCT_THROW(format_error(errc::bad_codebook, "no escape code"));
-    if (kraft != (std::uint64_t{1} << max_code_length))
+    if (kraft_sum(cl_) != (std::uint64_t{1} << max_code_length))
       RESILIN_LCT_THROW(format_error(errc::bad_codebook, "code lengths do not form a complete prefix code"));
   }
 

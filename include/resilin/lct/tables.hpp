@@ -57,17 +57,22 @@ RESILIN_LCT_HD inline void build_raw_table(unsigned exp_bits, std::uint32_t* tab
   for (unsigned e = 0; e < (1u << exp_bits); ++e) table[e] = e << 5 | exp_bits;
 }
 
+/// The Kraft sum of a book's codes (keys and escape) in units of 2^-max_code_length; a complete
+/// prefix code sums to exactly 2^max_code_length. Lengths must be <= max_code_length.
+constexpr std::uint64_t kraft_sum(code_lengths const& cl) noexcept {
+  std::uint64_t kraft = 0;
+  for (unsigned s = 0; s <= cl.n_keys; ++s)
+    if (cl.len[s]) kraft += std::uint64_t{1} << (max_code_length - cl.len[s]);
+  return kraft;
+}
+
 /// Whether a book is one the LUT decoder can use for keys of `n_keys` symbols: n_keys as given,
-/// lengths <= max_code_length, an escape code, and a complete prefix code (Kraft sum exactly 1,
-/// so that every LUT entry is filled).
+/// lengths <= max_code_length, an escape code, and a complete prefix code (every LUT entry filled).
 constexpr bool is_complete_book(code_lengths const& cl, unsigned n_keys) noexcept {
   if (cl.n_keys != n_keys || n_keys > 256 || cl.len[n_keys] == 0) return false;
-  std::uint64_t kraft = 0;
-  for (unsigned s = 0; s <= n_keys; ++s) {
+  for (unsigned s = 0; s <= n_keys; ++s)
     if (cl.len[s] > max_code_length) return false;
-    if (cl.len[s]) kraft += std::uint64_t{1} << (max_code_length - cl.len[s]);
-  }
-  return kraft == (std::uint64_t{1} << max_code_length);
+  return kraft_sum(cl) == (std::uint64_t{1} << max_code_length);
 }
 
 /// Fills the 2^12-entry decode LUT; the book must be complete (is_complete_book).

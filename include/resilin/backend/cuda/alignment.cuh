@@ -543,21 +543,12 @@ class workspace {
  public:
   workspace(device_backend const& exec, std::size_t bytes) : exec_(exec), bytes_(bytes) {
     if (bytes == 0) return;
-    if (exec.allocator.allocate) {
-      ptr_ = exec.allocator.allocate(bytes, exec.stream, exec.allocator.context);
-      if (!ptr_) RESILIN_CUDA_TRY(cudaErrorMemoryAllocation);
-    } else {
-      RESILIN_CUDA_TRY(cuda_memory::allocate(&ptr_, bytes, exec.stream));
-    }
+    RESILIN_CUDA_TRY(cuda_memory::allocate(exec, &ptr_, bytes));
   }
   workspace(workspace const&) = delete;
   workspace& operator=(workspace const&) = delete;
   ~workspace() {
-    if (!ptr_) return;
-    if (exec_.allocator.deallocate)
-      exec_.allocator.deallocate(ptr_, bytes_, exec_.stream, exec_.allocator.context);
-    else
-      (void)cuda_memory::release(ptr_, exec_.stream);  // stream-ordered after the kernels
+    if (ptr_) cuda_memory::release(exec_, ptr_, bytes_);  // stream-ordered after the kernels
   }
   void* get() const noexcept { return ptr_; }
   std::size_t& bytes() noexcept { return bytes_; }

@@ -2,11 +2,13 @@
 // Stream-ordered device memory for the convenience layer's workspaces: cudaMallocAsync /
 // cudaFreeAsync where the device has memory pools, else cudaMalloc and a free after the stream
 // has drained. Some virtualised GPUs have no pools (cudaDevAttrMemoryPoolsSupported = 0, where
-// cudaMallocAsync fails with cudaErrorNotSupported). Asked of the current device at every call
-// (a few microseconds against a kernel launch): no cached global state.
+// cudaMallocAsync fails with cudaErrorNotSupported). Asked of the current device at every call:
+// no cached global state. The convenience layer's workspaces come from here unless the backend
+// brings its own allocator (device_backend::with_allocator).
 #include <resilin/backend/cuda/require_cuda.hpp>
 #include <cstddef>
 #include <cuda_runtime_api.h>
+#include <resilin/backend/cuda/backend.cuh>
 
 namespace resilin::cuda_memory {
 
@@ -29,6 +31,19 @@ inline cudaError_t release(void* p, cudaStream_t stream) noexcept {
   if (stream_ordered()) return cudaFreeAsync(p, stream);
   if (cudaError_t const e = cudaStreamSynchronize(stream); e != cudaSuccess) return e;
   return cudaFree(p);
+}
+
+/// A convenience-layer workspace of `bytes` on exec's stream: exec's allocator if it has one.
+inline cudaError_t allocate(device_backend const& exec, void** p, std::size_t bytes) noexcept {
+  if (!exec.allocator.allocate) return allocate(p, bytes, exec.stream);
+  *p = exec.allocator.allocate(bytes, exec.stream, exec.allocator.context);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+/// Returns a workspace from allocate(exec, ...) after the work enqueued on exec's stream.
+inline void release(device_backend const& exec, void* p, std::size_t bytes) noexcept {
+  if (exec.allocator.deallocate) exec.allocator.deallocate(p, bytes, exec.stream, exec.allocator.context);
+  else (void)release(p, exec.stream);
 }
 
 }  // namespace resilin::cuda_memory

@@ -134,7 +134,6 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   }
 
  private:
-  static RESILIN_INLINE simd::packs<T, 2> pair(V a, V b) noexcept { return simd::packs<T, 2>::of(a, b); }
   /// gamma > 0: the E tables are in use (gamma = 0 is the hard min inside the transitions).
   bool shares_exp() const noexcept { return gamma > T(0); }
   RESILIN_INLINE V squared_exp(V a) const noexcept { return exp(a * a * V(neg_inverse_gamma)); }
@@ -165,11 +164,11 @@ struct soft_msm_lane_cost : strip_series<T, true> {
           // the up and left transitions as one value of two packs (packs.hpp): their
           // logarithms and gates run interleaved
           using P2 = simd::packs<T, 2>;
-          P2 const s2 = pair(s_up, s_left);
+          P2 const s2 = P2::of(s_up, s_left);
           P2 w2(T(0));  // the weights of a^2 in each inner soft-min
-          if constexpr (Partials) w2 = pair(eu, el) / s2;
+          if constexpr (Partials) w2 = P2::of(eu, el) / s2;
           transition_partials<P2> d2;
-          P2 const f = detail::gated_transition<P2, T>(pair(xi - xp, yj - yp), pair(b, -b),
+          P2 const f = detail::gated_transition<P2, T>(P2::of(xi - xp, yj - yp), P2::of(b, -b),
                                                        log(s2) * -gamma, w2, c, eps,
                                                        Partials ? &d2 : nullptr);
           if constexpr (Partials) {

@@ -81,7 +81,6 @@ struct packs {
   using value_type = T;
   using int_type = typename element::int_type;
   using mask = mask_array<typename element::mask, K>;
-  static constexpr int count = K;
   element v[K];
 
   packs() noexcept = default;
@@ -185,7 +184,6 @@ struct packs {
   using element = pack<T>;
   using value_type = T;
   using mask = mask_array<typename element::mask, K>;
-  static constexpr int count = K;
   element v[K];
 
   packs() noexcept = default;

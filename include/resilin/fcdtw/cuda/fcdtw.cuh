@@ -531,19 +531,9 @@ void with_workspace(device_backend exec, Call&& call) {
   RESILIN_CUDA_TRY(call(nullptr, bytes));
   char none = 0;  // a non-null workspace of 0 bytes: "run", not "query"
   void* ws = &none;
-  if (bytes > 0) {
-    if (exec.allocator.allocate) {
-      ws = exec.allocator.allocate(bytes, exec.stream, exec.allocator.context);
-      if (!ws) RESILIN_CUDA_TRY(cudaErrorMemoryAllocation);
-    } else {
-      RESILIN_CUDA_TRY(cuda_memory::allocate(&ws, bytes, exec.stream));
-    }
-  }
+  if (bytes > 0) RESILIN_CUDA_TRY(cuda_memory::allocate(exec, &ws, bytes));
   cudaError_t const st = call(ws, bytes);
-  if (bytes > 0) {
-    if (exec.allocator.deallocate) exec.allocator.deallocate(ws, bytes, exec.stream, exec.allocator.context);
-    else (void)cuda_memory::release(ws, exec.stream);
-  }
+  if (bytes > 0) cuda_memory::release(exec, ws, bytes);
   RESILIN_CUDA_TRY(st);
 }
 }  // namespace fcdtw_cuda_detail

@@ -217,8 +217,8 @@ inline std::size_t encode_workspace_bytes(dtype t, std::uint64_t n, unsigned chu
 
 /// Encodes n elements at `in` (device memory) with book `lengths` on `stream`. The layout of
 /// `out` matches stream_view; read offsets[C] for the stream words used. cudaErrorInvalidValue
-/// for bad parameters, null outputs, or inputs whose stream could pass 2^32 words (about 3e9
-/// elements of mostly raw chunks).
+/// for bad parameters, null outputs, or inputs whose stream could pass 2^32 words (about 1.7e10
+/// elements with 8-bit exponents, 2.7e10 in fp16).
 inline cudaError_t encode(dtype t, void const* in, std::uint64_t n, code_lengths const& lengths, unsigned chunk_log2,
                           device_encode_output const& out, void* workspace, std::size_t workspace_bytes,
                           cudaStream_t stream = nullptr) {
