@@ -370,6 +370,59 @@ TEST_CASE("cuda: results are bitwise identical run to run", "[cuda][wavefront]")
   }
 }
 
+TEST_CASE("cuda: expert launches (window band) replay from a CUDA graph with the bits of direct calls",
+          "[cuda][wavefront][graph]") {
+  // Nothing in a launch may depend on host memory that is gone when the call returns: the
+  // band is resolved on the device, the workspace is the caller's, every operation is on the
+  // stream. Captured once, the graph replays the calls.
+  using T = float;
+  r::index_t const B = 6, d = 2;
+  batch<T> const X(B, 120, d, 91, false), Y(B, 100, d, 92, false);
+  auto const meas = r::measures::soft_dtw_divergence<T>(T(0.3), r::band_spec::window(0.25));
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  auto const exec = r::device.on(s);
+  std::size_t vb = 0, tb = 0;
+  device_buffer<T> v[2] = {device_buffer<T>(B), device_buffer<T>(B)}, t[2] = {device_buffer<T>(B), device_buffer<T>(B)};
+  device_buffer<T> gx[2] = {device_buffer<T>(X.data.size()), device_buffer<T>(X.data.size())};
+  device_buffer<T> gy[2] = {device_buffer<T>(Y.data.size()), device_buffer<T>(Y.data.size())};
+  auto const GX = [&](int k) { return r::batch_view<T>{gx[k].ptr, B, X.max_length, d, X.d_lengths.ptr}; };
+  auto const GY = [&](int k) { return r::batch_view<T>{gy[k].ptr, B, Y.max_length, d, Y.d_lengths.ptr}; };
+  REQUIRE(r::expert::values(nullptr, vb, exec, meas, X.device_view(), Y.device_view(), v[0].ptr) == cudaSuccess);
+  REQUIRE(r::expert::values_and_grads(nullptr, tb, exec, meas, X.device_view(), Y.device_view(), t[0].ptr,
+                                      GX(0), GY(0)) == cudaSuccess);
+  device_buffer<char> wv(vb), wt(tb);
+  auto const launch = [&](int k) {
+    cudaError_t const a = r::expert::values(wv.ptr, vb, exec, meas, X.device_view(), Y.device_view(), v[k].ptr);
+    cudaError_t const b = r::expert::values_and_grads(wt.ptr, tb, exec, meas, X.device_view(), Y.device_view(),
+                                                      t[k].ptr, GX(k), GY(k));
+    return a != cudaSuccess ? a : b;
+  };
+  REQUIRE(launch(0) == cudaSuccess);  // direct
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  cudaError_t const captured = launch(1);
+  REQUIRE(cudaStreamEndCapture(s, &graph) == cudaSuccess);
+  REQUIRE(captured == cudaSuccess);
+  cudaGraphExec_t instance = nullptr;
+  REQUIRE(cudaGraphInstantiate(&instance, graph, 0) == cudaSuccess);
+  for (int replay = 0; replay < 2; ++replay) {
+    INFO("replay " << replay);
+    for (auto* b : {&v[1], &t[1], &gx[1], &gy[1]})  // poisoned (NaN) before each replay
+      REQUIRE(cudaMemsetAsync(b->ptr, 0xff, b->size * sizeof(T), s) == cudaSuccess);
+    REQUIRE(cudaGraphLaunch(instance, s) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+    CHECK(bitwise(v[1].host(), v[0].host()));
+    CHECK(bitwise(t[1].host(), t[0].host()));
+    CHECK(bitwise(gx[1].host(), gx[0].host()));
+    CHECK(bitwise(gy[1].host(), gy[0].host()));
+  }
+  CHECK(cudaGraphExecDestroy(instance) == cudaSuccess);
+  CHECK(cudaGraphDestroy(graph) == cudaSuccess);
+  CHECK(cudaStreamDestroy(s) == cudaSuccess);
+}
+
 TEST_CASE("cuda: every schedule gives the same bits (block or warp per pair)", "[cuda][wavefront]") {
   using T = double;
   r::index_t const B = 37, d = 2;  // 5 CTAs of 8 warps, the last one partly empty
@@ -589,6 +642,22 @@ TEST_CASE("cuda: many pairs of many channels tile automatically, with the bits o
   r::batch_view<T const> const Xv{X.d_data.ptr, B, X.max_length, d, dxl.ptr};
   r::batch_view<T const> const Yv{Y.d_data.ptr, B, Y.max_length, d, dyl.ptr};
   auto meas = r::measures::soft_dtw<T>(T(0.5), r::band_spec::window(0.4));
+  {  // the premise: on this GPU the automatic schedule tiles these calls (else the bits below
+     // compare one untiled schedule with another)
+    namespace dd = r::device_detail;
+    namespace cd = r::cuda_detail;
+    using Cost = decltype(meas.cost);
+    int const sms = cd::automatic_multiprocessors(r::device);
+    INFO("SMs " << sms);
+    CHECK(dd::value_plan::make(dd::job_layout::paired, B, B, X.max_length, Y.max_length, false, sizeof(T),
+                               r::device_schedule::automatic, sms,
+                               cd::distance_tiles_available<T, Cost>(r::device, d, 3), d)
+              .tiled);
+    CHECK(dd::train_plan::make(B, X.max_length, Y.max_length, d, false, false, sizeof(T),
+                               r::device_schedule::automatic, r::training_store::automatic, sms,
+                               cd::distance_tiles_available<T, Cost>(r::device, d, 7))
+              .tiled);
+  }
   std::vector<T> v[2], gx[2], gy[2], p[2], e[2], pg[2];
   r::device_schedule const schedules[2] = {r::device_schedule::automatic, r::device_schedule::block_per_pair};
   for (int k = 0; k < 2; ++k) {

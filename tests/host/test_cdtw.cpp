@@ -571,14 +571,12 @@ template <class T, class Cost, class Smooth>
 std::array<std::vector<T>, 3> emulate_paired(r::measure<Cost, Smooth> const& m, r::batch_view<T const> X,
                                              r::batch_view<T const> Y, int threads, bool reverse) {
   T const nan = std::numeric_limits<T>::quiet_NaN();
-  index_t const B = X.batch, d = X.channels, longest = std::max(X.max_length, Y.max_length);
-  std::vector<index_t> table(static_cast<std::size_t>(dd::band_table_entries(m.band, longest)));
-  if (!table.empty()) dd::fill_band_table(m.band, longest, table.data());
-  auto const band = dd::make_device_band(m.band, table.data());
+  index_t const B = X.batch, d = X.channels;
+  auto const band = dd::make_device_band(m.band);
   dd::emulated_cta const ex{threads, reverse};
   // values: one job per pair (no divergence here)
   auto const vp = dd::value_plan::make(dd::job_layout::paired, B, B, X.max_length, Y.max_length, false,
-                                       sizeof(T), static_cast<index_t>(table.size()));
+                                       sizeof(T));
   std::vector<T> values(static_cast<std::size_t>(vp.jobs), nan);
   dd::value_args<T, Cost, Smooth> const va{m.cost, m.smooth, band, X, Y, dd::job_layout::paired,
                                            values.data(), vp.stride};
@@ -587,8 +585,7 @@ std::array<std::vector<T>, 3> emulate_paired(r::measure<Cost, Smooth> const& m, 
     dd::value_block(ex, va, k, ring.data());
   }
   // training: R stored, backward with the cost model's step_grad
-  auto const tp = dd::train_plan::make(B, X.max_length, Y.max_length, d, false, true, sizeof(T),
-                                       static_cast<index_t>(table.size()));
+  auto const tp = dd::train_plan::make(B, X.max_length, Y.max_length, d, false, true, sizeof(T));
   std::vector<T> jobs(static_cast<std::size_t>(tp.jobs), nan), store(tp.store_bytes / sizeof(T), nan);
   std::vector<T> gx(static_cast<std::size_t>(B * X.max_length * d), T(0));
   std::vector<T> gy(static_cast<std::size_t>(B * Y.max_length * d), T(0));

@@ -64,16 +64,12 @@ template <class T, class Cost, class Smooth>
 std::vector<T> emulate_values(r::measure<Cost, Smooth> const& m, r::batch_view<T const> X,
                               r::batch_view<T const> Y, dd::job_layout layout,
                               launch_options lo = {}) {
-  r::index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
-  std::vector<r::index_t> table(static_cast<std::size_t>(dd::band_table_entries(m.band, longest)));
-  if (!table.empty()) dd::fill_band_table(m.band, longest, table.data());
   auto const plan = dd::value_plan::make(layout, X.batch, Y.batch, X.max_length, Y.max_length,
-                                         m.divergence, sizeof(T),
-                                         static_cast<r::index_t>(table.size()), lo.schedule, 0,
+                                         m.divergence, sizeof(T), lo.schedule, 0,
                                          false, X.channels);
   std::vector<T> results = poisoned<T>(static_cast<std::size_t>(plan.jobs));
   dd::value_args<T, Cost, Smooth> const a{m.cost, m.smooth,
-                                          dd::make_device_band(m.band, table.data()),
+                                          dd::make_device_band(m.band),
                                           X, Y, layout, results.data(), plan.stride};
   dd::emulated_cta const ex{lo.threads ? lo.threads : plan.threads, lo.reverse};
   if (plan.tiled) {  // one "launch" per tile diagonal; borders and rings start poisoned
@@ -127,11 +123,8 @@ train_result<T> emulate_train(r::measure<Cost, Smooth> const& m, r::batch_view<T
                               r::batch_view<T const> Y, std::vector<T> const* upstream,
                               bool want_grad, bool want_e, launch_options lo = {}) {
   r::index_t const B = X.batch, d = X.channels;
-  r::index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
-  std::vector<r::index_t> table(static_cast<std::size_t>(dd::band_table_entries(m.band, longest)));
-  if (!table.empty()) dd::fill_band_table(m.band, longest, table.data());
   auto const plan = dd::train_plan::make(B, X.max_length, Y.max_length, d, m.divergence, true,
-                                         sizeof(T), static_cast<r::index_t>(table.size()),
+                                         sizeof(T),
                                          lo.schedule, lo.storage);
   train_result<T> res;
   std::vector<T> jobs = poisoned<T>(static_cast<std::size_t>(plan.jobs));
@@ -145,7 +138,7 @@ train_result<T> emulate_train(r::measure<Cost, Smooth> const& m, r::batch_view<T
   dd::train_args<T, Cost, Smooth> a{};
   a.cost = m.cost;
   a.smooth = m.smooth;
-  a.band = dd::make_device_band(m.band, table.data());
+  a.band = dd::make_device_band(m.band);
   a.X = X;
   a.Y = Y;
   a.results = jobs.data();
@@ -314,13 +307,20 @@ TEST_CASE("device schedule: the diagonal spans are the band's cells", "[device][
 }
 
 TEST_CASE("device schedule: the device band resolves like band_spec", "[device][schedule]") {
-  for (auto const& b : bands()) {
-    std::vector<r::index_t> table(static_cast<std::size_t>(dd::band_table_entries(b, 300)));
-    if (!table.empty()) dd::fill_band_table(b, 300, table.data());
-    auto const db = dd::make_device_band(b, table.data());
+  std::vector<r::band_spec> all = bands();
+  // windows whose products land next to integers (0.07 * 100 = 7.000000000000001), and the ends
+  for (double f : {0.0, 0.07, 0.15, 1.0 / 3.0, 0.29, 0.57, 1.0, 2.5})
+    all.push_back(r::band_spec::window(f));
+  all.push_back(r::band_spec::radius(100000));
+  for (auto const& b : all) {
+    auto const db = dd::make_device_band(b);
+    INFO("band kind " << int(b.type()) << " window " << b.window_fraction());
     for (r::index_t n : {1, 2, 5, 17, 100, 300})
       for (r::index_t m : {1, 3, 17, 299})
         CHECK(db.radius_for(n, m) == b.radius_for(n, m));
+    for (r::index_t L = 0; L <= 5000; ++L) REQUIRE(db.radius_for(L, 1) == b.radius_for(L, 1));
+    for (r::index_t L : {r::index_t(1) << 20, r::index_t(1) << 31, r::index_t(1) << 40})
+      CHECK(db.radius_for(1, L) == b.radius_for(1, L));
   }
 }
 
@@ -639,7 +639,7 @@ TEST_CASE("device schedule: the headline's training memory (issue 3's goal: <= 1
   // memory for the distance tiles) is tiled, and one CTA per pair for comparison
   double const inputs = 2.0 * 32 * 1024 * 64 * 4, cells = 32.0 * 1024 * 1024 * 4, values = 32 * 4;
   for (auto const schedule : {r::device_schedule::automatic, r::device_schedule::block_per_pair}) {
-    auto const p = dd::train_plan::make(32, 1024, 1024, 64, false, false, 4, 0, schedule,
+    auto const p = dd::train_plan::make(32, 1024, 1024, 64, false, false, 4, schedule,
                                         r::training_store::automatic, 132, true);
     CHECK(p.tiled == (schedule == r::device_schedule::automatic));
     double const peak = inputs + inputs + values + double(p.bytes);
@@ -694,7 +694,7 @@ TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   CHECK(v.shuffle);  // at most 32 rows: the shuffle program, registers only
   CHECK(v.shared_bytes() == 0);
   CHECK(v.bytes == 1);
-  auto const v33 = dd::value_plan::make(dd::job_layout::paired, 64, 64, 33, 40, false, 8, 0,
+  auto const v33 = dd::value_plan::make(dd::job_layout::paired, 64, 64, 33, 40, false, 8,
                                         S::warp_per_pair);
   CHECK_FALSE(v33.shuffle);  // 33 rows: a strip of rows per lane, the rows staged
   CHECK(v33.strip);
@@ -702,9 +702,9 @@ TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   CHECK(v33.mapping.jobs_per_block == dd::strip_jobs_per_block);
   CHECK(v33.shared_bytes() == std::size_t(4) * 33 * 8);
   CHECK(v33.bytes == 1);
-  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 64, 64, 30, 40, false, 8, 0,
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 64, 64, 30, 40, false, 8,
                                    S::block_per_pair).shuffle);
-  auto const big = dd::value_plan::make(dd::job_layout::paired, 64, 64, 1000, 1000, false, 8, 0,
+  auto const big = dd::value_plan::make(dd::job_layout::paired, 64, 64, 1000, 1000, false, 8,
                                         S::warp_per_pair);
   CHECK_FALSE(big.strip);  // past 992 rows the lanes stride a ring
   CHECK_FALSE(big.shared_ring);  // 8 rings of 3 * 1000 doubles exceed 48 KB
@@ -714,12 +714,12 @@ TEST_CASE("device schedule: warp per pair", "[device][schedule]") {
   CHECK(t.mapping.warps);
   CHECK(t.shuffle);  // at most 32 rows: the shuffle program, G in registers
   CHECK(t.shared_bytes() == 0);
-  auto const t33 = dd::train_plan::make(64, 33, 25, 1, false, false, 4, 0, S::warp_per_pair);
+  auto const t33 = dd::train_plan::make(64, 33, 25, 1, false, false, 4, S::warp_per_pair);
   CHECK_FALSE(t33.shuffle);  // the rows are x's: 33 of them, a ring in shared memory
   CHECK(t33.shared_bytes() == std::size_t(8) * 7 * 33 * 4);
-  CHECK_FALSE(dd::train_plan::make(64, 20, 25, 1, false, false, 4, 0, S::warp_per_pair,
+  CHECK_FALSE(dd::train_plan::make(64, 20, 25, 1, false, false, 4, S::warp_per_pair,
                                    r::training_store::checkpointed).shuffle);
-  CHECK_FALSE(dd::train_plan::make(64, 20, 40, 1, true, false, 4, 0, S::warp_per_pair).shuffle);  // self term (40, 40)
+  CHECK_FALSE(dd::train_plan::make(64, 20, 40, 1, true, false, 4, S::warp_per_pair).shuffle);  // self term (40, 40)
   // every schedule gives the same bits (values: a strip of 64 rows; training: 32 lanes striding 70 rows)
   ragged<double> const X(6, 70, 2, 41, false), Y(6, 64, 2, 42, false);
   auto const meas = r::measures::soft_dtw<double>(0.3);
@@ -832,7 +832,7 @@ TEST_CASE("device schedule: strip plans", "[device][schedule][strip]") {
   CHECK(dd::strips(S::warp_per_pair, 1, 992, 0));
   CHECK_FALSE(dd::strips(S::block_per_pair, 8192, 395, 132));
   // H1 (8192 pairs of 395 x 4437, univariate): the strip warp, the rows (x) staged
-  auto const h1 = dd::value_plan::make(dd::job_layout::paired, 8192, 8192, 395, 4437, false, 4, 0,
+  auto const h1 = dd::value_plan::make(dd::job_layout::paired, 8192, 8192, 395, 4437, false, 4,
                                        S::automatic, 132);
   CHECK(h1.strip);
   CHECK_FALSE(h1.tiled);
@@ -844,21 +844,21 @@ TEST_CASE("device schedule: strip plans", "[device][schedule][strip]") {
   CHECK(h1.shared_bytes() == std::size_t(4) * 395 * 4);
   CHECK(h1.bytes == 1);
   // the divergence's self terms put the longer series on the rows
-  auto const div = dd::value_plan::make(dd::job_layout::paired, 600, 600, 100, 300, true, 4, 0,
+  auto const div = dd::value_plan::make(dd::job_layout::paired, 600, 600, 100, 300, true, 4,
                                         S::automatic, 132, false, 3);
   CHECK(div.strip);
   CHECK(div.stage_values == 900);
   CHECK(div.shared_bytes() == std::size_t(4) * 900 * 4);
   // stages past 48 KB per CTA: the rows are read in place
-  auto const wide = dd::value_plan::make(dd::job_layout::paired, 600, 600, 400, 400, false, 8, 0,
+  auto const wide = dd::value_plan::make(dd::job_layout::paired, 600, 600, 400, 400, false, 8,
                                          S::automatic, 132, false, 4);  // 4 x 400 x 4 x 8 = 51 KB
   CHECK(wide.strip);
   CHECK(wide.stage_values == 0);
   CHECK(wide.shared_bytes() == 0);
   // the tiled rules come first (DTW of >= 16 channels with distance tiles)
-  CHECK(dd::value_plan::make(dd::job_layout::paired, 600, 600, 400, 400, false, 4, 0, S::automatic,
+  CHECK(dd::value_plan::make(dd::job_layout::paired, 600, 600, 400, 400, false, 4, S::automatic,
                              132, true, 32).tiled);
-  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 600, 600, 400, 400, false, 4, 0,
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 600, 600, 400, 400, false, 4,
                                    S::automatic, 132, true, 32).strip);
 }
 
@@ -915,7 +915,7 @@ TEST_CASE("device schedule: the shuffle warp trains with the bits of one block p
         ++seed;
         ragged<double> const X(5, n, 2, seed, false), Y(5, m, 2, seed + 3, false);
         ragged<float> const Xf(5, n, 1, seed, true), Yf(5, m, 1, seed + 3, true);
-        REQUIRE(dd::train_plan::make(5, n, m, 2, div, true, 8, 0, S::warp_per_pair).shuffle);
+        REQUIRE(dd::train_plan::make(5, n, m, 2, div, true, 8, S::warp_per_pair).shuffle);
         auto check = [&](auto const& meas, auto const& A, auto const& B) {
           using T = typename std::remove_cvref_t<decltype(A.data)>::value_type;
           INFO("band kind " << int(band.type()) << " divergence " << div << " n " << n << " m " << m);
@@ -1010,7 +1010,7 @@ TEST_CASE("device schedule: checkpointed plans", "[device][schedule][checkpoint]
   CHECK(t.slot_size[0] == 725 * 32768);
   CHECK(t.store_bytes == dd::align_up(std::size_t(4) * 725 * 32768 * 4));
   CHECK(t.bytes < (std::size_t(1) << 30));
-  auto const w = dd::train_plan::make(4, 32768, 32768, 16, false, false, 4, 0,
+  auto const w = dd::train_plan::make(4, 32768, 32768, 16, false, false, 4,
                                       r::device_schedule::automatic, r::training_store::whole_grid);
   CHECK(w.checkpoint == 0);
   CHECK(w.store_bytes == std::size_t(4) * 32768 * 32768 * 4);
@@ -1022,26 +1022,26 @@ TEST_CASE("device schedule: the tiled wavefront gives the bits of one block per 
           "[device][schedule][tiled]") {
   using S = r::device_schedule;
   // automatic: a few long pairs (at most a quarter of the SMs, the shorter series >= 512)
-  CHECK(dd::value_plan::make(dd::job_layout::paired, 2, 2, 4096, 5000, false, 4, 0, S::automatic, 132).tiled);
-  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 40, 40, 4096, 5000, false, 4, 0, S::automatic, 132).tiled);
-  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 2, 2, 300, 5000, false, 4, 0, S::automatic, 132).tiled);
-  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 2, 2, 4096, 5000, false, 4, 0, S::automatic, 0).tiled);
+  CHECK(dd::value_plan::make(dd::job_layout::paired, 2, 2, 4096, 5000, false, 4, S::automatic, 132).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 40, 40, 4096, 5000, false, 4, S::automatic, 132).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 2, 2, 300, 5000, false, 4, S::automatic, 132).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 2, 2, 4096, 5000, false, 4, S::automatic, 0).tiled);
   // and many pairs with distance tiles (d >= 16), the shorter series at least half a tile
-  CHECK(dd::value_plan::make(dd::job_layout::pairwise, 100, 100, 200, 64, false, 4, 0, S::automatic, 132, true).tiled);
-  CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 100, 100, 200, 63, false, 4, 0, S::automatic, 132, true).tiled);
-  CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 100, 100, 200, 64, false, 4, 0, S::automatic, 132).tiled);
-  CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 300, 300, 200, 64, false, 4, 0, S::automatic, 132, true).tiled);
+  CHECK(dd::value_plan::make(dd::job_layout::pairwise, 100, 100, 200, 64, false, 4, S::automatic, 132, true).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 100, 100, 200, 63, false, 4, S::automatic, 132, true).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 100, 100, 200, 64, false, 4, S::automatic, 132).tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::pairwise, 300, 300, 200, 64, false, 4, S::automatic, 132, true).tiled);
   // with the divergence the rows reach max(n, m), but the (x, y) problems' shorter side decides
-  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 50, 50, 10, 100, true, 4, 0, S::automatic, 132, true).tiled);
-  auto const big = dd::value_plan::make(dd::job_layout::paired, 2, 2, 65536, 65536, false, 4, 0, S::tiled);
+  CHECK_FALSE(dd::value_plan::make(dd::job_layout::paired, 50, 50, 10, 100, true, 4, S::automatic, 132, true).tiled);
+  auto const big = dd::value_plan::make(dd::job_layout::paired, 2, 2, 65536, 65536, false, 4, S::tiled);
   CHECK(big.tile_diagonals == 1023);
   CHECK(big.tiles_per_diagonal == 512);
   CHECK(big.borders_bytes == dd::align_up(std::size_t(2) * 6 * 65536 * 4));  // 6 min(n, m) per pair
   // O(min(n, m)): the borders of a long, narrow grid are those of its shorter side, in whole tiles
-  auto const narrow = dd::value_plan::make(dd::job_layout::paired, 2, 2, 1000, 65536, false, 4, 0, S::tiled);
+  auto const narrow = dd::value_plan::make(dd::job_layout::paired, 2, 2, 1000, 65536, false, 4, S::tiled);
   CHECK(narrow.tiles_per_diagonal == 8);
   CHECK(narrow.borders_bytes == dd::align_up(std::size_t(2) * 6 * 1024 * 4));
-  auto const narrow_div = dd::value_plan::make(dd::job_layout::paired, 2, 2, 1000, 65536, true, 4, 0, S::tiled);
+  auto const narrow_div = dd::value_plan::make(dd::job_layout::paired, 2, 2, 1000, 65536, true, 4, S::tiled);
   CHECK(narrow_div.tiles_per_diagonal == 512);  // the self problem (65536, 65536)
   // tiles of 128: 3 x 4 tiles and ragged lengths, every band, plain and divergence, paired and
   // pairwise, hard and soft; 128 threads per tile, or 7 in reverse order
@@ -1076,22 +1076,22 @@ TEST_CASE("device schedule: tiled training gives the bits of one block per pair"
   using St = r::training_store;
   // automatic: a few long pairs, as for values; the issue's headline shape (B = 32, n = m =
   // 1024) is one of them on a 132-SM GPU
-  CHECK(dd::train_plan::make(2, 4096, 5000, 4, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
-  CHECK(dd::train_plan::make(32, 1024, 1024, 64, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
-  CHECK_FALSE(dd::train_plan::make(40, 4096, 4096, 4, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
-  CHECK_FALSE(dd::train_plan::make(2, 300, 5000, 4, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
+  CHECK(dd::train_plan::make(2, 4096, 5000, 4, false, false, 4, S::automatic, St::automatic, 132).tiled);
+  CHECK(dd::train_plan::make(32, 1024, 1024, 64, false, false, 4, S::automatic, St::automatic, 132).tiled);
+  CHECK_FALSE(dd::train_plan::make(40, 4096, 4096, 4, false, false, 4, S::automatic, St::automatic, 132).tiled);
+  CHECK_FALSE(dd::train_plan::make(2, 300, 5000, 4, false, false, 4, S::automatic, St::automatic, 132).tiled);
   CHECK_FALSE(dd::train_plan::make(2, 4096, 4096, 4, false, false, 4).tiled);  // SMs unknown
   // and many pairs whose tiles compute their distances in shared memory (d >= 16), from half a
   // tile on; more than 65535 problems do not tile (the launch's grid.y)
-  CHECK(dd::train_plan::make(256, 512, 512, 64, false, false, 4, 0, S::automatic, St::automatic, 132, true).tiled);
-  CHECK(dd::train_plan::make(256, 64, 100, 64, false, false, 4, 0, S::automatic, St::automatic, 132, true).tiled);
-  CHECK_FALSE(dd::train_plan::make(256, 512, 512, 64, false, false, 4, 0, S::automatic, St::automatic, 132).tiled);
-  CHECK_FALSE(dd::train_plan::make(256, 63, 512, 64, false, false, 4, 0, S::automatic, St::automatic, 132, true).tiled);
-  CHECK_FALSE(dd::train_plan::make(70000, 128, 128, 64, false, false, 4, 0, S::automatic, St::automatic, 132, true).tiled);
-  CHECK_FALSE(dd::train_plan::make(256, 512, 512, 64, false, false, 4, 0, S::block_per_pair, St::automatic, 132, true).tiled);
+  CHECK(dd::train_plan::make(256, 512, 512, 64, false, false, 4, S::automatic, St::automatic, 132, true).tiled);
+  CHECK(dd::train_plan::make(256, 64, 100, 64, false, false, 4, S::automatic, St::automatic, 132, true).tiled);
+  CHECK_FALSE(dd::train_plan::make(256, 512, 512, 64, false, false, 4, S::automatic, St::automatic, 132).tiled);
+  CHECK_FALSE(dd::train_plan::make(256, 63, 512, 64, false, false, 4, S::automatic, St::automatic, 132, true).tiled);
+  CHECK_FALSE(dd::train_plan::make(70000, 128, 128, 64, false, false, 4, S::automatic, St::automatic, 132, true).tiled);
+  CHECK_FALSE(dd::train_plan::make(256, 512, 512, 64, false, false, 4, S::block_per_pair, St::automatic, 132, true).tiled);
   // issue 3's (B = 4, n = m = 32768, d = 16) float: checkpointed tiles keep the R borders (2 n m
   // / 128 values), the G borders and one scratch tile per tile of a diagonal: 341 MB in all
-  auto const big = dd::train_plan::make(4, 32768, 32768, 16, false, false, 4, 0, S::tiled);
+  auto const big = dd::train_plan::make(4, 32768, 32768, 16, false, false, 4, S::tiled);
   CHECK(big.checkpoint == 1);
   CHECK(big.tile_diagonals == 511);
   CHECK(big.tiles_per_diagonal == 256);
@@ -1099,16 +1099,16 @@ TEST_CASE("device schedule: tiled training gives the bits of one block per pair"
   CHECK(big.bytes < std::size_t(400) << 20);
   // launches from the call's grids: 8192 x 600 is 64 x 5 tiles (68 diagonals of at most 5
   // tiles); with the divergence the (8192, 8192) self term sets them (127 of at most 64)
-  auto const narrow = dd::train_plan::make(2, 8192, 600, 4, false, false, 4, 0, S::tiled);
+  auto const narrow = dd::train_plan::make(2, 8192, 600, 4, false, false, 4, S::tiled);
   CHECK(narrow.tile_diagonals == 68);
   CHECK(narrow.tiles_per_diagonal == 5);
-  auto const narrow_div = dd::train_plan::make(2, 8192, 600, 4, true, false, 4, 0, S::tiled);
+  auto const narrow_div = dd::train_plan::make(2, 8192, 600, 4, true, false, 4, S::tiled);
   CHECK(narrow_div.tile_diagonals == 127);
   CHECK(narrow_div.tiles_per_diagonal == 64);
-  auto const values = dd::value_plan::make(dd::job_layout::pairwise, 2, 3, 600, 8192, false, 4, 0, S::tiled);
+  auto const values = dd::value_plan::make(dd::job_layout::pairwise, 2, 3, 600, 8192, false, 4, S::tiled);
   CHECK(values.tile_diagonals == 68);
   CHECK(values.tiles_per_diagonal == 5);
-  auto const whole = dd::train_plan::make(2, 1024, 1024, 64, false, false, 4, 0, S::tiled, St::whole_grid);
+  auto const whole = dd::train_plan::make(2, 1024, 1024, 64, false, false, 4, S::tiled, St::whole_grid);
   CHECK(whole.checkpoint == 0);
   CHECK(whole.slot_size[0] == 1024 * 1024 + 2 * 8 * 1024 + 6 * 2048);  // 1.04 values per cell
 

@@ -48,6 +48,8 @@ class band_spec {
   static constexpr band_spec none() noexcept { return {}; }
 
   constexpr kind type() const noexcept { return kind_; }
+  /// The window fraction f of a window band (0 for the other kinds).
+  constexpr double window_fraction() const noexcept { return kind_ == kind::window ? window_ : 0.0; }
   /// The radius for a pair of lengths, or -1 for no band.
   index_t radius_for(index_t n, index_t m) const noexcept {
     index_t const longest = n > m ? n : m;

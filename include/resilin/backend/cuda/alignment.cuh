@@ -49,7 +49,6 @@
 #include <cstddef>
 #include <span>
 #include <string>
-#include <vector>
 #include <cuda_runtime_api.h>
 #include <resilin/alignment.hpp>
 #include <resilin/backend/cuda/backend.cuh>
@@ -111,23 +110,6 @@ std::string check_output(T const* p, char const* name) {
   if (!p) return detail::message(name, " is null");
   if (!device_accessible(p)) return detail::message(name, " is not device memory");
   return {};
-}
-
-/// The band table, copied into the workspace (pageable source: the copy is staged before
-/// cudaMemcpyAsync returns, so the host vector may go).
-inline cudaError_t upload_band(band_spec const& b, index_t longest, void* dst, cudaStream_t s,
-                               device_detail::device_band& out) noexcept {
-  index_t const entries = device_detail::band_table_entries(b, longest);
-  if (entries == 0) {
-    out = device_detail::make_device_band(b, nullptr);
-    return cudaSuccess;
-  }
-  std::vector<index_t> table(static_cast<std::size_t>(entries));
-  device_detail::fill_band_table(b, longest, table.data());
-  cudaError_t const st = cudaMemcpyAsync(dst, table.data(), table.size() * sizeof(index_t),
-                                         cudaMemcpyHostToDevice, s);
-  out = device_detail::make_device_band(b, static_cast<index_t const*>(dst));
-  return st;
 }
 
 inline char* at(void* base, std::size_t offset) noexcept {
@@ -288,11 +270,9 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
                                    return launch_values<T>(w, b, exec, m.single_channel(), Xc, Yc,
                                                            layout, o);
                                  });
-  index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
   int const sms = automatic_multiprocessors(exec);
   value_plan const plan = value_plan::make(layout, X.batch, Y.batch, X.max_length, Y.max_length,
-                                           m.divergence, sizeof(T),
-                                           band_table_entries(m.band, longest), exec.schedule, sms,
+                                           m.divergence, sizeof(T), exec.schedule, sms,
                                            distance_tiles_available<T, Cost>(exec, X.channels, 3),
                                            X.channels);
   if (!ws) {
@@ -301,9 +281,7 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
   }
   if (bytes < plan.bytes) return cudaErrorInvalidValue;
   if (plan.jobs == 0) return cudaSuccess;
-  device_band band{};
-  if (cudaError_t e = upload_band(m.band, longest, at(ws, plan.table_offset), exec.stream, band))
-    return e;
+  device_band const band = make_device_band(m.band);
   T* const results = m.divergence ? reinterpret_cast<T*>(at(ws, plan.results_offset)) : out;
   T* const rings = plan.shared_ring ? nullptr : reinterpret_cast<T*>(at(ws, plan.rings_offset));
   value_args<T, Cost, Smooth> const a{m.cost, m.smooth, band, X, Y, layout, results, plan.stride};
@@ -368,10 +346,8 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
                                  });
   }
   index_t const B = X.batch, d = X.channels;
-  index_t const longest = X.max_length > Y.max_length ? X.max_length : Y.max_length;
   train_plan const plan = train_plan::make(B, X.max_length, Y.max_length, d, m.divergence, false,
-                                           sizeof(T), band_table_entries(m.band, longest),
-                                           exec.schedule, exec.storage,
+                                           sizeof(T), exec.schedule, exec.storage,
                                            automatic_multiprocessors(exec),
                                            distance_tiles_available<T, Cost>(exec, d, 7));
   if (!ws) {
@@ -384,7 +360,7 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
   std::size_t const xs = static_cast<std::size_t>(B * X.max_length * d),
                     ys = static_cast<std::size_t>(B * Y.max_length * d);
   train_args<T, Cost, Smooth> a{};
-  if (cudaError_t err = upload_band(m.band, longest, at(ws, plan.table_offset), s, a.band)) return err;
+  a.band = make_device_band(m.band);
   a.cost = m.cost;
   a.smooth = m.smooth;
   a.X = X;

@@ -106,33 +106,30 @@ RESILIN_HD constexpr index_t diag_index(index_t n, index_t m, index_t i, index_t
 }
 
 /// The band, resolvable on the device for every pair of lengths: band_spec::radius_for(n, m)
-/// depends on max(n, m) only; the host tabulates it when it is not a plain radius.
+/// depends on max(n, m) only, and a window band's ceil(f * max(n, m)) is one correctly rounded
+/// product and a ceil, the same bits on the device as on the host. Nothing is copied from the
+/// host, so the launches that use it can be captured in a CUDA graph.
 struct device_band {
-  index_t radius = -1;              // used when table is null: -1 none, else min(radius, longest)
-  index_t const* table = nullptr;   // (max length + 1): table[L] = radius_for(L, L)
+  index_t radius = -1;   // -1: none (unless window >= 0), else the radius in cells
+  double window = -1;    // >= 0: a window fraction of max(n, m)
 
-  RESILIN_HD constexpr index_t radius_for(index_t n, index_t m) const noexcept {
+  RESILIN_HD index_t radius_for(index_t n, index_t m) const noexcept {
     index_t const longest = n > m ? n : m;
-    if (table) return table[longest];
+    if (window >= 0) {
+      double const r = ::ceil(window * static_cast<double>(longest));
+      return r < static_cast<double>(longest) ? static_cast<index_t>(r) : longest;
+    }
     if (radius < 0) return -1;
     return radius < longest ? radius : longest;
   }
 };
 
-/// Host side: the device form of a band_spec. A window band needs a table of
-/// radius_for(L, L) for L in [0, longest] (band_table_entries values, filled by
-/// fill_band_table); a radius or no band needs none.
-inline index_t band_table_entries(band_spec const& b, index_t longest) noexcept {
-  return b.type() == band_spec::kind::window ? longest + 1 : 0;
-}
-inline void fill_band_table(band_spec const& b, index_t longest, index_t* table) noexcept {
-  for (index_t L = 0; L <= longest; ++L) table[L] = L == 0 ? 0 : b.radius_for(L, L);
-}
-inline device_band make_device_band(band_spec const& b, index_t const* table) noexcept {
-  if (b.type() == band_spec::kind::none) return {-1, nullptr};
-  if (b.type() == band_spec::kind::window) return {-1, table};
+/// Host side: the device form of a band_spec.
+inline device_band make_device_band(band_spec const& b) noexcept {
+  if (b.type() == band_spec::kind::window) return {-1, b.window_fraction()};
+  if (b.type() == band_spec::kind::none) return {-1, -1};
   index_t const big = index_t(1) << 60;  // radius_for(big, big) is the radius itself
-  return {b.radius_for(big, big), nullptr};
+  return {b.radius_for(big, big), -1};
 }
 
 // --- jobs: which two series a block aligns -----------------------------------------------------
@@ -1789,7 +1786,6 @@ struct value_plan {
   std::size_t borders_offset = 0, borders_bytes = 0;  // tiled: 6 min(n, m) values per job (whole tiles)
   std::size_t results_offset = 0, results_bytes = 0;  // job values (divergence only)
   std::size_t rings_offset = 0, rings_bytes = 0;      // global rings (when not shared)
-  std::size_t table_offset = 0, table_bytes = 0;      // band table (window bands)
   std::size_t bytes = 0;        // total workspace
 
   /// Dynamic shared memory per CTA.
@@ -1798,7 +1794,7 @@ struct value_plan {
   }
 
   static value_plan make(job_layout layout, index_t nx, index_t ny, index_t nmax, index_t mmax,
-                         bool divergence, std::size_t value_size, index_t table_entries = 0,
+                         bool divergence, std::size_t value_size,
                          device_schedule schedule = device_schedule::automatic,
                          int multiprocessors = 0, bool distance_tiles = false,
                          index_t channels = 1) {
@@ -1860,9 +1856,6 @@ struct value_plan {
       q.rings_bytes = align_up(static_cast<std::size_t>(q.jobs) * q.ring_bytes);
       off += q.rings_bytes;
     }
-    q.table_offset = off;
-    q.table_bytes = align_up(static_cast<std::size_t>(table_entries) * sizeof(index_t));
-    off += q.table_bytes;
     q.bytes = off > 0 ? off : 1;  // never 0: a null workspace means "size query" (CUB)
     return q;
   }
@@ -1889,7 +1882,6 @@ struct train_plan {
   std::size_t results_offset = 0, results_bytes = 0;
   std::size_t rings_offset = 0, rings_bytes = 0;
   std::size_t selfgrad_offset = 0, selfgrad_bytes = 0;  // gx1, gx2, gy1, gy2 (divergence)
-  std::size_t table_offset = 0, table_bytes = 0;
   std::size_t bytes = 0;
 
   /// Dynamic shared memory per CTA.
@@ -1899,7 +1891,6 @@ struct train_plan {
 
   static train_plan make(index_t batch, index_t nmax, index_t mmax, index_t channels,
                          bool divergence, bool results_in_workspace, std::size_t value_size,
-                         index_t table_entries = 0,
                          device_schedule schedule = device_schedule::automatic,
                          training_store storage = training_store::automatic,
                          int multiprocessors = 0, bool distance_tiles = false) {
@@ -1972,9 +1963,6 @@ struct train_plan {
           align_up(static_cast<std::size_t>(2 * batch * (nmax + mmax) * channels) * value_size);
       off += q.selfgrad_bytes;
     }
-    q.table_offset = off;
-    q.table_bytes = align_up(static_cast<std::size_t>(table_entries) * sizeof(index_t));
-    off += q.table_bytes;
     q.bytes = off > 0 ? off : 1;  // never 0: a null workspace means "size query" (CUB)
     return q;
   }
