@@ -649,14 +649,17 @@ TEST_CASE("cuda: many pairs of many channels tile automatically, with the bits o
     using Cost = decltype(meas.cost);
     int const sms = cd::automatic_multiprocessors(r::device);
     INFO("SMs " << sms);
-    CHECK(dd::value_plan::make(dd::job_layout::paired, B, B, X.max_length, Y.max_length, false, sizeof(T),
-                               r::device_schedule::automatic, sms,
-                               cd::distance_tiles_available<T, Cost>(r::device, d, 3), d)
+    bool const tiles3 = cd::distance_tiles_available<T, Cost>(r::device, d, 3);
+    bool const tiles7 = cd::distance_tiles_available<T, Cost>(r::device, d, 7);
+    // pairwise: B x B value jobs
+    CHECK(dd::value_plan::make(dd::job_layout::pairwise, B, B, X.max_length, Y.max_length, false, sizeof(T),
+                               r::device_schedule::automatic, sms, tiles3, d)
               .tiled);
-    CHECK(dd::train_plan::make(B, X.max_length, Y.max_length, d, false, false, sizeof(T),
-                               r::device_schedule::automatic, r::training_store::automatic, sms,
-                               cd::distance_tiles_available<T, Cost>(r::device, d, 7))
-              .tiled);
+    // values_and_grads and alignment_matrices: B pairs; pairwise_grads: B x B pairs
+    for (r::index_t pairs : {B, B * B})
+      CHECK(dd::train_plan::make(pairs, X.max_length, Y.max_length, d, false, false, sizeof(T),
+                                 r::device_schedule::automatic, r::training_store::automatic, sms, tiles7)
+                .tiled);
   }
   std::vector<T> v[2], gx[2], gy[2], p[2], e[2], pg[2];
   r::device_schedule const schedules[2] = {r::device_schedule::automatic, r::device_schedule::block_per_pair};
