@@ -21,6 +21,7 @@
 #include <resilin/backend/device/wavefront.hpp>
 #include <resilin/cost/cdtw.hpp>
 #include "helpers.hpp"
+#include "strip_helpers.hpp"
 
 namespace r = resilin;
 using r::index_t;
@@ -643,4 +644,29 @@ TEMPLATE_TEST_CASE("cdtw: the device block programs equal the host backend", "[c
     run(r::measures::soft_cdtw<T>(T(1), band));
     run(r::measures::cdtw(band));
   }
+}
+
+TEMPLATE_TEST_CASE("strip traversal: checkpointed training gives the bits of the whole table",
+                   "[cdtw][checkpoint]", float, double) {
+  using T = TestType;
+  std::uint64_t seed = 600;
+  // one strip, several, a partial last strip, one row, one column; bands that cut strips
+  for (auto [n, k] : {std::pair<index_t, index_t>{1, 1}, {1, 40}, {40, 1}, {17, 23}, {70, 33}, {33, 70}, {129, 100}})
+    for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(3), r::band_spec::window(0.2)})
+      for (index_t d : {1, 2}) {
+        auto const x = resilin_test::cast<T>(random_values(static_cast<std::size_t>(n * d), ++seed));
+        auto const y = resilin_test::cast<T>(random_values(static_cast<std::size_t>(k * d), ++seed));
+        INFO("n " << n << " m " << k << " d " << d << " band kind " << int(band.type()));
+        auto const same = [&](auto const& meas) {
+          std::vector<T> gx1, gy1, gx2, gy2;
+          T const whole = resilin_test::strip_value_and_grad(meas, x, y, d, 0, false, gx1, gy1);
+          T const kept = resilin_test::strip_value_and_grad(meas, x, y, d, 0, true, gx2, gy2);
+          CHECK(std::isfinite(double(whole)));
+          CHECK(kept == whole);
+          CHECK(resilin_test::bitwise_equal(gx2, gx1));
+          CHECK(resilin_test::bitwise_equal(gy2, gy1));
+        };
+        same(r::measures::soft_cdtw<T>(T(0.3), band));  // the generic lane cost
+        same(r::measures::soft_dtw<T>(T(0.3), band));   // DTW's lanes, in the log domain here
+      }
 }

@@ -21,6 +21,7 @@
 #include <resilin/resilin.hpp>
 #include <resilin/cost/msm.hpp>
 #include <resilin/cost/soft_msm.hpp>
+#include "strip_helpers.hpp"
 
 namespace r = resilin;
 namespace ref = resilin_test::reference;
@@ -834,29 +835,19 @@ namespace {
 
 /// value_and_grad through the strip traversal with every cell's weights and partials kept by
 /// the forward (side > 0) or recomputed in the backward from the stored R (side = 0).
+/// With `checkpoint` (and keep false), the forward keeps only the row above each strip and the
+/// backward recomputes the strips.
 template <class T>
 T strip_grad(r::measure<r::soft_msm_cost<T>, r::soft_min<T>> const& meas, std::vector<T> const& x,
-             std::vector<T> const& y, index_t d, bool keep, std::vector<T>& gx, std::vector<T>& gy) {
-  namespace rh = r::host_detail;
-  index_t const n = static_cast<index_t>(x.size()) / d, m = static_cast<index_t>(y.size()) / d;
-  rh::pair_problem<T, r::soft_msm_cost<T>, r::soft_min<T>> const p{
-      meas.cost, meas.smooth, {x.data(), n, d}, {y.data(), m, d},
-      r::band_geometry::make(n, m, meas.band.radius_for(n, m))};
-  rh::soft_msm_lane_cost<T, T> lanes;
-  std::vector<T> row, g_up, g_diag;
-  rh::strip_table<T> table;
-  gx.assign(x.size(), T(0));
-  gy.assign(y.size(), T(0));
-  index_t const side = keep ? 3 + rh::soft_msm_lane_cost<T, T>::gradient_term_packs(d) : 0;
-  T const v = rh::forward(p, lanes, row, &table, side);
-  rh::backward(p, table, T(1), lanes, g_up, g_diag, nullptr, r::series_view<T>{gx.data(), n, d},
-               r::series_view<T>{gy.data(), m, d});
-  return v;
+             std::vector<T> const& y, index_t d, bool keep, std::vector<T>& gx, std::vector<T>& gy,
+             bool checkpoint = false) {
+  index_t const side = keep ? 3 + r::host_detail::soft_msm_lane_cost<T, T>::gradient_term_packs(d) : 0;
+  return resilin_test::strip_value_and_grad(meas, x, y, d, side, checkpoint, gx, gy);
 }
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("soft-MSM: the backward from stored weights and partials has the bits of the recomputing one",
+TEMPLATE_TEST_CASE("soft-MSM: the backward from stored weights and partials has the bits of the recomputing and the checkpointed ones",
                    "[soft_msm]", float, double) {
   using T = TestType;
   std::uint64_t seed = 900;
@@ -874,6 +865,11 @@ TEMPLATE_TEST_CASE("soft-MSM: the backward from stored weights and partials has 
         CHECK(v1 == v2);
         CHECK(gx1 == gx2);
         CHECK(gy1 == gy2);
+        // and so has the checkpointed one (strips recomputed from the rows above them)
+        std::vector<T> gx4, gy4;
+        CHECK(strip_grad(meas, x, y, d, false, gx4, gy4, true) == v1);
+        CHECK(gx4 == gx1);
+        CHECK(gy4 == gy1);
         CHECK(std::isfinite(double(v1)));
         // the front end (which keeps them for tables up to 32 MiB) gives the same
         std::vector<T> gx3, gy3;

@@ -18,6 +18,11 @@ namespace resilin::host_detail {
 /// cost less than recomputing, and a batch reuses them); beyond, the backward recomputes.
 inline constexpr std::size_t kept_table_bytes = std::size_t(32) << 20;
 
+/// Beyond this size a training forward keeps only the row above every strip (about 1/16 of R)
+/// and the backward recomputes each strip from it: one more forward, for long pairs that would
+/// not fit otherwise.
+inline constexpr std::size_t checkpoint_table_bytes = std::size_t(256) << 20;
+
 /// Whether a table of `packs` SIMD packs of T is kept whole (at most kept_table_bytes).
 template <class T>
 constexpr bool kept_whole(std::size_t packs) noexcept {
@@ -124,7 +129,10 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
     index_t const packs = per_vector * strip_vectors<T> * strip_steps<T>(p.band, x.length);
     if (kept_whole<T>(static_cast<std::size_t>(packs))) side = per_vector;
   }
-  T const v = forward(p, lanes, ws.rowbuf, &ws.table, side);
+  // R itself (one pack per vector and step) only up to checkpoint_table_bytes
+  bool const checkpoint = side == 0 && static_cast<std::size_t>(strip_vectors<T> * strip_steps<T>(p.band, x.length)) *
+                                           sizeof(simd::pack<T>) > checkpoint_table_bytes;
+  T const v = forward(p, lanes, ws.rowbuf, &ws.table, side, checkpoint);
   backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);
   return v;
 }

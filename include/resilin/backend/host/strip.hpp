@@ -42,13 +42,37 @@ struct strip_table {
   std::vector<index_t> offset, t0, t1;
   table_buffer<V> backward_data;  // per step and vector: 3 weights, then the lane's partials
   index_t side = 0;              // packs per vector in backward_data (0: none kept)
+  // Checkpointed (row_size > 0): instead of every strip's cells, the row above each strip,
+  // R(i0 - 1, j) at rows[s * row_size + j + 1]; `cells` then holds one recomputed strip.
+  std::vector<T> rows;
+  index_t row_size = 0;
+  std::vector<T> scratch_row;  // the backward's rolling row while it recomputes a strip
 
   void reset(index_t strips, index_t side_packs = 0) {
     used = 0;
     side = side_packs;
+    row_size = 0;
     offset.assign(static_cast<std::size_t>(strips), 0);
     t0.assign(static_cast<std::size_t>(strips), 0);
     t1.assign(static_cast<std::size_t>(strips), -1);
+  }
+  bool checkpointed() const noexcept { return row_size > 0; }
+  /// Checkpointed: R(i0 - 1, j) of strip s at row_above(s)[j + 1], for j in [-1, m + H - 1).
+  T const* row_above(index_t s) const noexcept { return rows.data() + s * row_size; }
+  /// Checkpointed: keeps the forward's rolling row before strip s as at(i0 - 1, j) reads it:
+  /// the previous strip's stored steps give R of its last row at columns
+  /// [t0 - (H - 1), t1 - (H - 1)], +inf elsewhere (the rolling row there may hold an older row's
+  /// values, which no cell in the band reads).
+  void keep_row_above(index_t s, std::vector<T> const& rowbuf) {
+    T* const r = rows.data() + s * row_size;
+    if (s == 0) {  // the virtual origin and +inf: the forward's initial row
+      std::copy(rowbuf.begin(), rowbuf.begin() + row_size, r);
+      return;
+    }
+    auto const prev = static_cast<std::size_t>(s - 1);
+    index_t const lo = t0[prev] - (H - 1) + 1, hi = t1[prev] - (H - 1) + 1;  // as rowbuf indices
+    for (index_t k = 0; k < row_size; ++k)
+      r[k] = k >= lo && k <= hi ? rowbuf[static_cast<std::size_t>(k)] : math::infinity<T>();
   }
   /// Vector q's backward data at step t of strip s (the step is stored). The steps of a strip
   /// are stored last first, so that the backward reads ascending addresses.
@@ -115,13 +139,87 @@ index_t strip_steps(band_geometry const& band, index_t n) {
   return total;
 }
 
+/// One strip of the forward sweep (lanes.begin_strip(s * H) done): reads R(i0 - 1, j) at
+/// rowbuf[j + 1] and leaves R(i0 + H - 1, j) there for the next strip (the writes trail the
+/// reads), stores every step's K packs at out + (t - t0) * K when out is not null and, with
+/// `side` (table not null), every cell's move weights and gradient terms in the table. The
+/// packs of the strip's last step go to `last`.
+template <class T, class P, class Lanes>
+void forward_strip(P const& p, Lanes& lanes, index_t s, strip_geometry<T> const& geo,
+                                  std::vector<T>& rowbuf, simd::pack<T>* out, strip_table<T>* table,
+                                  bool side, simd::pack<T>* last) {
+  using V = simd::pack<T>;
+  constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
+  T const inf = math::infinity<T>();
+  V cur[K], prev[K];
+  for (int q = 0; q < K; ++q) cur[q] = prev[q] = V(inf);
+  for (index_t t = geo.t0; t <= geo.t1; ++t) {
+    V const tv(static_cast<T>(t));
+    V next[K];
+    // the costs of all K vectors first: they do not depend on R, so the K recursion chains
+    // that follow sit next to each other in the instruction stream and overlap
+    step3<V> c[K];
+    for (int q = 0; q < K; ++q) c[q] = lane_costs<T>(lanes, q, t, geo.inside(q, tv), side);
+    bool paired = false;
+    if constexpr (pairs_cells<Lanes>) {
+      if (!side) {  // two vectors' cells at a time, as one value of two packs (packs.hpp)
+        using P2 = simd::packs<T, 2>;
+        static_assert(K % 2 == 0);
+        V up[K], diag[K];
+        for (int q = 0; q < K; ++q) {
+          up[q] = simd::shift_in_front(cur[q], q == 0 ? V(rowbuf[static_cast<std::size_t>(t + 1)]) : cur[q - 1]);
+          diag[q] = simd::shift_in_front(prev[q], q == 0 ? V(rowbuf[static_cast<std::size_t>(t)]) : prev[q - 1]);
+        }
+        for (int q = 0; q < K; q += 2) {
+          step3<P2> const c2{P2::of(c[q].diag, c[q + 1].diag), P2::of(c[q].up, c[q + 1].up),
+                             P2::of(c[q].left, c[q + 1].left)};
+          P2 const r = cell_value(p.smooth, c2, P2::of(diag[q], diag[q + 1]), P2::of(up[q], up[q + 1]),
+                                  P2::of(cur[q], cur[q + 1]));
+          next[q] = simd::select(geo.inside(q, tv), r.v[0], V(inf));
+          next[q + 1] = simd::select(geo.inside(q + 1, tv), r.v[1], V(inf));
+        }
+        paired = true;
+      }
+    }
+    for (int q = 0; q < K && !paired; ++q) {
+      V const above1 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t + 1)]) : cur[q - 1];
+      V const above2 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t)]) : prev[q - 1];
+      V const up = simd::shift_in_front(cur[q], above1);
+      V const diag = simd::shift_in_front(prev[q], above2);
+      if constexpr (caches_partials<Lanes>) {
+        if (side) {  // the backward's weights from the same candidates, and the gradient terms
+          V* const b = table->backward_at(s, t, q);
+          value_and_weights<V> const vw = cell_value_and_weights(p.smooth, c[q], diag, up, cur[q]);
+          next[q] = simd::select(geo.inside(q, tv), vw.value, V(inf));
+          b[0] = vw.weights.diag;
+          b[1] = vw.weights.up;
+          b[2] = vw.weights.left;
+          lanes.gradient_terms(q, vw.weights, b + 3);
+          continue;
+        }
+      }
+      next[q] = simd::select(geo.inside(q, tv), cell_value(p.smooth, c[q], diag, up, cur[q]), V(inf));
+    }
+    for (int q = 0; q < K; ++q) {
+      prev[q] = cur[q];
+      cur[q] = next[q];
+    }
+    if (out) std::copy(next, next + K, out + (t - geo.t0) * K);
+    index_t const jl = t - (H - 1);  // the strip's last row feeds the next strip
+    if (jl >= -1) rowbuf[static_cast<std::size_t>(jl + 1)] = next[K - 1][W - 1];
+  }
+  for (int q = 0; q < K; ++q) last[q] = cur[q];
+}
+
 /// Forward sweep. Returns R(n-1, m-1). With a table, stores every step for the backward; with
 /// side_packs > 0 (lanes that cache partials: 3 + Lanes::gradient_term_packs(channels)), also
 /// every cell's move weights and gradient terms, which the backward then reads instead of
-/// evaluating transcendentals.
+/// evaluating transcendentals. With `checkpoint` (and no side packs), the table keeps only the
+/// row above every strip (strip_table::rows), from which the backward recomputes each strip:
+/// about 1/H of R's memory for one more forward.
 template <class T, class P, class Lanes>
 T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* table,
-          index_t side_packs = 0) {
+          index_t side_packs = 0, bool checkpoint = false) {
   using V = simd::pack<T>;
   constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
   index_t const n = p.x.length, m = p.y.length;
@@ -129,12 +227,17 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
   rowbuf.assign(static_cast<std::size_t>(m + H + 1), inf);  // rowbuf[j + 1] = R(i0 - 1, j)
   rowbuf[0] = T(0);                                          // the virtual origin R(-1, -1)
   index_t const strips = (n + H - 1) / H;
-  bool const side = table && side_packs > 0;
+  bool const side = table && side_packs > 0 && !checkpoint;
   if (table) {
     table->reset(strips, side ? side_packs : 0);
-    auto const packs = static_cast<std::size_t>(strip_steps<T>(p.band, n) * K);
-    table->cells.reserve(packs);
-    if (side) table->backward_data.reserve(packs * static_cast<std::size_t>(side_packs));
+    if (checkpoint) {
+      table->row_size = m + H + 1;
+      table->rows.resize(static_cast<std::size_t>(strips * table->row_size));
+    } else {
+      auto const packs = static_cast<std::size_t>(strip_steps<T>(p.band, n) * K);
+      table->cells.reserve(packs);
+      if (side) table->backward_data.reserve(packs * static_cast<std::size_t>(side_packs));
+    }
   }
   lanes.begin_pair(p.cost, p.x, p.y);
   V last[K];
@@ -144,70 +247,17 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
     V* out = nullptr;
     if (table) {
       auto const su = static_cast<std::size_t>(s);
-      table->offset[su] = table->used;
       table->t0[su] = geo.t0;
       table->t1[su] = geo.t1;
-      table->used += (geo.t1 - geo.t0 + 1) * K;
-      out = table->cells.data() + table->offset[su];
+      if (checkpoint) {
+        table->keep_row_above(s, rowbuf);
+      } else {
+        table->offset[su] = table->used;
+        table->used += (geo.t1 - geo.t0 + 1) * K;
+        out = table->cells.data() + table->offset[su];
+      }
     }
-    V cur[K], prev[K];
-    for (int q = 0; q < K; ++q) cur[q] = prev[q] = V(inf);
-    for (index_t t = geo.t0; t <= geo.t1; ++t) {
-      V const tv(static_cast<T>(t));
-      V next[K];
-      // the costs of all K vectors first: they do not depend on R, so the K recursion chains
-      // that follow sit next to each other in the instruction stream and overlap
-      step3<V> c[K];
-      for (int q = 0; q < K; ++q) c[q] = lane_costs<T>(lanes, q, t, geo.inside(q, tv), side);
-      bool paired = false;
-      if constexpr (pairs_cells<Lanes>) {
-        if (!side) {  // two vectors' cells at a time, as one value of two packs (packs.hpp)
-          using P2 = simd::packs<T, 2>;
-          static_assert(K % 2 == 0);
-          V up[K], diag[K];
-          for (int q = 0; q < K; ++q) {
-            up[q] = simd::shift_in_front(cur[q], q == 0 ? V(rowbuf[static_cast<std::size_t>(t + 1)]) : cur[q - 1]);
-            diag[q] = simd::shift_in_front(prev[q], q == 0 ? V(rowbuf[static_cast<std::size_t>(t)]) : prev[q - 1]);
-          }
-          for (int q = 0; q < K; q += 2) {
-            step3<P2> const c2{P2::of(c[q].diag, c[q + 1].diag), P2::of(c[q].up, c[q + 1].up),
-                               P2::of(c[q].left, c[q + 1].left)};
-            P2 const r = cell_value(p.smooth, c2, P2::of(diag[q], diag[q + 1]), P2::of(up[q], up[q + 1]),
-                                    P2::of(cur[q], cur[q + 1]));
-            next[q] = simd::select(geo.inside(q, tv), r.v[0], V(inf));
-            next[q + 1] = simd::select(geo.inside(q + 1, tv), r.v[1], V(inf));
-          }
-          paired = true;
-        }
-      }
-      for (int q = 0; q < K && !paired; ++q) {
-        V const above1 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t + 1)]) : cur[q - 1];
-        V const above2 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t)]) : prev[q - 1];
-        V const up = simd::shift_in_front(cur[q], above1);
-        V const diag = simd::shift_in_front(prev[q], above2);
-        if constexpr (caches_partials<Lanes>) {
-          if (side) {  // the backward's weights from the same candidates, and the gradient terms
-            V* const b = table->backward_at(s, t, q);
-            value_and_weights<V> const vw = cell_value_and_weights(p.smooth, c[q], diag, up, cur[q]);
-            next[q] = simd::select(geo.inside(q, tv), vw.value, V(inf));
-            b[0] = vw.weights.diag;
-            b[1] = vw.weights.up;
-            b[2] = vw.weights.left;
-            lanes.gradient_terms(q, vw.weights, b + 3);
-            continue;
-          }
-        }
-        next[q] = simd::select(geo.inside(q, tv), cell_value(p.smooth, c[q], diag, up, cur[q]), V(inf));
-      }
-      for (int q = 0; q < K; ++q) {
-        prev[q] = cur[q];
-        cur[q] = next[q];
-      }
-      if (out) std::copy(next, next + K, out + (t - geo.t0) * K);
-      index_t const jl = t - (H - 1);  // the strip's last row feeds the next strip
-      if (jl >= -1) rowbuf[static_cast<std::size_t>(jl + 1)] = next[K - 1][W - 1];
-    }
-    for (int q = 0; q < K; ++q) last[q] = cur[q];
+    forward_strip(p, lanes, s, geo, rowbuf, out, table, side, last);
     lanes.end_strip();
   }
   lanes.end_pair();
@@ -219,9 +269,11 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
 /// Backward sweep over a stored table. With A = seed * dR(n-1,m-1)/dR(i,j) and G = A * weights
 /// (the expected use of each move into (i, j)), calls lanes.accumulate(q, t, in, G) (lane costs
 /// that cache partials: accumulate_terms of the stored terms, or accumulate_cached) for the
-/// gradient and visit(i, j, A, G) for every in-band cell when Visit is not nullptr_t.
+/// gradient and visit(i, j, A, G) for every in-band cell when Visit is not nullptr_t. A
+/// checkpointed table's strips are recomputed one at a time from their rows above, with the
+/// forward's bits, so the results are those of the whole table.
 template <class T, class P, class Lanes, class Visit>
-void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std::vector<T>& g_up,
+void backward(P const& p, strip_table<T>& table, T seed, Lanes& lanes, std::vector<T>& g_up,
               std::vector<T>& g_diag, Visit&& visit, series_view<T> gx, series_view<T> gy) {
   using V = simd::pack<T>;
   constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
@@ -240,6 +292,16 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
     index_t const i0 = s * H;
     strip_geometry<T> const geo(p.band, n, i0);
     lanes.begin_strip(i0);
+    T const* const row_above = table.checkpointed() ? table.row_above(s) : nullptr;
+    if (row_above) {  // the strip's cells again, from the row above it (cells hold one strip)
+      table.scratch_row.assign(row_above, row_above + table.row_size);
+      V last[K];
+      forward_strip(p, lanes, s, geo, table.scratch_row,
+                    table.cells.reserve(static_cast<std::size_t>((geo.t1 - geo.t0 + 1) * K)),
+                    static_cast<strip_table<T>*>(nullptr), false, last);
+    }
+    // R(i0 - 1, j): the table's previous strip, or the kept row
+    auto const above = [&](index_t j) { return row_above ? row_above[j + 1] : table.at(i0 - 1, j); };
     int const seed_o = static_cast<int>(n - 1 - i0);
     index_t const seed_t = seed_o < H ? (m - 1) + seed_o : -1;
     V gu1[K], gl1[K], gd1[K], gd2[K];  // G at steps t+1 and t+2
@@ -248,7 +310,7 @@ void backward(P const& p, strip_table<T> const& table, T seed, Lanes& lanes, std
       V const tv(static_cast<T>(t));
       V const* const r1 = stored ? nullptr : table.step(s, t - 1);
       V const* const r2 = stored ? nullptr : table.step(s, t - 2);
-      V const above1(stored ? T(0) : table.at(i0 - 1, t)), above2(stored ? T(0) : table.at(i0 - 1, t - 1));
+      V const above1(stored ? T(0) : above(t)), above2(stored ? T(0) : above(t - 1));
       step3<V> c[K];  // the costs of all K vectors first, as in the forward
       if (!stored)  // with a gradient, one evaluation of the costs for both uses
         for (int q = 0; q < K; ++q) c[q] = lane_costs<T>(lanes, q, t, geo.inside(q, tv), gx.data != nullptr);

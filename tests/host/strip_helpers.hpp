@@ -1,0 +1,33 @@
+#pragma once
+// The host strip traversal driven directly (below the front end's choices), for tests that
+// compare its storage modes: R whole, R with the backward's weights and terms (`side` packs per
+// vector), or checkpointed (the row above each strip; the backward recomputes the strips).
+#include <vector>
+#include <support/catch.hpp>
+#include <resilin/backend/host/pair.hpp>
+
+namespace resilin_test {
+
+/// Value and gradients of one pair (x: n x d, y: m x d, row-major) through forward + backward.
+template <class T, class Cost, class Smooth>
+T strip_value_and_grad(resilin::measure<Cost, Smooth> const& m, std::vector<T> const& x,
+                       std::vector<T> const& y, resilin::index_t d, resilin::index_t side,
+                       bool checkpoint, std::vector<T>& gx, std::vector<T>& gy) {
+  namespace rh = resilin::host_detail;
+  resilin::index_t const n = static_cast<resilin::index_t>(x.size()) / d,
+                         k = static_cast<resilin::index_t>(y.size()) / d;
+  rh::pair_problem<T, Cost, Smooth> const p{m.cost, m.smooth, {x.data(), n, d}, {y.data(), k, d},
+                                            resilin::band_geometry::make(n, k, m.band.radius_for(n, k))};
+  rh::lane_cost<T, Cost> lanes;
+  std::vector<T> row, g_up, g_diag;
+  rh::strip_table<T> table;
+  gx.assign(x.size(), T(0));
+  gy.assign(y.size(), T(0));
+  T const v = rh::forward(p, lanes, row, &table, side, checkpoint);
+  REQUIRE(table.checkpointed() == checkpoint);
+  rh::backward(p, table, T(1), lanes, g_up, g_diag, nullptr, resilin::series_view<T>{gx.data(), n, d},
+               resilin::series_view<T>{gy.data(), k, d});
+  return v;
+}
+
+}  // namespace resilin_test
