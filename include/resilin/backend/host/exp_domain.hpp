@@ -12,7 +12,6 @@
 // the row above every strip for the backward of exp_domain_grad.hpp.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 #include <resilin/backend/host/lane_cost.hpp>
@@ -77,12 +76,7 @@ RESILIN_INLINE simd::pack<T> pow2_int(simd::pack<T> d) noexcept {
   using P = simd::pack<T>;
   using tr = exp_domain_traits<T>;
   P const t = simd::max(d, P(T(tr::min_exp))) + tr::magic;
-  typename P::mask b;
-  std::memcpy(&b, &t.v, sizeof b);
-  b = (b + tr::bias) << tr::mant;
-  P r;
-  std::memcpy(&r.v, &b, sizeof b);
-  return r;
+  return P::from_bits((t.bits() + tr::bias) << tr::mant);
 }
 
 /// The cell in the exponential domain: x = -delta log2(e) / gamma <= 0.
@@ -112,19 +106,10 @@ RESILIN_INLINE exp_value<T> exp_cell(exp_value<T> const& d, exp_value<T> const& 
   }
   P const mm = s * p;  // (0, 12): renormalise to [1, 2) and move the exponent into k
   using I = typename P::int_type;
-  typename P::mask b;
-  std::memcpy(&b, &mm.v, sizeof b);
+  typename P::mask const b = mm.bits();
   typename P::mask const e = simd::shift_right_logical(b, tr::mant) - I(tr::bias);  // mm > 0
-  b = (b & ((I(1) << tr::mant) - 1)) | (I(tr::bias) << tr::mant);
-  P m;
-  std::memcpy(&m.v, &b, sizeof b);
-  P const magic_v(tr::magic);
-  typename P::mask eb;
-  std::memcpy(&eb, &magic_v.v, sizeof eb);
-  eb = eb + e;
-  P ef;
-  std::memcpy(&ef.v, &eb, sizeof eb);
-  ef = ef - tr::magic;
+  P const m = P::from_bits((b & ((I(1) << tr::mant) - 1)) | (I(tr::bias) << tr::mant));
+  P const ef = P::from_bits(P(tr::magic).bits() + e) - tr::magic;  // e as floating point
   return {m, km + kx + ef};
 }
 

@@ -123,15 +123,14 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
     }
   }
   lane_cost<T, Cost> lanes;
+  auto const r_packs = static_cast<std::size_t>(strip_vectors<T> * strip_steps<T>(p.band, x.length));
   index_t side = 0;  // lanes that cache partials: keep every cell's backward data where it fits
   if constexpr (caches_partials<lane_cost<T, Cost>>) {
     index_t const per_vector = 3 + lane_cost<T, Cost>::gradient_term_packs(x.channels);
-    index_t const packs = per_vector * strip_vectors<T> * strip_steps<T>(p.band, x.length);
-    if (kept_whole<T>(static_cast<std::size_t>(packs))) side = per_vector;
+    if (kept_whole<T>(static_cast<std::size_t>(per_vector) * r_packs)) side = per_vector;
   }
   // R itself (one pack per vector and step) only up to checkpoint_table_bytes
-  bool const checkpoint = side == 0 && static_cast<std::size_t>(strip_vectors<T> * strip_steps<T>(p.band, x.length)) *
-                                           sizeof(simd::pack<T>) > checkpoint_table_bytes;
+  bool const checkpoint = side == 0 && r_packs * sizeof(simd::pack<T>) > checkpoint_table_bytes;
   T const v = forward(p, lanes, ws.rowbuf, &ws.table, side, checkpoint);
   backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);
   return v;

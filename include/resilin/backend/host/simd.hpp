@@ -354,6 +354,8 @@ struct pack {
   void store(T*) const noexcept {}
   T operator[](int) const noexcept { return T(0); }
   void set(int, T) noexcept {}
+  mask bits() const noexcept { return {}; }
+  static pack from_bits(mask) noexcept { return pack(T(0)); }
   friend RESILIN_HD pack operator+(pack a, pack) noexcept { return a; }
   friend RESILIN_HD pack operator-(pack a, pack) noexcept { return a; }
   friend RESILIN_HD pack operator*(pack a, pack) noexcept { return a; }

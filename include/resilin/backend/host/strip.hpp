@@ -65,12 +65,12 @@ struct strip_table {
   /// values, which no cell in the band reads).
   void keep_row_above(index_t s, std::vector<T> const& rowbuf) {
     T* const r = rows.data() + s * row_size;
-    if (s == 0) {  // the virtual origin and +inf: the forward's initial row
-      std::copy(rowbuf.begin(), rowbuf.begin() + row_size, r);
-      return;
+    index_t lo = 0, hi = 0;  // as rowbuf indices; strip 0: the virtual origin R(-1, -1) alone
+    if (s > 0) {
+      auto const prev = static_cast<std::size_t>(s - 1);
+      lo = t0[prev] - (H - 1) + 1;
+      hi = t1[prev] - (H - 1) + 1;
     }
-    auto const prev = static_cast<std::size_t>(s - 1);
-    index_t const lo = t0[prev] - (H - 1) + 1, hi = t1[prev] - (H - 1) + 1;  // as rowbuf indices
     for (index_t k = 0; k < row_size; ++k)
       r[k] = k >= lo && k <= hi ? rowbuf[static_cast<std::size_t>(k)] : math::infinity<T>();
   }
@@ -141,14 +141,15 @@ index_t strip_steps(band_geometry const& band, index_t n) {
 
 /// One strip of the forward sweep (lanes.begin_strip(s * H) done): reads R(i0 - 1, j) at
 /// rowbuf[j + 1] and leaves R(i0 + H - 1, j) there for the next strip (the writes trail the
-/// reads), stores every step's K packs at out + (t - t0) * K when out is not null and, with
-/// `side` (table not null), every cell's move weights and gradient terms in the table. The
-/// packs of the strip's last step go to `last`.
+/// reads), stores every step's K packs at out + (t - t0) * K when out is not null and, when
+/// `side_table` is not null, every cell's move weights and gradient terms in it. The packs of
+/// the strip's last step go to `last`.
 template <class T, class P, class Lanes>
 void forward_strip(P const& p, Lanes& lanes, index_t s, strip_geometry<T> const& geo,
-                                  std::vector<T>& rowbuf, simd::pack<T>* out, strip_table<T>* table,
-                                  bool side, simd::pack<T>* last) {
+                   std::vector<T>& rowbuf, simd::pack<T>* out, strip_table<T>* side_table,
+                   simd::pack<T>* last) {
   using V = simd::pack<T>;
+  bool const side = side_table != nullptr;
   constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
   T const inf = math::infinity<T>();
   V cur[K], prev[K];
@@ -188,7 +189,7 @@ void forward_strip(P const& p, Lanes& lanes, index_t s, strip_geometry<T> const&
       V const diag = simd::shift_in_front(prev[q], above2);
       if constexpr (caches_partials<Lanes>) {
         if (side) {  // the backward's weights from the same candidates, and the gradient terms
-          V* const b = table->backward_at(s, t, q);
+          V* const b = side_table->backward_at(s, t, q);
           value_and_weights<V> const vw = cell_value_and_weights(p.smooth, c[q], diag, up, cur[q]);
           next[q] = simd::select(geo.inside(q, tv), vw.value, V(inf));
           b[0] = vw.weights.diag;
@@ -257,7 +258,7 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
         out = table->cells.data() + table->offset[su];
       }
     }
-    forward_strip(p, lanes, s, geo, rowbuf, out, table, side, last);
+    forward_strip(p, lanes, s, geo, rowbuf, out, side ? table : nullptr, last);
     lanes.end_strip();
   }
   lanes.end_pair();
@@ -298,7 +299,7 @@ void backward(P const& p, strip_table<T>& table, T seed, Lanes& lanes, std::vect
       V last[K];
       forward_strip(p, lanes, s, geo, table.scratch_row,
                     table.cells.reserve(static_cast<std::size_t>((geo.t1 - geo.t0 + 1) * K)),
-                    static_cast<strip_table<T>*>(nullptr), false, last);
+                    static_cast<strip_table<T>*>(nullptr), last);
     }
     // R(i0 - 1, j): the table's previous strip, or the kept row
     auto const above = [&](index_t j) { return row_above ? row_above[j + 1] : table.at(i0 - 1, j); };
