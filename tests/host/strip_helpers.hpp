@@ -1,7 +1,8 @@
 #pragma once
 // The host strip traversal driven directly (below the front end's choices), for tests that
 // compare its storage modes: R whole, R with the backward's weights and terms (`side` packs per
-// vector), or checkpointed (the row above each strip; the backward recomputes the strips).
+// vector), or checkpointed (the row above every k-th strip; the backward recomputes the strips,
+// and for k > 1 first the rows of each segment of k strips).
 #include <vector>
 #include <support/catch.hpp>
 #include <resilin/backend/host/pair.hpp>
@@ -12,7 +13,7 @@ namespace resilin_test {
 template <class T, class Cost, class Smooth>
 T strip_value_and_grad(resilin::measure<Cost, Smooth> const& m, std::vector<T> const& x,
                        std::vector<T> const& y, resilin::index_t d, resilin::index_t side,
-                       bool checkpoint, std::vector<T>& gx, std::vector<T>& gy) {
+                       resilin::index_t checkpoint_every, std::vector<T>& gx, std::vector<T>& gy) {
   namespace rh = resilin::host_detail;
   resilin::index_t const n = static_cast<resilin::index_t>(x.size()) / d,
                          k = static_cast<resilin::index_t>(y.size()) / d;
@@ -23,8 +24,8 @@ T strip_value_and_grad(resilin::measure<Cost, Smooth> const& m, std::vector<T> c
   rh::strip_table<T> table;
   gx.assign(x.size(), T(0));
   gy.assign(y.size(), T(0));
-  T const v = rh::forward(p, lanes, row, &table, side, checkpoint);
-  REQUIRE(table.checkpointed() == checkpoint);
+  T const v = rh::forward(p, lanes, row, &table, side, checkpoint_every);
+  REQUIRE(table.checkpointed() == (checkpoint_every > 0));
   rh::backward(p, table, T(1), lanes, g_up, g_diag, nullptr, resilin::series_view<T>{gx.data(), n, d},
                resilin::series_view<T>{gy.data(), k, d});
   return v;

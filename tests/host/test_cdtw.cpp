@@ -646,12 +646,35 @@ TEMPLATE_TEST_CASE("cdtw: the device block programs equal the host backend", "[c
   }
 }
 
+TEST_CASE("strip traversal: the checkpoint interval", "[checkpoint]") {
+  namespace rh = r::host_detail;
+  std::size_t const mib = std::size_t(1) << 20;
+  CHECK(rh::checkpoint_interval(1, 8, 64 * mib) == 1);
+  CHECK(rh::checkpoint_interval(100, mib, 100 * mib) == 1);   // every row fits
+  CHECK(rh::checkpoint_interval(101, mib, 100 * mib) == 11);  // ceil(sqrt(101))
+  CHECK(rh::checkpoint_interval(100, mib, 99 * mib) == 10);
+  // a 65536 x 65536 pair in double with AVX2: 4096 strips of 16 rows, rows of 65553 values; 64
+  // kept rows and a segment of 64 instead of 4096 (2.1 GB)
+  CHECK(rh::checkpoint_interval(4096, 65553 * sizeof(double), rh::checkpoint_rows_bytes) == 64);
+  CHECK(rh::checkpoint_interval(1024, 16401 * sizeof(double), rh::checkpoint_rows_bytes) == 32);
+  CHECK(rh::checkpoint_interval(512, 8209 * sizeof(double), rh::checkpoint_rows_bytes) == 1);
+  // the front end's: the strips and rows of this build's SIMD width
+  auto const expected = [](index_t n, index_t m, std::size_t bytes) {
+    index_t const h = rh::strip_rows<double>, strips = (n + h - 1) / h;
+    return rh::checkpoint_interval(strips, static_cast<std::size_t>(m + h + 1) * bytes, rh::checkpoint_rows_bytes);
+  };
+  CHECK(rh::training_checkpoint_interval<double>(65536, 65536, 1) == expected(65536, 65536, 8));
+  CHECK(rh::training_checkpoint_interval<double>(65536, 65536, 2) == expected(65536, 65536, 16));
+  CHECK(rh::training_checkpoint_interval<double>(65536, 65536, 2) > 1);
+  CHECK(rh::training_checkpoint_interval<double>(4096, 4096, 2) == 1);
+}
+
 TEMPLATE_TEST_CASE("strip traversal: checkpointed training gives the bits of the whole table",
                    "[cdtw][checkpoint]", float, double) {
   using T = TestType;
   std::uint64_t seed = 600;
   // one strip, several, a partial last strip, one row, one column; bands that cut strips
-  for (auto [n, k] : {std::pair<index_t, index_t>{1, 1}, {1, 40}, {40, 1}, {17, 23}, {70, 33}, {33, 70}, {129, 100}})
+  for (auto [n, k] : {std::pair<index_t, index_t>{1, 1}, {1, 40}, {40, 1}, {17, 23}, {70, 33}, {33, 70}, {129, 100}, {200, 61}})
     for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(3), r::band_spec::window(0.2)})
       for (index_t d : {1, 2}) {
         auto const x = resilin_test::cast<T>(random_values(static_cast<std::size_t>(n * d), ++seed));
@@ -659,12 +682,16 @@ TEMPLATE_TEST_CASE("strip traversal: checkpointed training gives the bits of the
         INFO("n " << n << " m " << k << " d " << d << " band kind " << int(band.type()));
         auto const same = [&](auto const& meas) {
           std::vector<T> gx1, gy1, gx2, gy2;
-          T const whole = resilin_test::strip_value_and_grad(meas, x, y, d, 0, false, gx1, gy1);
-          T const kept = resilin_test::strip_value_and_grad(meas, x, y, d, 0, true, gx2, gy2);
+          T const whole = resilin_test::strip_value_and_grad(meas, x, y, d, 0, 0, gx1, gy1);
           CHECK(std::isfinite(double(whole)));
-          CHECK(kept == whole);
-          CHECK(resilin_test::bitwise_equal(gx2, gx1));
-          CHECK(resilin_test::bitwise_equal(gy2, gy1));
+          // every strip's row kept, then every 2nd, 3rd, 5th (two levels: segments recomputed)
+          for (index_t every : {1, 2, 3, 5}) {
+            INFO("checkpoint interval " << every);
+            T const kept = resilin_test::strip_value_and_grad(meas, x, y, d, 0, every, gx2, gy2);
+            CHECK(kept == whole);
+            CHECK(resilin_test::bitwise_equal(gx2, gx1));
+            CHECK(resilin_test::bitwise_equal(gy2, gy1));
+          }
         };
         same(r::measures::soft_cdtw<T>(T(0.3), band));  // the generic lane cost
         same(r::measures::soft_dtw<T>(T(0.3), band));   // DTW's lanes, in the log domain here

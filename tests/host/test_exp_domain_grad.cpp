@@ -87,3 +87,60 @@ TEMPLATE_TEST_CASE("exp-domain gradients in float follow the double loop", "[exp
     CHECK(max_rel_diff(gy, gyr) <= 1e-4);
   }
 }
+
+namespace {
+
+/// Value and gradients through the exponential-domain forward and backward directly: the whole
+/// table (every = 0 here) or rows kept above every `every`-th strip (every > 1: two levels).
+template <class T>
+T exp_domain_grad(r::measure<r::dtw_cost<r::squared_euclidean>, r::soft_min<T>> const& meas,
+                  std::vector<T> const& x, std::vector<T> const& y, r::index_t d, r::index_t every,
+                  std::vector<T>& gx, std::vector<T>& gy) {
+  namespace rh = r::host_detail;
+  r::index_t const n = static_cast<r::index_t>(x.size()) / d, k = static_cast<r::index_t>(y.size()) / d;
+  rh::pair_problem<T, r::dtw_cost<r::squared_euclidean>, r::soft_min<T>> const p{
+      meas.cost, meas.smooth, {x.data(), n, d}, {y.data(), k, d},
+      r::band_geometry::make(n, k, meas.band.radius_for(n, k))};
+  REQUIRE(rh::exp_domain_applies<T, r::squared_euclidean>(p.x, p.y, meas.smooth.gamma));
+  rh::dtw_lane_cost<T, r::squared_euclidean> lanes;
+  rh::exp_rows<T> rows;
+  rh::table_buffer<r::simd::pack<T>> cells;
+  std::vector<T> g_up, g_diag;
+  gx.assign(x.size(), T(0));
+  gy.assign(y.size(), T(0));
+  bool const whole = every == 0;
+  auto const packs = static_cast<std::size_t>(rh::exp_table_packs<T>(p.band, n));
+  T const v = rh::forward_exp_domain(p, lanes, rows, whole ? 1 : every, whole ? cells.reserve(packs) : nullptr);
+  rh::backward_exp_domain(p, rows, cells, whole, T(1), lanes, g_up, g_diag, r::series_view<T>{gx.data(), n, d},
+                          r::series_view<T>{gy.data(), k, d});
+  return v;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("exp-domain gradients: whole table, rows above every strip and two levels give the same bits",
+                   "[expdomain][checkpoint]", float, double) {
+  using T = TestType;
+  std::uint64_t seed = 400;
+  for (auto [n, k] : {std::pair<r::index_t, r::index_t>{1, 1}, {1, 40}, {40, 1}, {17, 23}, {70, 33}, {33, 70}, {200, 61}})
+    for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(3), r::band_spec::window(0.2)})
+      for (r::index_t d : {1, 2}) {
+        auto const x = resilin_test::cast<T>(random_values(static_cast<std::size_t>(n * d), ++seed));
+        auto const y = resilin_test::cast<T>(random_values(static_cast<std::size_t>(k * d), ++seed));
+        INFO("n " << n << " m " << k << " d " << d << " band kind " << int(band.type()));
+        auto const meas = r::measures::soft_dtw<T>(T(0.3), band);
+        std::vector<T> gx1, gy1, gx2, gy2;
+        T const whole = exp_domain_grad(meas, x, y, d, 0, gx1, gy1);
+        CHECK(std::isfinite(double(whole)));
+        for (r::index_t every : {1, 2, 3, 5}) {
+          INFO("checkpoint interval " << every);
+          CHECK(exp_domain_grad(meas, x, y, d, every, gx2, gy2) == whole);
+          CHECK(resilin_test::bitwise_equal(gx2, gx1));
+          CHECK(resilin_test::bitwise_equal(gy2, gy1));
+        }
+        // the front end (whole table at these sizes) gives the same
+        std::vector<T> gx3(x.size()), gy3(y.size());
+        CHECK(r::value_and_grad(meas, r::view(x, d), r::view(y, d), r::view(gx3, d), r::view(gy3, d)) == whole);
+        CHECK(resilin_test::bitwise_equal(gx3, gx1));
+      }
+}

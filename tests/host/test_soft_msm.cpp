@@ -854,14 +854,14 @@ namespace {
 
 /// value_and_grad through the strip traversal with every cell's weights and partials kept by
 /// the forward (side > 0) or recomputed in the backward from the stored R (side = 0).
-/// With `checkpoint` (and keep false), the forward keeps only the row above each strip and the
-/// backward recomputes the strips.
+/// With checkpoint_every = k > 0 (and keep false), the forward keeps only the row above every
+/// k-th strip and the backward recomputes the strips.
 template <class T>
 T strip_grad(r::measure<r::soft_msm_cost<T>, r::soft_min<T>> const& meas, std::vector<T> const& x,
              std::vector<T> const& y, index_t d, bool keep, std::vector<T>& gx, std::vector<T>& gy,
-             bool checkpoint = false) {
+             index_t checkpoint_every = 0) {
   index_t const side = keep ? 3 + r::host_detail::soft_msm_lane_cost<T, T>::gradient_term_packs(d) : 0;
-  return resilin_test::strip_value_and_grad(meas, x, y, d, side, checkpoint, gx, gy);
+  return resilin_test::strip_value_and_grad(meas, x, y, d, side, checkpoint_every, gx, gy);
 }
 
 }  // namespace
@@ -870,7 +870,7 @@ TEMPLATE_TEST_CASE("soft-MSM: the backward from stored weights and partials has 
                    "[soft_msm]", float, double) {
   using T = TestType;
   std::uint64_t seed = 900;
-  for (auto [n, m] : {std::pair<index_t, index_t>{1, 1}, {5, 9}, {33, 17}, {64, 64}, {100, 37}})
+  for (auto [n, m] : {std::pair<index_t, index_t>{1, 1}, {5, 9}, {33, 17}, {64, 64}, {100, 37}, {150, 29}})
     for (index_t d : {1, 3})
       for (auto const& bc : band_cases()) {
         auto x = cast<T>(random_series(static_cast<std::size_t>(n * d), ++seed));
@@ -884,11 +884,14 @@ TEMPLATE_TEST_CASE("soft-MSM: the backward from stored weights and partials has 
         CHECK(v1 == v2);
         CHECK(gx1 == gx2);
         CHECK(gy1 == gy2);
-        // and so has the checkpointed one (strips recomputed from the rows above them)
-        std::vector<T> gx4, gy4;
-        CHECK(strip_grad(meas, x, y, d, false, gx4, gy4, true) == v1);
-        CHECK(gx4 == gx1);
-        CHECK(gy4 == gy1);
+        // and so has the checkpointed one (strips recomputed from the rows above them; with
+        // k > 1, those rows first from every k-th)
+        for (index_t every : {1, 2, 3}) {
+          std::vector<T> gx4, gy4;
+          CHECK(strip_grad(meas, x, y, d, false, gx4, gy4, every) == v1);
+          CHECK(gx4 == gx1);
+          CHECK(gy4 == gy1);
+        }
         CHECK(std::isfinite(double(v1)));
         // the front end (which keeps them for tables up to 32 MiB) gives the same
         std::vector<T> gx3, gy3;

@@ -214,32 +214,72 @@ index_t exp_table_packs(band_geometry const& band, index_t n) {
   return total;
 }
 
+/// The rows of P = m 2^k that an exponential-domain forward keeps for its backward: P(i0 - 1, j)
+/// above the strips, row after row (rows of `row` = m + H + 1 entries, column j at j + 1).
+/// every = 1: the row above every strip s at slot s (then the one below the last strip);
+/// every = k > 1 (two levels): above every k-th strip, at slot s / k, and the rolling row of the
+/// forward in the last slot; the backward recomputes the rows above one segment of k strips at a
+/// time into segment_* (k + 1 slots). every = 0 (values): the rolling row alone.
+template <class T>
+struct exp_rows {
+  std::vector<T> m, k, segment_m, segment_k;
+  index_t row = 0, every = 0;
+  index_t segment_first = -1;  // the strip of segment_*'s first slot (-1: none)
+
+  /// Slots for `strips` strips; the first row is the top border (P(-1, j): the origin alone).
+  void reset(index_t strips, index_t row_size, index_t keep_every) {
+    row = row_size;
+    every = keep_every;
+    segment_first = -1;
+    index_t const kept = every > 0 ? (strips + every - 1) / every : 0;
+    auto const size = static_cast<std::size_t>((kept + 1) * row);
+    m.assign(size, T(1));
+    k.assign(size, unreachable_k<T>);
+    k[0] = T(0);  // the virtual origin: R(-1, -1) = 0, P = 1 * 2^0
+    if (every > 1) {  // the rolling row starts as the top border too
+      std::copy(m.begin(), m.begin() + row, m.end() - row);
+      std::copy(k.begin(), k.begin() + row, k.end() - row);
+    }
+  }
+  /// Slot where strip s of the forward reads its row above (and writes the row below at the
+  /// next slot, or in place: the writes trail the reads).
+  index_t forward_slot(index_t s) const noexcept {
+    return every == 1 ? s : static_cast<index_t>(m.size()) / row - 1;
+  }
+  /// Two levels: the forward keeps its rolling row before strip s (every k-th strip).
+  void keep(index_t s) {
+    if (every <= 1 || s % every != 0) return;
+    auto const from = static_cast<std::size_t>(forward_slot(s) * row);
+    auto const to = static_cast<std::size_t>(s / every * row);
+    std::copy(m.begin() + from, m.begin() + from + row, m.begin() + to);
+    std::copy(k.begin() + from, k.begin() + from + row, k.begin() + to);
+  }
+};
+
 /// Forward of a soft_min problem with uniform step costs: returns R(n-1, m-1). Value only
-/// (keep_rows false) it needs O(m) memory in row_m / row_k. With keep_rows the row above every
-/// strip s stays in row_*[s * (m + H + 1) + j + 1], from which backward_exp_domain recomputes
-/// the strip: (n / H + 1) rows instead of the whole table. With `table` (exp_table_packs
-/// packs) it also stores every strip there (exp_pad_strip layout), one after the other.
+/// (keep_every 0) it needs O(m) memory in rows. With keep_every = 1 the row above every strip
+/// stays in rows (exp_rows), from which backward_exp_domain recomputes the strip: (n / H + 1)
+/// rows instead of the whole table; with keep_every = k > 1 every k-th of them (two levels).
+/// With `table` (exp_table_packs packs) it also stores every strip there (exp_pad_strip
+/// layout), one after the other.
 template <class T, class P, class Lanes>
-T forward_exp_domain(P const& p, Lanes& lanes, std::vector<T>& row_m, std::vector<T>& row_k,
-                     bool keep_rows = false, simd::pack<T>* table = nullptr) {
+T forward_exp_domain(P const& p, Lanes& lanes, exp_rows<T>& rows, index_t keep_every = 0,
+                     simd::pack<T>* table = nullptr) {
   using V = simd::pack<T>;
   constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
   index_t const n = p.x.length, m = p.y.length;
-  T const ku = unreachable_k<T>;
   index_t const strips = (n + H - 1) / H, row = m + H + 1;
-  auto const size = static_cast<std::size_t>(keep_rows ? (strips + 1) * row : row);
-  row_m.assign(size, T(1));
-  row_k.assign(size, ku);
-  row_k[0] = T(0);  // the virtual origin: R(-1, -1) = 0, P = 1 * 2^0
+  rows.reset(strips, row, keep_every);
   T const scale = exp_domain_scale<T>(p.smooth);
   lanes.begin_pair(p.cost, p.x, p.y);
   exp_value<T> last[K];
   for (index_t s = 0; s < strips; ++s) {
     strip_geometry<T> const geo(p.band, n, s * H);
     lanes.begin_strip(s * H);
-    index_t const a = keep_rows ? s * row : 0, b = keep_rows ? a + row : 0;
-    exp_forward_strip(lanes, geo, scale, row_m.data() + a, row_k.data() + a, row_m.data() + b,
-                      row_k.data() + b, table ? exp_pad_strip(table) : nullptr, last);
+    rows.keep(s);
+    index_t const a = rows.forward_slot(s) * row, b = keep_every == 1 ? a + row : a;
+    exp_forward_strip(lanes, geo, scale, rows.m.data() + a, rows.k.data() + a, rows.m.data() + b,
+                      rows.k.data() + b, table ? exp_pad_strip(table) : nullptr, last);
     if (table) table += exp_strip_packs(geo);
     lanes.end_strip();
   }

@@ -9,7 +9,10 @@
 // Memory: the forward keeps only the row above each strip; going up the strips, the backward
 // recomputes one strip's P from that row into a strip-sized buffer (in cache) and sweeps it.
 // That costs a second forward but avoids writing and reading a whole-grid table, whose fresh
-// pages cost more than the recomputation.
+// pages cost more than the recomputation. Where even those rows would be large (pair.hpp:
+// checkpoint_rows_bytes), the forward keeps every k-th of them (k about sqrt(n / H)) and the
+// backward recomputes the rows of k strips at a time first: a third forward, about 2 sqrt(n / H)
+// rows held, the same bits.
 #include <cstddef>
 #include <vector>
 #include <resilin/backend/host/exp_domain.hpp>
@@ -21,15 +24,43 @@
 
 namespace resilin::host_detail {
 
+/// Two levels (rows.every = k > 1): the rows above strips s0..s1 of one segment into
+/// rows.segment_* (slot s - s0), recomputed from the kept row above s0 with the forward's bits.
+template <class T, class P, class Lanes>
+void recompute_exp_segment(P const& p, Lanes& lanes, exp_rows<T>& rows, index_t s0, index_t s1) {
+  constexpr int K = strip_vectors<T>, H = K * simd::pack<T>::width;
+  index_t const row = rows.row;
+  auto const size = static_cast<std::size_t>((s1 - s0 + 2) * row);  // and the row below s1
+  rows.segment_m.resize(size);
+  rows.segment_k.resize(size);
+  auto const head = static_cast<std::size_t>(s0 / rows.every * row);
+  std::copy(rows.m.begin() + head, rows.m.begin() + head + row, rows.segment_m.begin());
+  std::copy(rows.k.begin() + head, rows.k.begin() + head + row, rows.segment_k.begin());
+  T const scale = exp_domain_scale<T>(p.smooth);
+  for (index_t s = s0; s < s1; ++s) {
+    lanes.begin_strip(s * H);
+    index_t const a = (s - s0) * row;
+    // the forward updated its rolling row in place: columns that a strip does not write keep
+    // the row above's entries (they lie outside the band; the backward reads them as they were)
+    std::copy(rows.segment_m.begin() + a, rows.segment_m.begin() + a + row, rows.segment_m.begin() + a + row);
+    std::copy(rows.segment_k.begin() + a, rows.segment_k.begin() + a + row, rows.segment_k.begin() + a + row);
+    exp_value<T> last[K];
+    exp_forward_strip(lanes, strip_geometry<T>(p.band, p.x.length, s * H), scale,
+                      rows.segment_m.data() + a, rows.segment_k.data() + a,
+                      rows.segment_m.data() + a + row, rows.segment_k.data() + a + row,
+                      static_cast<simd::pack<T>*>(nullptr), last);
+  }
+  rows.segment_first = s0;
+}
+
 /// Adds seed * dR(n-1, m-1)/dx to gx and seed * dR(n-1, m-1)/dy to gy from the rows that
-/// forward_exp_domain(..., keep_rows = true) kept for the same problem (lanes: dtw_lane_cost).
+/// forward_exp_domain(..., keep_every > 0) kept for the same problem (lanes: dtw_lane_cost).
 /// With `whole`, that forward also stored the whole table in strip_cells (small problems,
 /// where it stays in cache), and no strip is recomputed.
 template <class T, class P, class Lanes>
-void backward_exp_domain(P const& p, std::vector<T>& row_m, std::vector<T>& row_k,
-                         table_buffer<simd::pack<T>>& strip_cells, bool whole, T seed,
-                         Lanes& lanes, std::vector<T>& g_up, std::vector<T>& g_diag,
-                         series_view<T> gx, series_view<T> gy) {
+void backward_exp_domain(P const& p, exp_rows<T>& rows, table_buffer<simd::pack<T>>& strip_cells,
+                         bool whole, T seed, Lanes& lanes, std::vector<T>& g_up,
+                         std::vector<T>& g_diag, series_view<T> gx, series_view<T> gy) {
   using V = simd::pack<T>;
   constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
   index_t const n = p.x.length, m = p.y.length;
@@ -43,20 +74,26 @@ void backward_exp_domain(P const& p, std::vector<T>& row_m, std::vector<T>& row_
   T const scale = exp_domain_scale<T>(p.smooth);
   index_t const row = m + H + 1;
   index_t offset = whole ? exp_table_packs<T>(p.band, n) : 0;  // past the strip below
+  rows.segment_first = -1;
   for (index_t s = strips - 1; s >= 0; --s) {
     index_t const i0 = s * H;
     strip_geometry<T> const geo(p.band, n, i0);
+    if (rows.every > 1 && (rows.segment_first < 0 || s < rows.segment_first))
+      recompute_exp_segment(p, lanes, rows, s / rows.every * rows.every, s);  // s ends a segment
     lanes.begin_strip(i0);
-    T const* const above_m = row_m.data() + s * row;  // above_*[j + 1]: P(i0 - 1, j)
-    T const* const above_k = row_k.data() + s * row;
+    // above_*[j + 1]: P(i0 - 1, j); the row below follows (the recomputed strip rewrites it)
+    bool const two_levels = rows.every > 1;
+    index_t const slot = (two_levels ? s - rows.segment_first : s) * row;
+    T* const above_m = (two_levels ? rows.segment_m : rows.m).data() + slot;
+    T* const above_k = (two_levels ? rows.segment_k : rows.k).data() + slot;
     index_t const packs = exp_strip_packs(geo);
     offset -= whole ? packs : 0;
     V* const cells = whole ? strip_cells.data() + offset
                            : strip_cells.reserve(static_cast<std::size_t>(packs));
     if (!whole) {  // the strip again, as the forward computed it (it rewrites the next row identically)
       exp_value<T> last[K];
-      exp_forward_strip(lanes, geo, scale, above_m, above_k, row_m.data() + (s + 1) * row,
-                        row_k.data() + (s + 1) * row, exp_pad_strip(cells), last);
+      exp_forward_strip(lanes, geo, scale, above_m, above_k, above_m + row, above_k + row,
+                        exp_pad_strip(cells), last);
     }
     // step t >= t0 - 2 at cells + (t - t0 + 2) * 2K (the two before t0 unreachable)
     V const* const cells_t0 = cells + 4 * K;

@@ -23,6 +23,20 @@ inline constexpr std::size_t kept_table_bytes = std::size_t(32) << 20;
 /// not fit otherwise.
 inline constexpr std::size_t checkpoint_table_bytes = std::size_t(256) << 20;
 
+/// Beyond this size of those rows (about 16384 x 8192 in double, AVX2) it keeps only every k-th of
+/// them, k about sqrt(n / 16), and the backward recomputes the rows of k strips at a time first:
+/// one more forward, and about 2 sqrt(n / 16) rows held (checkpoint_interval).
+inline constexpr std::size_t checkpoint_rows_bytes = std::size_t(64) << 20;
+
+/// The checkpoint interval of an n x m training problem whose kept rows hold `arrays` values of
+/// T per column (checkpoint_interval: 1 while they fit in checkpoint_rows_bytes).
+template <class T>
+index_t training_checkpoint_interval(index_t n, index_t m, int arrays) {
+  constexpr index_t H = strip_rows<T>;
+  return checkpoint_interval((n + H - 1) / H, static_cast<std::size_t>((m + H + 1) * arrays) * sizeof(T),
+                             checkpoint_rows_bytes);
+}
+
 /// Whether a table of `packs` SIMD packs of T is kept whole (at most kept_table_bytes).
 template <class T>
 constexpr bool kept_whole(std::size_t packs) noexcept {
@@ -31,7 +45,8 @@ constexpr bool kept_whole(std::size_t packs) noexcept {
 
 template <class T>
 struct workspace {
-  std::vector<T> rowbuf, rowbuf_k, g_up, g_diag;
+  std::vector<T> rowbuf, g_up, g_diag;
+  exp_rows<T> exp;  // the exponential-domain forward's rows (exp_domain.hpp)
   std::vector<T> channel;  // independent channels: one channel of x, y, gx, gy, contiguous
   strip_table<T> table;
   table_buffer<simd::pack<T>> strip_cells;  // one strip of the exponential-domain backward
@@ -65,7 +80,7 @@ T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_vie
         auto const o = oriented_pair<T>::of(x, y);
         auto const p = make_problem(m, o.x, o.y);
         dtw_lane_cost<T, D> lanes;
-        return forward_exp_domain(p, lanes, ws.rowbuf, ws.rowbuf_k);
+        return forward_exp_domain(p, lanes, ws.exp);
       }
     }
   }
@@ -110,13 +125,15 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
       if (exp_domain_applies<T, D>(x, y, m.smooth.gamma)) {
         dtw_lane_cost<T, D> lanes;
         // the table whole up to kept_table_bytes; beyond, each strip recomputed in the backward
+        // from the row above it, and beyond checkpoint_rows_bytes of rows, two levels
         auto const packs = static_cast<std::size_t>(exp_table_packs<T>(p.band, x.length));
         bool const whole = kept_whole<T>(packs);
-        T const v = forward_exp_domain(p, lanes, ws.rowbuf, ws.rowbuf_k, true,
+        index_t const every = whole ? 1 : training_checkpoint_interval<T>(x.length, y.length, 2);
+        T const v = forward_exp_domain(p, lanes, ws.exp, every,
                                        whole ? ws.strip_cells.reserve(packs) : nullptr);
         if (v < math::infinity<T>()) {  // else unreachable: the log domain gives zero weights
-          backward_exp_domain(p, ws.rowbuf, ws.rowbuf_k, ws.strip_cells, whole, seed, lanes,
-                              ws.g_up, ws.g_diag, gx, gy);
+          backward_exp_domain(p, ws.exp, ws.strip_cells, whole, seed, lanes, ws.g_up, ws.g_diag,
+                              gx, gy);
           return v;
         }
       }
@@ -131,7 +148,8 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
   }
   // R itself (one pack per vector and step) only up to checkpoint_table_bytes
   bool const checkpoint = side == 0 && r_packs * sizeof(simd::pack<T>) > checkpoint_table_bytes;
-  T const v = forward(p, lanes, ws.rowbuf, &ws.table, side, checkpoint);
+  index_t const every = checkpoint ? training_checkpoint_interval<T>(x.length, y.length, 1) : 0;
+  T const v = forward(p, lanes, ws.rowbuf, &ws.table, side, every);
   backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);
   return v;
 }

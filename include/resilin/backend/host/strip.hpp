@@ -8,6 +8,7 @@
 // Forward value only keeps O(m) memory; the training forward stores R in the same skewed
 // layout (the cells of the band plus H - 1 per strip), which the backward reads.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 #include <resilin/backend/host/lane_cost.hpp>
 #include <resilin/backend/host/packs.hpp>
@@ -42,29 +43,37 @@ struct strip_table {
   std::vector<index_t> offset, t0, t1;
   table_buffer<V> backward_data;  // per step and vector: 3 weights, then the lane's partials
   index_t side = 0;              // packs per vector in backward_data (0: none kept)
-  // Checkpointed (row_size > 0): instead of every strip's cells, the row above each strip,
-  // R(i0 - 1, j) at rows[s * row_size + j + 1]; `cells` then holds one recomputed strip.
-  std::vector<T> rows;
-  index_t row_size = 0;
+  // Checkpointed (every > 0): instead of every strip's cells, the row above every `every`-th
+  // strip, R(i0 - 1, j) of strip g * every at rows[g * row_size + j + 1]; `cells` then holds one
+  // recomputed strip. With every > 1 (two levels), the backward first recomputes the rows above
+  // the strips of one segment of `every` strips into segment_rows.
+  std::vector<T> rows, segment_rows;
+  index_t row_size = 0, every = 0;
+  index_t segment_first = -1;  // the first strip whose row segment_rows holds (-1: none)
   std::vector<T> scratch_row;  // the backward's rolling row while it recomputes a strip
 
   void reset(index_t strips, index_t side_packs = 0) {
     used = 0;
     side = side_packs;
     row_size = 0;
+    every = 0;
+    segment_first = -1;
     offset.assign(static_cast<std::size_t>(strips), 0);
     t0.assign(static_cast<std::size_t>(strips), 0);
     t1.assign(static_cast<std::size_t>(strips), -1);
   }
-  bool checkpointed() const noexcept { return row_size > 0; }
-  /// Checkpointed: R(i0 - 1, j) of strip s at row_above(s)[j + 1], for j in [-1, m + H - 1).
-  T const* row_above(index_t s) const noexcept { return rows.data() + s * row_size; }
-  /// Checkpointed: keeps the forward's rolling row before strip s as at(i0 - 1, j) reads it:
+  bool checkpointed() const noexcept { return every > 0; }
+  /// Checkpointed: R(i0 - 1, j) of strip s at row_above(s)[j + 1], for j in [-1, m + H - 1)
+  /// (two levels: s in the segment that segment_rows holds).
+  T const* row_above(index_t s) const noexcept {
+    if (every == 1) return rows.data() + s * row_size;
+    return segment_rows.data() + (s - segment_first) * row_size;
+  }
+  /// Checkpointed: the forward's rolling row before strip s, as at(i0 - 1, j) reads it, to r:
   /// the previous strip's stored steps give R of its last row at columns
   /// [t0 - (H - 1), t1 - (H - 1)], +inf elsewhere (the rolling row there may hold an older row's
   /// values, which no cell in the band reads).
-  void keep_row_above(index_t s, std::vector<T> const& rowbuf) {
-    T* const r = rows.data() + s * row_size;
+  void keep_row_above(index_t s, std::vector<T> const& rowbuf, T* r) const noexcept {
     index_t lo = 0, hi = 0;  // as rowbuf indices; strip 0: the virtual origin R(-1, -1) alone
     if (s > 0) {
       auto const prev = static_cast<std::size_t>(s - 1);
@@ -215,12 +224,15 @@ void forward_strip(P const& p, Lanes& lanes, index_t s, strip_geometry<T> const&
 /// Forward sweep. Returns R(n-1, m-1). With a table, stores every step for the backward; with
 /// side_packs > 0 (lanes that cache partials: 3 + Lanes::gradient_term_packs(channels)), also
 /// every cell's move weights and gradient terms, which the backward then reads instead of
-/// evaluating transcendentals. With `checkpoint` (and no side packs), the table keeps only the
-/// row above every strip (strip_table::rows), from which the backward recomputes each strip:
-/// about 1/H of R's memory for one more forward.
+/// evaluating transcendentals. With checkpoint_every = k > 0 (and no side packs), the table
+/// keeps only the row above every k-th strip (strip_table::rows). k = 1: the backward
+/// recomputes each strip from its row, about 1/H of R's memory for one more forward. k > 1 (two
+/// levels, k about sqrt(strips): checkpoint_interval): the backward first recomputes the rows of
+/// each segment of k strips from its first, so that about 2 sqrt(n / H) rows are held, for two
+/// more forwards.
 template <class T, class P, class Lanes>
 T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* table,
-          index_t side_packs = 0, bool checkpoint = false) {
+          index_t side_packs = 0, index_t checkpoint_every = 0) {
   using V = simd::pack<T>;
   constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
   index_t const n = p.x.length, m = p.y.length;
@@ -228,12 +240,15 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
   rowbuf.assign(static_cast<std::size_t>(m + H + 1), inf);  // rowbuf[j + 1] = R(i0 - 1, j)
   rowbuf[0] = T(0);                                          // the virtual origin R(-1, -1)
   index_t const strips = (n + H - 1) / H;
+  bool const checkpoint = checkpoint_every > 0;
   bool const side = table && side_packs > 0 && !checkpoint;
   if (table) {
     table->reset(strips, side ? side_packs : 0);
     if (checkpoint) {
       table->row_size = m + H + 1;
-      table->rows.resize(static_cast<std::size_t>(strips * table->row_size));
+      table->every = checkpoint_every;
+      index_t const kept = (strips + checkpoint_every - 1) / checkpoint_every;
+      table->rows.resize(static_cast<std::size_t>(kept * table->row_size));
     } else {
       auto const packs = static_cast<std::size_t>(strip_steps<T>(p.band, n) * K);
       table->cells.reserve(packs);
@@ -251,7 +266,8 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
       table->t0[su] = geo.t0;
       table->t1[su] = geo.t1;
       if (checkpoint) {
-        table->keep_row_above(s, rowbuf);
+        if (s % checkpoint_every == 0)
+          table->keep_row_above(s, rowbuf, table->rows.data() + s / checkpoint_every * table->row_size);
       } else {
         table->offset[su] = table->used;
         table->used += (geo.t1 - geo.t0 + 1) * K;
@@ -267,12 +283,44 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
   return last[o / W][o % W];
 }
 
+/// Two-level checkpoints (table.every > 1): the rows above strips s0..s1 of one segment into
+/// table.segment_rows, recomputed from the kept row above s0 with the forward's bits.
+template <class T, class P, class Lanes>
+void recompute_segment(P const& p, Lanes& lanes, strip_table<T>& table, index_t s0, index_t s1) {
+  using V = simd::pack<T>;
+  constexpr int K = strip_vectors<T>, H = K * V::width;
+  index_t const rs = table.row_size;
+  table.segment_rows.resize(static_cast<std::size_t>((s1 - s0 + 1) * rs));
+  T const* const head = table.rows.data() + s0 / table.every * rs;
+  std::copy(head, head + rs, table.segment_rows.data());
+  table.scratch_row.assign(head, head + rs);
+  for (index_t s = s0; s < s1; ++s) {
+    lanes.begin_strip(s * H);
+    V last[K];
+    forward_strip(p, lanes, s, strip_geometry<T>(p.band, p.x.length, s * H), table.scratch_row,
+                  static_cast<V*>(nullptr), static_cast<strip_table<T>*>(nullptr), last);
+    table.keep_row_above(s + 1, table.scratch_row, table.segment_rows.data() + (s + 1 - s0) * rs);
+  }
+  table.segment_first = s0;
+}
+
+/// The checkpoint interval of a problem of `strips` strips whose kept rows take `row_bytes`
+/// each: every strip's row while they fit in `limit` bytes, else about every sqrt(strips)-th
+/// (two levels: about 2 sqrt(strips) rows held).
+inline index_t checkpoint_interval(index_t strips, std::size_t row_bytes, std::size_t limit) {
+  if (static_cast<std::size_t>(strips) * row_bytes <= limit) return 1;
+  auto k = static_cast<index_t>(std::sqrt(static_cast<double>(strips)));
+  while (k * k < strips) ++k;
+  return k;
+}
+
 /// Backward sweep over a stored table. With A = seed * dR(n-1,m-1)/dR(i,j) and G = A * weights
 /// (the expected use of each move into (i, j)), calls lanes.accumulate(q, t, in, G) (lane costs
 /// that cache partials: accumulate_terms of the stored terms, or accumulate_cached) for the
 /// gradient and visit(i, j, A, G) for every in-band cell when Visit is not nullptr_t. A
-/// checkpointed table's strips are recomputed one at a time from their rows above, with the
-/// forward's bits, so the results are those of the whole table.
+/// checkpointed table's strips are recomputed one at a time from their rows above (two levels:
+/// those rows first, a segment at a time), with the forward's bits, so the results are those of
+/// the whole table.
 template <class T, class P, class Lanes, class Visit>
 void backward(P const& p, strip_table<T>& table, T seed, Lanes& lanes, std::vector<T>& g_up,
               std::vector<T>& g_diag, Visit&& visit, series_view<T> gx, series_view<T> gy) {
@@ -289,9 +337,12 @@ void backward(P const& p, strip_table<T>& table, T seed, Lanes& lanes, std::vect
   lanes.begin_pair(p.cost, p.x, p.y, gx, gy);
   V const inf_v(inf), zero(T(0));
   bool const stored = caches_partials<Lanes> && table.side > 0;  // weights and gradient terms kept
+  table.segment_first = -1;
   for (index_t s = strips - 1; s >= 0; --s) {
     index_t const i0 = s * H;
     strip_geometry<T> const geo(p.band, n, i0);
+    if (table.every > 1 && (table.segment_first < 0 || s < table.segment_first))
+      recompute_segment(p, lanes, table, s / table.every * table.every, s);  // s ends a segment
     lanes.begin_strip(i0);
     T const* const row_above = table.checkpointed() ? table.row_above(s) : nullptr;
     if (row_above) {  // the strip's cells again, from the row above it (cells hold one strip)
