@@ -228,6 +228,24 @@ void pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
   std::vector<host_detail::workspace<T>> ws(static_cast<std::size_t>(threads));
   // A divergence needs each series' self-similarity once, not once per pair.
   std::vector<T> self_x, self_y;
+  if (m.divergence && m.independent_channels && X.channels > 1) {
+    // per channel, and the per-channel divergences summed as value() sums them (same bits)
+    index_t const d = X.channels;
+    self_x.resize(static_cast<std::size_t>(X.batch * d));
+    self_y.resize(static_cast<std::size_t>(Y.batch * d));
+    parallel_for(X.batch + Y.batch, threads, [&](index_t k, int w) {
+      auto& wsw = ws[static_cast<std::size_t>(w)];
+      if (k < X.batch) host_detail::channel_self_values(m, X[k], self_x.data() + k * d, wsw);
+      else host_detail::channel_self_values(m, Y[k - X.batch], self_y.data() + (k - X.batch) * d, wsw);
+    });
+    parallel_for(X.batch * Y.batch, threads, [&](index_t k, int w) {
+      index_t const a = k / Y.batch, b = k % Y.batch;
+      out(a, b) = host_detail::independent_channels_value(m, X[a], Y[b], self_x.data() + a * d,
+                                                          self_y.data() + b * d,
+                                                          ws[static_cast<std::size_t>(w)]);
+    });
+    return;
+  }
   auto plain = m;
   plain.divergence = false;
   if (m.divergence) {

@@ -110,7 +110,12 @@ TEMPLATE_TEST_CASE("lock-step groups in mixed batches and pairwise", "[lockstep]
     auto const xs = series_set<T>(A, L, d, 3), ys = series_set<T>(B, L + 1, d, 4);
     auto const X = r::make_batch(std::span<T const>(xs), A, L, d);
     auto const Y = r::make_batch(std::span<T const>(ys), B, L + 1, d);
-    for (auto const& meas : {m, r::measures::soft_dtw_divergence<T>(T(0.5))}) {
+    auto independent = m;  // a sum of per-channel values: no groups
+    independent.independent_channels = true;
+    CHECK(hd::plan_lockstep<T>(independent, A * B, [&](r::index_t k) { return std::pair{X[k / B], Y[k % B]}; })
+              .grouped.empty());
+    CHECK(r::value(independent, X[0], Y[0]) != r::value(m, X[0], Y[0]));
+    for (auto const& meas : {m, r::measures::soft_dtw_divergence<T>(T(0.5)), independent}) {
       std::vector<T> out(static_cast<std::size_t>(A * B));
       r::pairwise(r::host, meas, X, Y, r::matrix_view<T>{out.data(), A, B});
       for (r::index_t a = 0; a < A; ++a)
@@ -118,11 +123,23 @@ TEMPLATE_TEST_CASE("lock-step groups in mixed batches and pairwise", "[lockstep]
           CHECK(resilin_test::bits_equal(out[static_cast<std::size_t>(a * B + b)],
                                          r::value(meas, X[a], Y[b])));
     }
-    auto const dtw = r::measures::dtw(r::band_spec::window(0.2));
-    std::vector<T> out(static_cast<std::size_t>(A * B));
-    r::pairwise(r::host.with_threads(2), dtw, X, Y, r::matrix_view<T>{out.data(), A, B});
-    for (r::index_t a = 0; a < A; ++a)
-      for (r::index_t b = 0; b < B; ++b)
-        CHECK(resilin_test::bits_equal(out[static_cast<std::size_t>(a * B + b)], r::value(dtw, X[a], Y[b])));
+    auto dtw_independent = r::measures::dtw(r::band_spec::window(0.2));
+    dtw_independent.independent_channels = true;
+    for (auto const& dtw : {r::measures::dtw(r::band_spec::window(0.2)), dtw_independent}) {
+      std::vector<T> out(static_cast<std::size_t>(A * B));
+      r::pairwise(r::host.with_threads(2), dtw, X, Y, r::matrix_view<T>{out.data(), A, B});
+      for (r::index_t a = 0; a < A; ++a)
+        for (r::index_t b = 0; b < B; ++b)
+          CHECK(resilin_test::bits_equal(out[static_cast<std::size_t>(a * B + b)], r::value(dtw, X[a], Y[b])));
+      // values() of the pairs (a, a mod B) too
+      std::vector<T> v(static_cast<std::size_t>(A));
+      std::vector<T> ys2;
+      for (r::index_t a = 0; a < A; ++a)
+        for (r::index_t k = 0; k < (L + 1) * d; ++k) ys2.push_back(ys[static_cast<std::size_t>((a % B) * (L + 1) * d + k)]);
+      auto const Y2 = r::make_batch(std::span<T const>(ys2), A, L + 1, d);
+      r::values(r::host, dtw, X, Y2, std::span<T>(v));
+      for (r::index_t a = 0; a < A; ++a)
+        CHECK(resilin_test::bits_equal(v[static_cast<std::size_t>(a)], r::value(dtw, X[a], Y[a % B])));
+    }
   }
 }

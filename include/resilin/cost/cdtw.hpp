@@ -54,7 +54,10 @@ struct cdtw_cost {
   /// problem gets bitwise the same costs).
   template <class T>
   RESILIN_HD static T diagonal_length(T du, T dv) noexcept {
-    return math::sqrt(du * du + dv * dv);
+    // the larger spacing first: a contracted du * du + dv * dv rounds differently from
+    // dv * dv + du * du, and the transposed problem swaps them
+    T const lo = math::min(du, dv), hi = math::max(du, dv);
+    return math::sqrt(hi * hi + lo * lo);
   }
 
   /// sum over channels of |a0|^2 + <a0, a1> + |a1|^2 with a0 = p0 - q0, a1 = p1 - q1.
@@ -67,7 +70,9 @@ struct cdtw_cost {
       T const a1 = p1[c] - q1[c];
       s += a0 * a0 + a0 * a1 + a1 * a1;
     }
-    return s;
+    // the form is >= (|a0|^2 + |a1|^2) / 2 >= 0: a negative or NaN s comes only from a cross
+    // term that overflowed (-inf, or inf - inf), where the step cost overflows too
+    return s >= T(0) ? s : math::infinity<T>();
   }
 
   template <class T>

@@ -70,8 +70,9 @@ RESILIN_HD RESILIN_INLINE soft_min2_result<V> soft_min2(V a, V b, T gamma) noexc
 
 /// T = c + (1 - g(u)) sm from a = v - p, b = v - o and the inner soft-min sm of (a^2, b^2)
 /// with w_a, the weight of a^2 in it; when `partials` is not null, also T's three partials.
-/// Callers that already hold exp(-a^2/gamma) and exp(-b^2/gamma) form sm and w_a from them.
-template <class V, class T>
+/// Callers that already hold exp(-a^2/gamma) and exp(-b^2/gamma) form sm and w_a from them;
+/// those whose sm is finite by construction pass FiniteSm (the overflow guards are skipped).
+template <class V, class T, bool FiniteSm = false>
 RESILIN_HD RESILIN_INLINE V gated_transition(V a, V b, V sm, V w_a, T c, T eps,
                                              transition_partials<V>* partials) noexcept {
   using math::select;
@@ -84,10 +85,14 @@ RESILIN_HD RESILIN_INLINE V gated_transition(V a, V b, V sm, V w_a, T c, T eps,
   V const r = one / sqrt(select(huge, one, d2));     // 1 / sqrt(u^2 + eps)
   V const q = select(huge, select(zero < u, one, -one), u * r);
   V const g1 = half * (one + q);                     // 1 - g(u)
-  V const value = V(c) + g1 * sm;
+  // huge: the gate is open (g1 = 1) or closed (0), and a closed one costs c also where sm
+  // overflowed (a^2 and b^2 above the largest finite value), not 0 * inf
+  V value = V(c) + g1 * sm;
+  if constexpr (!FiniteSm) value = select(huge, V(c) + select(zero < u, sm, zero), value);
   if (partials) {
     V const h = select(huge, zero, half * V(eps) * (r * r * r));  // -g'(u)
-    V const hs = h * sm;
+    V hs = h * sm;
+    if constexpr (!FiniteSm) hs = select(huge, zero, hs);  // h = 0 there, and sm may be inf
     V const ta = V(T(2)) * g1 * (a * w_a);
     V const tb = V(T(2)) * g1 * (b * (one - w_a));
     partials->v = hs * (a + b) + (ta + tb);

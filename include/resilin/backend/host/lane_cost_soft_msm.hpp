@@ -176,7 +176,8 @@ struct soft_msm_lane_cost : strip_series<T, true> {
           P2 w2(T(0));  // the weights of a^2 in each inner soft-min
           if constexpr (Partials) w2 = P2::of(eu, el) / s2;
           transition_partials<P2> d2;
-          P2 const f = detail::gated_transition<P2, T>(P2::of(xi - xp, yj - yp), P2::of(b, -b),
+          // sm = -gamma log(s) is finite: s >= tiny
+          P2 const f = detail::gated_transition<P2, T, true>(P2::of(xi - xp, yj - yp), P2::of(b, -b),
                                                        log(s2) * -gamma, w2, c, eps,
                                                        Partials ? &d2 : nullptr);
           if constexpr (Partials) {

@@ -200,7 +200,9 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
     std::map<std::pair<index_t, index_t>, std::vector<index_t>> by_shape;
     for (index_t k = 0; k < count; ++k) {
       auto const [x, y] = pair_at(k);
-      bool fits = std::max(x.length, y.length) <= lockstep_max_length;
+      // independent channels are a sum of per-channel recursions, which the groups do not run
+      bool fits = std::max(x.length, y.length) <= lockstep_max_length &&
+                  !(m.independent_channels && x.channels > 1);
       if constexpr (std::same_as<Smooth, soft_min<T>>)
         fits = fits && exp_domain_applies<T, D>(x, y, m.smooth.gamma);
       if (fits)
