@@ -49,6 +49,13 @@ TEST_CASE(".ts: multivariate and unequal lengths keep (length, channels) order",
   CHECK(ds.values[static_cast<std::size_t>(1 * 3 * 2 + 2 * 2)] == 0.0);  // padding
 }
 
+TEST_CASE(".ts: header words separated by runs of spaces and tabs", "[apps][ts]") {
+  auto const ds = parse("@problemName\tToy\n@classLabel  true\ta  b \n@data\n1,2,3:a\n4,5,6:b\n");
+  REQUIRE(ds.size() == 2);
+  CHECK(ds.labels == std::vector<std::string>{"a", "b"});
+  CHECK(ds.series(1)(2, 0) == 6.0);
+}
+
 TEST_CASE(".ts: unlabelled data", "[apps][ts]") {
   auto const ds = parse("@classLabel false\n@data\n1,2\n3,4,5\n");
   REQUIRE(ds.size() == 2);

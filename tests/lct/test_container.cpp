@@ -85,3 +85,21 @@ TEST_CASE("errors name the failing field", "[lct][container]") {
     REQUIRE(err.code() == lct::errc::truncated);
   }
 }
+
+TEST_CASE("the writer and the reader agree on shapes", "[lct][container]") {
+  lct::encoded_tensor e;
+  lct::encode(lct::dtype::bf16, nullptr, 0, nullptr, e);
+  // a zero dimension makes the product 0 whatever the others are (2^63 * 2 would overflow)
+  e.shape = {std::uint64_t(1) << 63, 2, 0};
+  auto const c = lct::to_container(e);
+  REQUIRE(lct::parse_container(c).shape == e.shape);
+  // a product that wraps around to the count is refused when written, not only when read
+  auto g = gaussian_bf16(2 * 4, 0.03f, 7);
+  lct::encode(lct::dtype::bf16, g.data(), 4, nullptr, e);
+  e.shape = {std::uint64_t(1) << 62, 4, 2};  // 2^65 = 0 mod 2^64, and 4 != 0 anyway
+  REQUIRE_THROWS_AS(lct::to_container(e), lct::invalid_argument);
+  e.shape = {(std::uint64_t(1) << 62) + 1, 4};  // 2^64 + 4 = 4 mod 2^64: the count
+  REQUIRE_THROWS_AS(lct::to_container(e), lct::invalid_argument);
+  e.shape = {2, 2};
+  REQUIRE(lct::parse_container(lct::to_container(e)).shape == e.shape);
+}

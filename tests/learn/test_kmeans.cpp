@@ -145,6 +145,31 @@ TEST_CASE("an empty cluster takes the series farthest from its centroid", "[lear
   CHECK(d.inertia < 1e-25);
 }
 
+TEST_CASE("every centroid has the target length, also where no barycentre replaced its seed",
+          "[learn][kmeans]") {
+  // three constant series of lengths 3, 5 and 4: DTW 0 between any two, so no cluster ever has
+  // a series with a positive gap, and with k = 3 the seeds' clusters may stay empty
+  r::dataset<double> ds;
+  for (r::index_t len : {3, 5, 4}) {
+    std::vector<double> const v(static_cast<std::size_t>(len), 1.0);
+    ds.push_back("c", std::span<double const>(v));
+  }
+  for (int iters : {0, 5})
+    for (r::index_t length : {0, 7}) {
+      INFO("max_iter " << iters << " barycenter.length " << length);
+      auto opt = options(3, 1);
+      opt.max_iter = iters;
+      opt.barycenter.length = length;
+      auto const res = rl::kmeans(r::measures::dtw(), ds.view(), opt);
+      REQUIRE(res.centroids.size() == 3);
+      for (auto const& c : res.centroids) {
+        CHECK(c.length == (length == 0 ? 4 : length));  // 0: the mean length
+        CHECK(c.values.size() == static_cast<std::size_t>(c.length));
+        for (double v : c.values) CHECK(v == 1.0);
+      }
+    }
+}
+
 TEST_CASE("k-means refuses bad input", "[learn][kmeans]") {
   auto const ds = two_classes(2, 16, 1);
   auto const m = r::measures::dtw();

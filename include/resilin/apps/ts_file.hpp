@@ -29,6 +29,20 @@ namespace resilin {
 namespace detail {
 inline bool ts_true(std::string_view v) noexcept { return v == "true" || v == "True" || v == "TRUE"; }
 
+/// The words of a header line: separated by runs of spaces and tabs.
+inline std::vector<std::string_view> header_words(std::string_view s) {
+  std::vector<std::string_view> words;
+  std::size_t at = 0;
+  while (true) {
+    at = s.find_first_not_of(" \t", at);
+    if (at == std::string_view::npos) return words;
+    std::size_t const end = s.find_first_of(" \t", at);
+    words.push_back(s.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at));
+    if (end == std::string_view::npos) return words;
+    at = end;
+  }
+}
+
 /// Splits on `sep` (no trimming).
 inline std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> parts;
@@ -59,7 +73,7 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
     if (!in_data) {
       detail::require(l.front() == '@', source, ":", line, ": expected a header line starting "
                       "with '@' or @data, got '", l.substr(0, 40), "'");
-      auto const words = detail::split(l, ' ');
+      auto const words = detail::header_words(l);  // not empty: l starts with '@'
       std::string_view const key = words[0];
       std::string_view const value = words.size() > 1 ? words[1] : std::string_view{};
       if (key == "@data") {
@@ -69,8 +83,7 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
                         ": time-stamped .ts data is not supported");
       } else if (key == "@classLabel" || key == "@classlabel") {
         labelled = detail::ts_true(value);
-        for (std::size_t w = 2; w < words.size(); ++w)
-          if (!words[w].empty()) classes.emplace_back(words[w]);
+        for (std::size_t w = 2; w < words.size(); ++w) classes.emplace_back(words[w]);
       }
       continue;  // other headers (@problemName, @univariate, @equalLength, ...) are informative
     }

@@ -36,13 +36,28 @@ inline std::uint64_t container_size(encoded_tensor const& t) noexcept {
   return 24 + 8 * rank + (5 + alphabet_size(t.type) / 2) + 8 + t.payload_bytes() + 8;
 }
 
+namespace detail {
+/// Whether the dimensions multiply to count: 0 if any dimension is 0 (the others may be
+/// anything), else the exact product, which must not overflow 64 bits. The writer and the
+/// reader apply this one rule, so every container written parses.
+inline bool shape_multiplies_to(std::vector<std::uint64_t> const& dims, std::uint64_t count) noexcept {
+  for (auto d : dims)
+    if (d == 0) return count == 0;
+  std::uint64_t prod = 1;
+  for (auto d : dims) {
+    if (prod > UINT64_MAX / d) return false;
+    prod *= d;
+  }
+  return prod == count;
+}
+}  // namespace detail
+
 /// Serialises an encoded tensor (shape defaults to {count}).
 inline std::vector<std::uint8_t> to_container(encoded_tensor const& t) {
   std::vector<std::uint64_t> shape = t.shape.empty() ? std::vector<std::uint64_t>{t.count} : t.shape;
   if (shape.size() > max_rank) RESILIN_LCT_THROW(invalid_argument("to_container: rank " + std::to_string(shape.size()) + " > 8"));
-  std::uint64_t prod = 1;
-  for (auto d : shape) prod *= d;
-  if (prod != t.count) RESILIN_LCT_THROW(invalid_argument("to_container: shape does not multiply to the element count"));
+  if (!detail::shape_multiplies_to(shape, t.count))
+    RESILIN_LCT_THROW(invalid_argument("to_container: shape does not multiply to the element count"));
   std::vector<std::uint8_t> out;
   out.reserve(64 + t.payload_bytes() + 8 * shape.size() + 200);
   for (std::uint8_t m : container_magic) out.push_back(m);
@@ -105,16 +120,9 @@ inline container parse_container(std::span<std::uint8_t const> in, parse_options
   c.count = r.get<std::uint64_t>("count");
   // every element costs at least one raw byte: a count beyond the input size is corrupt
   if (c.count > in.size()) fail(errc::corrupt, "count " + std::to_string(c.count) + " exceeds the input size");
-  std::uint64_t prod = 1;
-  bool overflow = false;
-  for (unsigned i = 0; i < rank; ++i) {
-    std::uint64_t const d = r.get<std::uint64_t>("dims");
-    c.shape.push_back(d);
-    if (d != 0 && prod > UINT64_MAX / d) overflow = true;
-    prod *= d;
-  }
-  if (rank == 0) prod = 1;
-  if (overflow || prod != c.count) fail(errc::corrupt, "shape does not multiply to count " + std::to_string(c.count));
+  for (unsigned i = 0; i < rank; ++i) c.shape.push_back(r.get<std::uint64_t>("dims"));
+  if (!detail::shape_multiplies_to(c.shape, c.count))  // rank 0: the empty product, 1
+    fail(errc::corrupt, "shape does not multiply to count " + std::to_string(c.count));
   c.book = codebook::read_body(c.type, r);
   std::uint64_t const words = r.get<std::uint64_t>("stream_words");
   std::uint64_t const C = chunk_count(c.count, c.chunk_log2);

@@ -80,11 +80,16 @@ void nearest_of(Ops const& ops, batch_view<T const> series, batch_view<T const> 
   argmin_rows(d, n, k, which, value);
 }
 
+/// A seed series as a centroid of `length` samples (resampled linearly: the series itself when
+/// it has that length), so that every centroid has the target length even where no
+/// barycentre replaces it (max_iter = 0, a cluster that stays empty).
 template <class T>
-barycenter_result<T> as_centroid(series_view<T const> x) {
+barycenter_result<T> as_centroid(series_view<T const> x, index_t length) {
+  std::vector<double> acc(static_cast<std::size_t>(length * x.channels), 0.0);
+  add_resampled(x, length, 1.0, std::span<double>(acc));
   barycenter_result<T> c;
-  c.values.assign(x.data, x.data + x.size());
-  c.length = x.length;
+  c.values.assign(acc.begin(), acc.end());
+  c.length = length;
   c.channels = x.channels;
   return c;
 }
@@ -147,7 +152,7 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
   index_t const n = series.batch, k = static_cast<index_t>(seeds.size());
   int const threads = bopt.threads;
   kmeans_result<T> r;
-  for (index_t s : seeds) r.centroids.push_back(as_centroid(series[s]));
+  for (index_t s : seeds) r.centroids.push_back(as_centroid(series[s], bopt.length));
   std::vector<index_t> which, next;
   std::vector<double> value;
   auto const centres = stack(std::span<barycenter_result<T> const>(r.centroids));
@@ -175,7 +180,7 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
       from.erase(std::find(from.begin(), from.end(), far));
       members[static_cast<std::size_t>(j)].push_back(far);
       which[static_cast<std::size_t>(far)] = j;
-      r.centroids[static_cast<std::size_t>(j)] = as_centroid(series[far]);
+      r.centroids[static_cast<std::size_t>(j)] = as_centroid(series[far], bopt.length);
       value[static_cast<std::size_t>(far)] = self[static_cast<std::size_t>(far)];
     }
     for (index_t j = 0; j < k; ++j) {
