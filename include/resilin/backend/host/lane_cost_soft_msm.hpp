@@ -162,32 +162,30 @@ struct soft_msm_lane_cost : strip_series<T, true> {
         V const s_up = eu + eb, s_left = el + eb;
         auto const low_up = s_up < V(tiny), low_left = s_left < V(tiny);
         if (simd::any(low_up | low_left)) [[unlikely]] {
-          step3<V> const f = mixed_transitions(low_up, low_left, xi, xp, yj, yp, b, eu, el, s_up,
+          step3<V> const f = mixed_transitions(low_up, low_left, xi, xp, yj, yp, eu, el, s_up,
                                                s_left, pu, pl);
           su += f.up;
           sl += f.left;
           continue;
         }
-        {
-          // the up and left transitions as one value of two packs (packs.hpp): their
-          // logarithms and gates run interleaved
-          using P2 = simd::packs<T, 2>;
-          P2 const s2 = P2::of(s_up, s_left);
-          P2 w2(T(0));  // the weights of a^2 in each inner soft-min
-          if constexpr (Partials) w2 = P2::of(eu, el) / s2;
-          transition_partials<P2> d2;
-          // sm = -gamma log(s) is finite: s >= tiny
-          P2 const f = detail::gated_transition<P2, T, true>(P2::of(xi - xp, yj - yp), P2::of(b, -b),
-                                                       log(s2) * -gamma, w2, c, eps,
-                                                       Partials ? &d2 : nullptr);
-          if constexpr (Partials) {
-            *pu = {d2.v.v[0], d2.p.v[0], d2.o.v[0]};
-            *pl = {d2.v.v[1], d2.p.v[1], d2.o.v[1]};
-          }
-          su += f.v[0];
-          sl += f.v[1];
-          continue;
+        // the up and left transitions as one value of two packs (packs.hpp): their
+        // logarithms and gates run interleaved
+        using P2 = simd::packs<T, 2>;
+        P2 const s2 = P2::of(s_up, s_left);
+        P2 w2(T(0));  // the weights of a^2 in each inner soft-min
+        if constexpr (Partials) w2 = P2::of(eu, el) / s2;
+        transition_partials<P2> d2;
+        // sm = -gamma log(s) is finite: s >= tiny
+        P2 const f = detail::gated_transition<P2, T, true>(P2::of(xi - xp, yj - yp), P2::of(b, -b),
+                                                           log(s2) * -gamma, w2, c, eps,
+                                                           Partials ? &d2 : nullptr);
+        if constexpr (Partials) {
+          *pu = {d2.v.v[0], d2.p.v[0], d2.o.v[0]};
+          *pl = {d2.v.v[1], d2.p.v[1], d2.o.v[1]};
         }
+        su += f.v[0];
+        sl += f.v[1];
+        continue;
       }
       su += detail::soft_msm_transition<V, T>(xi, xp, yj, c, gamma, eps, pu);
       sl += detail::soft_msm_transition<V, T>(yj, yp, xi, c, gamma, eps, pl);
@@ -201,14 +199,15 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   /// cells beside it in the vector, which differ between S(x, y) and S(y, x). Out of line: the
   /// hot loop keeps its registers (inlined, this path cost the common one 5-19 %).
   [[gnu::noinline, gnu::cold]] step3<V> mixed_transitions(
-      typename V::mask low_up, typename V::mask low_left, V xi, V xp, V yj, V yp, V b, V eu, V el,
+      typename V::mask low_up, typename V::mask low_left, V xi, V xp, V yj, V yp, V eu, V el,
       V s_up, V s_left, transition_partials<V>* pu, transition_partials<V>* pl) const noexcept {
     bool const want = pu != nullptr;
-    auto const one = [&](typename V::mask low, V v, V prev, V other, V a, V bv, V e, V s,
+    auto const one = [&](typename V::mask low, V v, V prev, V other, V e, V s,
                          transition_partials<V>* out) {
       transition_partials<V> ds, dm;
-      V const shared = detail::gated_transition<V, T>(a, bv, log(s) * -gamma, want ? e / s : V(T(0)),
-                                                      c, eps, want ? &ds : nullptr);
+      V const shared = detail::gated_transition<V, T>(v - prev, v - other, log(s) * -gamma,
+                                                      want ? e / s : V(T(0)), c, eps,
+                                                      want ? &ds : nullptr);
       V const minshift = detail::soft_msm_transition<V, T>(v, prev, other, c, gamma, eps,
                                                            want ? &dm : nullptr);
       if (out)
@@ -216,8 +215,8 @@ struct soft_msm_lane_cost : strip_series<T, true> {
                 simd::select(low, dm.o, ds.o)};
       return simd::select(low, minshift, shared);
     };
-    V const up = one(low_up, xi, xp, yj, xi - xp, b, eu, s_up, pu);
-    V const left = one(low_left, yj, yp, xi, yj - yp, -b, el, s_left, pl);
+    V const up = one(low_up, xi, xp, yj, eu, s_up, pu);
+    V const left = one(low_left, yj, yp, xi, el, s_left, pl);
     return {V(T(0)), up, left};
   }
 };

@@ -48,6 +48,7 @@ struct workspace {
   std::vector<T> rowbuf, g_up, g_diag;
   exp_rows<T> exp;  // the exponential-domain forward's rows (exp_domain.hpp)
   std::vector<T> channel;  // independent channels: one channel of x, y, gx, gy, contiguous
+  std::vector<T> self_values;  // an independent-channel divergence's per-channel S(x_c, x_c), S(y_c, y_c)
   strip_table<T> table;
   table_buffer<simd::pack<T>> strip_cells;  // one strip of the exponential-domain backward
   lockstep_workspace<T> lockstep;             // groups of short pairs (lockstep.hpp)
@@ -131,7 +132,7 @@ template <class T, class Cost, class Smooth>
 T value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
         workspace<T>& ws) {
   if (m.independent_channels && x.channels > 1) {  // the sum of per-channel measures
-    std::vector<T> self;
+    std::vector<T>& self = ws.self_values;
     if (m.divergence) {
       self.resize(static_cast<std::size_t>(2 * x.channels));
       channel_self_values(m, x, self.data(), ws);
