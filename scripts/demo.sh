@@ -9,7 +9,7 @@ scripts/deps.sh
 source scripts/env.sh
 build="${RESILIN_BUILD_DIR:-build-demo}"
 out="${1:-demo-out}"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRESILIN_BUILD_TESTS=OFF \
+cmake $(resilin_generator "$build") -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRESILIN_BUILD_TESTS=OFF \
       -DRESILIN_BUILD_BENCH=OFF -DRESILIN_ENABLE_CUDA=OFF >/dev/null
 cmake --build "$build" -j "$RESILIN_JOBS" --target resilin_cli >/dev/null
 "$build/examples/cli/resilin" demo --out "$out"

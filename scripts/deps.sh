@@ -2,7 +2,7 @@
 # Installs what resilin needs to build its tests, examples and benchmarks on Debian/Ubuntu
 # (as root), or prints exactly what to install (otherwise). Usage: scripts/deps.sh [extra pkgs]
 set -euo pipefail
-packages=(cmake make g++ catch2 libbenchmark-dev libcli11-dev libzstd-dev libxxhash-dev liblbfgspp-dev libeigen3-dev pkg-config "$@")
+packages=(cmake make ninja-build g++ catch2 libbenchmark-dev libcli11-dev libzstd-dev libxxhash-dev liblbfgspp-dev libeigen3-dev pkg-config "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -43,7 +43,8 @@ double l1(std::vector<double> const& a) {
 
 TEST_CASE("n = m = 4096, gamma = 1e-4, values around 1e4: finite, bounded, equal to the oracle",
           "[numerics][large]") {
-  r::index_t const n = 4096;
+  // the sanitizer build (-O0 under ASan and UBSan: 58 s at 4096) runs n = m = 1024
+  r::index_t const n = kSanitized ? 1024 : 4096;
   double const gamma = 1e-4;
   // Float-representable inputs, so the float and double runs see the same series.
   auto const x = resilin_test::cast<double>(resilin_test::cast<float>(walk(static_cast<std::size_t>(n), 1, 1e4, 100)));
@@ -57,7 +58,8 @@ TEST_CASE("n = m = 4096, gamma = 1e-4, values around 1e4: finite, bounded, equal
   CHECK(all_finite(gx));
   CHECK(all_finite(gy));
   double const log_paths = ref::log_delannoy(n - 1, n - 1);
-  CHECK(log_paths == Approx(1.7627 * double(n)).epsilon(2e-3));  // n log(3 + 2 sqrt 2) asymptotically
+  if (!kSanitized)  // n log(3 + 2 sqrt 2) asymptotically
+    CHECK(log_paths == Approx(1.7627 * double(n)).epsilon(2e-3));
   double const slack = 1e-12 * h;  // rounding of two independent sums of ~1e4 terms
   INFO("soft = " << v << ", hard = " << h << ", gamma log|A| = " << gamma * log_paths);
   CHECK(v <= h + slack);
