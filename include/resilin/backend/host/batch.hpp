@@ -5,10 +5,11 @@
 #include <vector>
 #include <resilin/backend/host/lockstep.hpp>
 #include <resilin/backend/host/pair.hpp>
+#include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/measure.hpp>
 #include <resilin/core/thread_pool.hpp>
 
-namespace resilin::host_detail {
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 /// store(k, value(m, x_k, y_k)) for k in [0, count), where pair_at(k) gives (x_k, y_k); on up to
 /// `threads` threads with one workspace each (ws.size() >= the threads parallel_for uses).

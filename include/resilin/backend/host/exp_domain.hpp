@@ -16,12 +16,13 @@
 #include <vector>
 #include <resilin/backend/host/lane_cost.hpp>
 #include <resilin/backend/host/simd.hpp>
+#include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/band.hpp>
 #include <resilin/core/math.hpp>
 #include <resilin/cost/dtw.hpp>
 #include <resilin/smoothing/soft_min.hpp>
 
-namespace resilin::host_detail {
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 template <class T>
 struct exp_domain_traits;

@@ -18,11 +18,12 @@
 #include <resilin/backend/host/exp_domain.hpp>
 #include <resilin/backend/host/lane_cost.hpp>
 #include <resilin/backend/host/simd.hpp>
+#include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/backend/host/table_buffer.hpp>
 #include <resilin/core/band.hpp>
 #include <resilin/core/views.hpp>
 
-namespace resilin::host_detail {
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 /// Two levels (rows.every = k > 1): the rows above strips s0..s1 of one segment into
 /// rows.segment_* (slot s - s0), recomputed from the kept row above s0 with the forward's bits.

@@ -9,12 +9,13 @@
 #include <type_traits>
 #include <vector>
 #include <resilin/backend/host/simd.hpp>
+#include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/band.hpp>
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/recursion.hpp>
 #include <resilin/cost/dtw.hpp>
 
-namespace resilin::host_detail {
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 /// Rows per strip: K vectors of W lanes. K independent cells per step hide the latency of the
 /// soft-min (exp, log) that a single dependency chain would expose.

@@ -8,10 +8,11 @@
 #include <resilin/backend/host/lane_cost.hpp>
 #include <resilin/backend/host/packs.hpp>
 #include <resilin/backend/host/simd.hpp>
+#include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/recursion.hpp>
 #include <resilin/cost/soft_msm.hpp>
 
-namespace resilin::host_detail {
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 /// x rows (x_i and x_{i-1}) of the strip in registers, y reversed and channel-major with
 /// padding (y_j at p, y_{j-1} at p + 1), gradients accumulated as dtw_lane_cost does, plus one

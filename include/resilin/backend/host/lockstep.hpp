@@ -18,6 +18,7 @@
 #include <resilin/backend/host/exp_domain.hpp>
 #include <resilin/backend/host/lane_cost.hpp>
 #include <resilin/backend/host/simd.hpp>
+#include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/band.hpp>
 #include <resilin/core/measure.hpp>
 #include <resilin/core/recursion.hpp>
@@ -26,7 +27,7 @@
 #include <resilin/smoothing/hard_min.hpp>
 #include <resilin/smoothing/soft_min.hpp>
 
-namespace resilin::host_detail {
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 /// Vectors per lock-step group: K independent cells per step, G = K * W pairs per group.
 template <class T>

@@ -13,9 +13,10 @@
 // packs, lane for lane, so the results are the same bits.
 #include <concepts>
 #include <resilin/backend/host/simd.hpp>
+#include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/config.hpp>
 
-namespace resilin::simd {
+namespace resilin::simd::inline RESILIN_HOST_ABI {
 
 #if !defined(__CUDA_ARCH__)
 

@@ -8,11 +8,12 @@
 #include <resilin/backend/host/exp_domain_grad.hpp>
 #include <resilin/backend/host/lane_cost_soft_msm.hpp>
 #include <resilin/backend/host/lockstep.hpp>
+#include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/backend/host/strip.hpp>
 #include <resilin/core/measure.hpp>
 #include <resilin/core/recursion.hpp>
 
-namespace resilin::host_detail {
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 /// Up to this size a training forward keeps its whole table for the backward (its fresh pages
 /// cost less than recomputing, and a batch reuses them); beyond, the backward recomputes.

@@ -1,7 +1,7 @@
 #pragma once
 // A small SIMD pack for the host traversal (GCC/Clang vector extensions, so it builds for any
-// target and the compiler picks AVX2/AVX-512/NEON as enabled by -m flags; intrinsics only for
-// sqrt, which has no errno-free vector builtin).
+// target and the compiler picks SSE2/AVX2/AVX-512/NEON as enabled by -m flags; intrinsics only
+// for sqrt, which has no errno-free vector builtin). Its width: simd_abi.hpp.
 // Only what the strip wavefront needs: arithmetic, compare/select, min/max, lane shifts, and
 // exp/log accurate to a few ulp over the ranges the soft-min uses. Never used on the device.
 #include <bit>
@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/config.hpp>
 #if !defined(__CUDA_ARCH__)
 #if defined(__SSE2__) || defined(__AVX__)
@@ -20,15 +21,9 @@
 #endif
 #endif
 
-namespace resilin::simd {
+namespace resilin::simd::inline RESILIN_HOST_ABI {
 
-#if defined(__AVX512F__) && defined(RESILIN_USE_AVX512)
-inline constexpr int vector_bytes = 64;
-#elif defined(__AVX__)
-inline constexpr int vector_bytes = 32;
-#else
-inline constexpr int vector_bytes = 16;
-#endif
+inline constexpr int vector_bytes = RESILIN_SIMD_BYTES;  // simd_abi.hpp
 
 template <class T>
 inline constexpr int lanes = vector_bytes / static_cast<int>(sizeof(T));

@@ -13,6 +13,7 @@
 #include <resilin/backend/host/lane_cost.hpp>
 #include <resilin/backend/host/packs.hpp>
 #include <resilin/backend/host/simd.hpp>
+#include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/backend/host/table_buffer.hpp>
 #include <resilin/core/band.hpp>
 #include <resilin/core/concepts.hpp>
@@ -20,7 +21,7 @@
 #include <resilin/core/recursion.hpp>
 #include <resilin/core/views.hpp>
 
-namespace resilin::host_detail {
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 template <class T, class Cost, class Smooth>
 struct pair_problem {

@@ -12,8 +12,9 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+#include <resilin/backend/host/simd_abi.hpp>
 
-namespace resilin::host_detail {
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 template <class V>
 class table_buffer {
