@@ -1,0 +1,68 @@
+// Translation units built for different SIMD widths, linked into one program, each compute
+// soft-DTW values and gradients and soft-MSM values and pairwise values through the same
+// front-end templates (run.hpp): each must give the results of the straightforward loop (and
+// of the other), whichever definitions the linker kept, and the host backend's templates of the
+// two widths must be different entities (simd_abi.hpp).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+#include <support/catch.hpp>
+#include <support/reference.hpp>
+#include "run.hpp"
+
+namespace {
+
+double max_rel(std::vector<double> const& a, std::vector<double> const& b) {
+  double e = 0;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    e = std::max(e, std::abs(a[k] - b[k]) / std::max(1.0, std::abs(b[k])));
+  return a.size() == b.size() ? e : 1e300;
+}
+
+/// The straightforward full-table loop (support/reference.hpp) for every pair of the workload.
+mixed_isa::result oracle() {
+  using namespace mixed_isa;
+  namespace ref = resilin_test::reference;
+  result o;
+  auto const xs = series(batch, n, 1), ys = series(batch, m, 2);
+  o.dtw_values.resize(batch);
+  o.dtw_gx.assign(xs.size(), 0.0);
+  o.dtw_gy.assign(ys.size(), 0.0);
+  for (resilin::index_t b = 0; b < batch; ++b)
+    o.dtw_values[static_cast<std::size_t>(b)] = ref::soft_dtw_value_and_grad(
+        xs.data() + b * n, ys.data() + b * m, n, m, 1, 0.5, o.dtw_gx.data() + b * n, o.dtw_gy.data() + b * m);
+  return o;
+}
+
+void check_against(mixed_isa::result const& got, mixed_isa::result const& want) {
+  CHECK(max_rel(got.dtw_values, want.dtw_values) <= 1e-12);
+  CHECK(max_rel(got.dtw_gx, want.dtw_gx) <= 1e-10);
+  CHECK(max_rel(got.dtw_gy, want.dtw_gy) <= 1e-10);
+}
+
+}  // namespace
+
+TEST_CASE("mixed ISAs: translation units with 16- and 32-byte packs in one program", "[host][abi]") {
+  auto const want = oracle();
+  auto const narrow = mixed_isa::run_narrow();
+  CHECK(narrow.vector_bytes == 16);
+  check_against(narrow, want);
+  // soft-MSM: pairwise diagonal = values (the same pairs), both finite
+  for (resilin::index_t b = 0; b < mixed_isa::batch; ++b)
+    CHECK(narrow.msm_pairwise[static_cast<std::size_t>(b * mixed_isa::batch + b)] ==
+          Approx(narrow.msm_values[static_cast<std::size_t>(b)]).epsilon(1e-12));
+#if defined(__x86_64__) || defined(__i386__)
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    WARN("no AVX2 and FMA on this CPU: the 32-byte translation unit is not run");
+    return;
+  }
+  auto const wide = mixed_isa::run_wide();
+  CHECK(wide.vector_bytes == 32);
+  // different entities: one inline function has one address in a program, so equal addresses
+  // would mean that both widths share (and the linker merged) one definition
+  CHECK(wide.host_value != narrow.host_value);
+  check_against(wide, want);
+  CHECK(max_rel(wide.msm_values, narrow.msm_values) <= 1e-12);
+  CHECK(max_rel(wide.msm_pairwise, narrow.msm_pairwise) <= 1e-12);
+#endif
+}
