@@ -17,7 +17,6 @@ struct result {
   int vector_bytes = 0;
   void (*host_value)() = nullptr;  // this width's host_detail::value<double, soft-DTW>
   std::vector<double> dtw_values, dtw_gx, dtw_gy;  // soft-DTW: values_and_grads
-  std::vector<double> msm_values, msm_pairwise;    // soft-MSM: values, pairwise
 };
 
 inline constexpr resilin::index_t batch = 5, n = 70, m = 53;
@@ -51,11 +50,6 @@ namespace {
   r::values_and_grads(r::host.with_threads(2), r::measures::soft_dtw(0.5), X, Y,
                       std::span<double>(out.dtw_values), r::make_batch(std::span<double>(out.dtw_gx), batch, n, 1),
                       r::make_batch(std::span<double>(out.dtw_gy), batch, m, 1));
-  auto const msm = r::measures::soft_msm(1.0, 1.0);
-  out.msm_values.resize(batch);
-  r::values(r::host.with_threads(2), msm, X, Y, std::span<double>(out.msm_values));
-  out.msm_pairwise.resize(batch * batch);
-  r::pairwise(r::host.with_threads(2), msm, X, Y, r::matrix_view<double>{out.msm_pairwise.data(), batch, batch});
   return out;
 }
 }  // namespace
