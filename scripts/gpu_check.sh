@@ -50,12 +50,10 @@ if [ -n "$pack" ]; then
 else
   echo "== configure ($build, sm_$arch)"
   mkdir -p "$build"
-  generator=()
-  if [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
   prefix=()
   [ -n "${RESILIN_PREFIX_PATH:-}" ] && prefix=(-DCMAKE_PREFIX_PATH="$RESILIN_PREFIX_PATH")
   # CMake < 3.26 does not know nvcc's C++20 flag: supply it (harmless on newer CMake).
-  cmake -S . -B "$build" "${generator[@]}" "${prefix[@]}" -DCMAKE_BUILD_TYPE=Release \
+  cmake $(resilin_generator "$build") -S . -B "$build" "${prefix[@]}" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_COMPILER="$nvcc_bin" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DRESILIN_BUILD_TESTS=ON \
     -DRESILIN_BUILD_BENCH=ON -DRESILIN_BUILD_EXAMPLES=OFF \
     -DCMAKE_CUDA20_STANDARD_COMPILE_OPTION=-std=c++20 \

@@ -276,9 +276,8 @@ std::vector<r::band_spec> bands() {
           r::band_spec::radius(5), r::band_spec::window(0.1), r::band_spec::window(0.3)};
 }
 
-/// The bands of the heaviest emulations: all of them, or three in the sanitizer build (-O0
-/// under ASan and UBSan, where they are what that build is for, memory and undefined behaviour,
-/// not more cases; the main build runs every band).
+/// The bands of the heaviest emulations: bands(), or three of them in the sanitizer build
+/// (resilin_test::unless_sanitized).
 std::vector<r::band_spec> heavy_bands() {
   if (resilin_test::sanitized)
     return {r::band_spec::none(), r::band_spec::radius(0), r::band_spec::window(0.1)};
@@ -893,10 +892,8 @@ TEST_CASE("device schedule: the strip warp gives the bits of one block per pair"
       check_warp_values(2500, 3, {{33, 40}, {40, 33}, {64, 97}, {130, 100}}, dd::strip_rows, true);
   // the longest strips (31 rows per lane), 9 (staged 256 rows) and H1's 13, univariate soft and
   // hard DTW and soft-MSM, against the host backend too
-  // (the sanitizer build: the last alone)
-  std::vector<std::pair<r::index_t, r::index_t>> shapes{{992, 1000}, {395, 1200}, {256, 300}};
-  if (resilin_test::sanitized) shapes.erase(shapes.begin(), shapes.end() - 1);
-  for (auto [n, m] : shapes) {
+  for (auto [n, m] : resilin_test::unless_sanitized<std::pair<r::index_t, r::index_t>>(
+           {{992, 1000}, {395, 1200}, {256, 300}})) {
     ragged<double> const X(2, n, 1, seed + 11, false), Y(2, m, 1, seed + 12, true);
     for (auto const& band : {r::band_spec::none(), r::band_spec::window(0.1)}) {
       auto check = [&](auto const& meas) {
@@ -1127,10 +1124,8 @@ TEST_CASE("device schedule: tiled training gives the bits of one block per pair"
   // 3 x 3 tiles and ragged lengths; values, gradients and E of stencil-1 costs bit for bit,
   // whole grid or recomputed tiles, 128 threads per tile or 7 in reverse order
   std::uint64_t seed = 1700;
-  std::vector<r::band_spec> tiled_bands{r::band_spec::none(), r::band_spec::radius(40),
-                                        r::band_spec::window(0.3)};
-  if (resilin_test::sanitized) tiled_bands.erase(tiled_bands.begin(), tiled_bands.end() - 1);
-  for (auto const& band : tiled_bands) {
+  for (auto const& band : resilin_test::unless_sanitized<r::band_spec>(
+           {r::band_spec::none(), r::band_spec::radius(40), r::band_spec::window(0.3)})) {
     for (bool div : {false, true}) {
       ++seed;
       ragged<double> const X(3, 300, 2, seed, false), Y(3, 270, 2, seed + 5, false);
@@ -1186,8 +1181,7 @@ TEST_CASE("device schedule: distance tiles give the bits of the per-cell distanc
   // values (paired, pairwise: the transposed orientation too) and training, whole and
   // recomputed, against one block per pair with the per-cell distance
   std::uint64_t seed = 2100;
-  for (r::index_t d : {16, 21}) {
-    if (resilin_test::sanitized && d == 16) continue;  // 21 alone: three staged chunks
+  for (r::index_t d : resilin_test::unless_sanitized<r::index_t>({16, 21})) {  // 21: three chunks
     ++seed;
     ragged<double> const X(2, 300, d, seed, false), Y(2, 270, d, seed + 5, false);
     std::vector<double> const up{0.5, 2.0};

@@ -1,4 +1,4 @@
-// Built with -mno-avx: 16-byte packs (see run.hpp).
-#include "run.hpp"
+// Built with -mno-avx: 16-byte packs (see workload.hpp).
+#include "workload.hpp"
 
 mixed_isa::result mixed_isa::run_narrow() { return run_here(); }

@@ -1,22 +1,15 @@
 // Translation units built for different SIMD widths, linked into one program, each compute
-// soft-DTW values and gradients of a batch through the same front-end templates (run.hpp): each must give the results of the straightforward loop (and
-// of the other), whichever definitions the linker kept, and the host backend's templates of the
-// two widths must be different entities (simd_abi.hpp).
-#include <algorithm>
-#include <cmath>
+// soft-DTW values and gradients of a batch through the same front-end templates (workload.hpp):
+// each must give the results of the straightforward loop, whichever definitions the linker
+// kept, and the host backend's templates of the two widths must be different entities
+// (simd_abi.hpp).
 #include <vector>
 #include <support/catch.hpp>
 #include <support/reference.hpp>
+#include "../helpers.hpp"
 #include "run.hpp"
 
 namespace {
-
-double max_rel(std::vector<double> const& a, std::vector<double> const& b) {
-  double e = 0;
-  for (std::size_t k = 0; k < a.size(); ++k)
-    e = std::max(e, std::abs(a[k] - b[k]) / std::max(1.0, std::abs(b[k])));
-  return a.size() == b.size() ? e : 1e300;
-}
 
 /// The straightforward full-table loop (support/reference.hpp) for every pair of the workload.
 mixed_isa::result oracle() {
@@ -34,9 +27,13 @@ mixed_isa::result oracle() {
 }
 
 void check_against(mixed_isa::result const& got, mixed_isa::result const& want) {
-  CHECK(max_rel(got.dtw_values, want.dtw_values) <= 1e-12);
-  CHECK(max_rel(got.dtw_gx, want.dtw_gx) <= 1e-10);
-  CHECK(max_rel(got.dtw_gy, want.dtw_gy) <= 1e-10);
+  using resilin_test::max_rel_diff;
+  REQUIRE(got.dtw_values.size() == want.dtw_values.size());
+  REQUIRE(got.dtw_gx.size() == want.dtw_gx.size());
+  REQUIRE(got.dtw_gy.size() == want.dtw_gy.size());
+  CHECK(max_rel_diff(got.dtw_values, want.dtw_values) <= 1e-12);
+  CHECK(max_rel_diff(got.dtw_gx, want.dtw_gx) <= 1e-10);
+  CHECK(max_rel_diff(got.dtw_gy, want.dtw_gy) <= 1e-10);
 }
 
 }  // namespace

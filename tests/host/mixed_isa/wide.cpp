@@ -1,5 +1,5 @@
-// Built with -mavx2 -mfma -mno-avx512f: 32-byte packs (see run.hpp). Called only where the CPU
+// Built with -mavx2 -mfma -mno-avx512f: 32-byte packs (see workload.hpp). Called only where the CPU
 // has AVX2 and FMA.
-#include "run.hpp"
+#include "workload.hpp"
 
 mixed_isa::result mixed_isa::run_wide() { return run_here(); }
