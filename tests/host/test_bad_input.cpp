@@ -75,6 +75,39 @@ TEST_CASE("gamma <= 0, NaN or inf", "[errors]") {
   EXPECT_ERROR(r::values(r::host, m, X, X, std::span<double>(out)), "gamma", "got -7");
 }
 
+TEST_CASE("MSM and Soft-MSM cost parameters outside their domain", "[errors]") {
+  EXPECT_ERROR(r::measures::msm(-1.0), "c", "got -1");
+  EXPECT_ERROR(r::measures::soft_msm(1.0, nan_v), "c", "got nan");
+  EXPECT_ERROR(r::measures::hard_soft_msm(inf_v), "c", "got inf");
+  // Set on the cost directly (README: "set m.cost.eps"), they are refused at every entry
+  // point; eps = 0 used to give NaN wherever a value repeats (u = 0 in the gate).
+  std::vector<double> x{1, 2, 2, 3}, y{2, 2, 1}, gx(4), gy(3), out(1), E(12);
+  auto const X = r::make_batch(x, 1, 4), Y = r::make_batch(y, 1, 3);
+  auto const bad_soft = [](double c, double gamma, double eps) {
+    auto m = r::measures::soft_msm(1.0);
+    m.cost.c = c;
+    m.cost.gamma = gamma;
+    m.cost.eps = eps;
+    return m;
+  };
+  for (double eps : {0.0, -1e-9, nan_v, inf_v}) {
+    auto const m = bad_soft(1.0, 1.0, eps);
+    EXPECT_ERROR(r::value(m, r::view(x), r::view(y)), "eps");
+    EXPECT_ERROR(r::value_and_grad(m, r::view(x), r::view(y), r::view(gx), r::view(gy)), "eps");
+    EXPECT_ERROR(r::values(r::host, m, X, Y, std::span<double>(out)), "eps");
+    EXPECT_ERROR(r::alignment_matrix(m, r::view(x), r::view(y), r::matrix_view<double>{E.data(), 4, 3}), "eps");
+  }
+  EXPECT_ERROR(r::value(bad_soft(-0.5, 1.0, 1e-9), r::view(x), r::view(y)), "c", "got -0.5");
+  EXPECT_ERROR(r::value(bad_soft(1.0, -2.0, 1e-9), r::view(x), r::view(y)), "gamma", "got -2");
+  EXPECT_ERROR(r::value(bad_soft(1.0, nan_v, 1e-9), r::view(x), r::view(y)), "gamma", "got nan");
+  auto hard = r::measures::msm();
+  hard.cost.c = -3.0;
+  EXPECT_ERROR(r::value(hard, r::view(x), r::view(y)), "c", "got -3");
+  // the domain's edges are accepted: c = 0, inner gamma = 0 (the hard inner min), tiny eps
+  auto edge = bad_soft(0.0, 0.0, 1e-300);
+  CHECK(std::isfinite(r::value(edge, r::view(x), r::view(y))));
+}
+
 TEST_CASE("NaN or inf in the input", "[errors]") {
   auto const m = r::measures::soft_dtw(1.0);
   std::vector<double> good{1, 2, 3, 4}, gx(4), gy(4);

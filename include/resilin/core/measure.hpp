@@ -30,6 +30,14 @@ struct measure {
   /// alignment), as the published multivariate MSM and Soft-MSM ("independent"). Any cost model.
   bool independent_channels = false;
 
+  /// Throws resilin::invalid_argument for parameters outside their domain: the smoothing's,
+  /// and the cost model's where it has a validate() (c, gamma and eps of the MSM costs, which
+  /// callers may set directly, as m.cost.eps).
+  void validate() const {
+    smooth.validate();
+    if constexpr (requires { cost.validate(); }) cost.validate();
+  }
+
   /// The same measure with another band.
   measure with_band(band_spec b) const { measure r = *this; r.band = b; return r; }
   /// One channel's measure of an independent-channels measure (the same policies and band).
@@ -44,7 +52,7 @@ namespace measures {
 template <std::floating_point T, class Distance = squared_euclidean>
 measure<dtw_cost<Distance>, soft_min<T>> soft_dtw(T gamma, band_spec band = {}) {
   measure<dtw_cost<Distance>, soft_min<T>> m{{}, {gamma}, band, false};
-  m.smooth.validate();
+  m.validate();
   return m;
 }
 /// The soft-DTW divergence (Blondel, Mensch & Vert 2021); unequal lengths allowed.
@@ -62,8 +70,8 @@ measure<dtw_cost<Distance>, hard_min> dtw(band_spec band = {}) {
 /// MSM (Stefan, Athitsos & Das 2013; aeon msm_distance): absolute move costs and split/merge
 /// penalty c >= 0. Several channels: independent (the sum of per-channel MSM), as published.
 inline measure<msm_cost<double>, hard_min> msm(double c = 1.0, band_spec band = {}) {
-  detail::require(c >= 0 && c < math::infinity<double>(), "c must be >= 0 and finite, got ", c);
   measure<msm_cost<double>, hard_min> m{{c}, {}, band, false};
+  m.validate();
   m.independent_channels = true;
   return m;
 }
@@ -75,8 +83,7 @@ template <std::floating_point T>
 measure<soft_msm_cost<T>, soft_min<T>> soft_msm(T gamma, std::type_identity_t<T> c = T(1),
                                                 band_spec band = {}) {
   measure<soft_msm_cost<T>, soft_min<T>> m{{c, gamma, T(1e-9)}, {gamma}, band, false};
-  m.smooth.validate();
-  detail::require(c >= T(0) && c < math::infinity<T>(), "c must be >= 0 and finite, got ", c);
+  m.validate();
   m.independent_channels = true;
   return m;
 }
@@ -92,8 +99,8 @@ measure<soft_msm_cost<T>, soft_min<T>> soft_msm_divergence(T gamma, std::type_id
 /// squared costs, the same eps gate. Not MSM (that is measures::msm, absolute costs).
 template <std::floating_point T>
 measure<soft_msm_cost<T>, hard_min> hard_soft_msm(T c = T(1), band_spec band = {}) {
-  detail::require(c >= T(0) && c < math::infinity<T>(), "c must be >= 0 and finite, got ", c);
   measure<soft_msm_cost<T>, hard_min> m{{c, T(0), T(1e-9)}, {}, band, false};
+  m.validate();
   m.independent_channels = true;
   return m;
 }
@@ -104,7 +111,7 @@ inline measure<cdtw_cost, hard_min> cdtw(band_spec band = {}) { return {{}, {}, 
 template <std::floating_point T>
 measure<cdtw_cost, soft_min<T>> soft_cdtw(T gamma, band_spec band = {}) {
   measure<cdtw_cost, soft_min<T>> m{{}, {gamma}, band, false};
-  m.smooth.validate();
+  m.validate();
   return m;
 }
 /// The soft grid CDTW divergence S(x,y) - S(x,x)/2 - S(y,y)/2; unequal lengths allowed.

@@ -22,6 +22,7 @@
 #include <concepts>
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/config.hpp>
+#include <resilin/core/error.hpp>
 #include <resilin/core/math.hpp>
 #include <resilin/core/views.hpp>
 #include <resilin/cost/move_split_merge.hpp>
@@ -34,6 +35,11 @@ template <std::floating_point P = double>
 struct msm_cost {
   using parameter_type = P;
   P c = P(1);
+
+  /// Throws resilin::invalid_argument unless 0 <= c < inf (host only).
+  void validate() const {
+    detail::require(c >= P(0) && c < math::infinity<P>(), "msm c must be >= 0 and finite, got ", c);
+  }
 
   /// C(v, p, o) for one channel.
   template <class T>

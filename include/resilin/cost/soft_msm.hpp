@@ -33,6 +33,7 @@
 #include <concepts>
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/config.hpp>
+#include <resilin/core/error.hpp>
 #include <resilin/core/math.hpp>
 #include <resilin/core/views.hpp>
 #include <resilin/cost/move_split_merge.hpp>
@@ -128,6 +129,16 @@ struct soft_msm_cost {
   P c = P(1);
   P gamma = P(1);
   P eps = P(1e-9);
+
+  /// Throws resilin::invalid_argument unless 0 <= c < inf, 0 <= gamma < inf and 0 < eps < inf
+  /// (eps = 0 would divide 0 by 0 in the gate where a value repeats) (host only).
+  void validate() const {
+    detail::require(c >= P(0) && c < math::infinity<P>(), "soft-msm c must be >= 0 and finite, got ", c);
+    detail::require(gamma >= P(0) && gamma < math::infinity<P>(),
+                    "soft-msm cost gamma must be >= 0 and finite, got ", gamma);
+    detail::require(eps > P(0) && eps < math::infinity<P>(),
+                    "soft-msm gate eps must be > 0 and finite, got ", eps);
+  }
 
   /// T(v, p, o) for one channel.
   template <class T>

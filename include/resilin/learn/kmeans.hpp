@@ -51,7 +51,7 @@ struct kmeans_result {
 template <alignment_measure Measure>
 struct measure_ops {
   Measure m;
-  void validate() const { m.smooth.validate(); }
+  void validate() const { m.validate(); }
   template <class T>
   std::vector<double> self(batch_view<T const> b, int threads) const {
     std::vector<T> out(static_cast<std::size_t>(b.batch));

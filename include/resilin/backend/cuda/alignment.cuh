@@ -78,16 +78,17 @@ std::string check_device_batch(batch_view<T const> b, char const* name) {
   return {};
 }
 
-template <class Smooth>
-std::string check_smoothing(Smooth const& s) {
+/// m.validate()'s message, or empty (a build without exceptions lets it terminate).
+template <class Measure>
+std::string check_parameters(Measure const& m) {
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
   try {
-    s.validate();
+    m.validate();
   } catch (std::exception const& e) {
     return e.what();
   }
 #else
-  s.validate();
+  m.validate();
 #endif
   return {};
 }
@@ -97,7 +98,7 @@ std::string check_common(measure<Cost, Smooth> const& m, batch_view<T const> X,
                          batch_view<T const> Y) {
   static_assert(cost_model<Cost, T>, "the measure's cost model does not model cost_model<T>");
   static_assert(smoothing_rule<Smooth, T>, "the smoothing does not model smoothing_rule<T>");
-  std::string e = check_smoothing(m.smooth);
+  std::string e = check_parameters(m);
   if (e.empty()) e = check_device_batch(X, "X");
   if (e.empty()) e = check_device_batch(Y, "Y");
   if (e.empty() && X.channels != Y.channels)
