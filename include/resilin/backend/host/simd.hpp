@@ -165,9 +165,12 @@ RESILIN_INLINE pack<T> sqrt(pack<T> x) noexcept {
   using native = typename pack<T>::native;
   constexpr int bytes = static_cast<int>(sizeof(native));
 #if defined(__AVX512F__)
+  // the zero-masked forms with every lane selected: the same vsqrt, but g++ 12's plain
+  // _mm512_sqrt_* pass an `undefined` source that its -Wuninitialized reports in our callers
   if constexpr (bytes == 64) {
-    if constexpr (std::same_as<T, float>) return pack<T>::wrap((native)_mm512_sqrt_ps((__m512)x.v));
-    else return pack<T>::wrap((native)_mm512_sqrt_pd((__m512d)x.v));
+    if constexpr (std::same_as<T, float>)
+      return pack<T>::wrap((native)_mm512_maskz_sqrt_ps(__mmask16(0xFFFF), (__m512)x.v));
+    else return pack<T>::wrap((native)_mm512_maskz_sqrt_pd(__mmask8(0xFF), (__m512d)x.v));
   }
 #endif
 #if defined(__AVX__)
