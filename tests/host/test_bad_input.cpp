@@ -90,7 +90,7 @@ TEST_CASE("MSM and Soft-MSM cost parameters outside their domain", "[errors]") {
     m.cost.eps = eps;
     return m;
   };
-  for (double eps : {0.0, -1e-9, nan_v, inf_v}) {
+  for (double eps : {0.0, -1e-9, 1e-39, nan_v, inf_v}) {
     auto const m = bad_soft(1.0, 1.0, eps);
     EXPECT_ERROR(r::value(m, r::view(x), r::view(y)), "eps");
     EXPECT_ERROR(r::value_and_grad(m, r::view(x), r::view(y), r::view(gx), r::view(gy)), "eps");
@@ -103,9 +103,26 @@ TEST_CASE("MSM and Soft-MSM cost parameters outside their domain", "[errors]") {
   auto hard = r::measures::msm();
   hard.cost.c = -3.0;
   EXPECT_ERROR(r::value(hard, r::view(x), r::view(y)), "c", "got -3");
-  // the domain's edges are accepted: c = 0, inner gamma = 0 (the hard inner min), tiny eps
-  auto edge = bad_soft(0.0, 0.0, 1e-300);
+  // the domain's edges are accepted: c = 0, inner gamma = 0 (the hard inner min), the smallest
+  // eps; with it the gradients stay finite where values repeat (the gate's slope there is
+  // 1 / (2 sqrt(eps)); computed as eps / (2 (u^2 + eps)^1.5) it overflowed to NaN in double once
+  // eps < 1e-205, in float once eps < 1e-26)
+  double const tiny = r::soft_msm_cost<double>::eps_min;
+  auto edge = bad_soft(0.0, 0.0, tiny);
   CHECK(std::isfinite(r::value(edge, r::view(x), r::view(y))));
+  std::vector<double> a{1, 1, 1, 2}, b{1, 2, 2, 2}, ga(4), gb(4);
+  for (double eps : {tiny, 1e-30, 1e-9}) {
+    auto const m = bad_soft(1.0, 1.0, eps);
+    CHECK(std::isfinite(r::value_and_grad(m, r::view(a), r::view(b), r::view(ga), r::view(gb))));
+    for (double g : ga) CHECK(std::isfinite(g));
+    for (double g : gb) CHECK(std::isfinite(g));
+    auto mf = r::measures::soft_msm(1.0f);
+    mf.cost.eps = static_cast<float>(eps);
+    std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end()), gaf(4), gbf(4);
+    CHECK(std::isfinite(r::value_and_grad(mf, r::view(af), r::view(bf), r::view(gaf), r::view(gbf))));
+    for (float g : gaf) CHECK(std::isfinite(g));
+    for (float g : gbf) CHECK(std::isfinite(g));
+  }
 }
 
 TEST_CASE("NaN or inf in the input", "[errors]") {

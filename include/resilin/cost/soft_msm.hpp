@@ -91,7 +91,9 @@ RESILIN_HD RESILIN_INLINE V gated_transition(V a, V b, V sm, V w_a, T c, T eps,
   V value = V(c) + g1 * sm;
   if constexpr (!FiniteSm) value = select(huge, V(c) + select(zero < u, sm, zero), value);
   if (partials) {
-    V const h = select(huge, zero, half * V(eps) * (r * r * r));  // -g'(u)
+    // -g'(u) = eps r^3 / 2, as ((eps r) r) r: eps r <= sqrt(eps) <= 1, so no partial product
+    // overflows (r^3 alone does at u = 0 once eps < 1e-205 in double, 1e-26 in float)
+    V const h = select(huge, zero, half * (((V(eps) * r) * r) * r));
     V hs = h * sm;
     if constexpr (!FiniteSm) hs = select(huge, zero, hs);  // h = 0 there, and sm may be inf
     V const ta = V(T(2)) * g1 * (a * w_a);
@@ -121,23 +123,27 @@ RESILIN_HD RESILIN_INLINE V soft_msm_transition(V v, V p, V o, T c, T gamma, T e
 
 /// Soft-MSM's cost model: split/merge penalty c >= 0 (default 1), the inner soft-min's
 /// temperature gamma >= 0 (0: hard min; the factories set it to the smoothing's gamma) and the
-/// gate floor eps > 0 (default 1e-9, aeon's). P is the parameter type; the cost works for float
-/// and double series alike.
+/// gate floor eps >= eps_min (default 1e-9, aeon's). P is the parameter type; the cost works for
+/// float and double series alike.
 template <std::floating_point P = double>
 struct soft_msm_cost {
   using parameter_type = P;
   P c = P(1);
   P gamma = P(1);
   P eps = P(1e-9);
+  /// The smallest eps accepted: float's smallest normal number, so that eps stays a positive
+  /// normal number in either precision the series may have.
+  static constexpr double eps_min = 1.1754943508222875e-38;
 
-  /// Throws resilin::invalid_argument unless 0 <= c < inf, 0 <= gamma < inf and 0 < eps < inf
-  /// (eps = 0 would divide 0 by 0 in the gate where a value repeats) (host only).
+  /// Throws resilin::invalid_argument unless 0 <= c < inf, 0 <= gamma < inf and
+  /// eps_min <= eps < inf (eps = 0 would divide 0 by 0 in the gate where a value repeats) (host
+  /// only).
   void validate() const {
     detail::require(c >= P(0) && c < math::infinity<P>(), "soft-msm c must be >= 0 and finite, got ", c);
     detail::require(gamma >= P(0) && gamma < math::infinity<P>(),
                     "soft-msm cost gamma must be >= 0 and finite, got ", gamma);
-    detail::require(eps > P(0) && eps < math::infinity<P>(),
-                    "soft-msm gate eps must be > 0 and finite, got ", eps);
+    detail::require(eps >= P(eps_min) && eps < math::infinity<P>(),
+                    "soft-msm gate eps must be finite and >= ", eps_min, " (normal in float), got ", eps);
   }
 
   /// T(v, p, o) for one channel.
