@@ -65,6 +65,15 @@ TEST_CASE("UCR TSV: ragged lines, exponent form, labels as given", "[apps][datas
   CHECK(f.labels == ds.labels);
 }
 
+TEST_CASE("UCR TSV: a UTF-8 byte order mark before the first label is skipped", "[apps][dataset]") {
+  // kept, it made the first series a class of its own ("\xEF\xBB\xBF" "1" is not "1")
+  auto const ds = parse("\xEF\xBB\xBF" "1\t0.5\t2\n1\t3\t4\n");
+  CHECK(ds.labels == std::vector<std::string>{"1", "1"});
+  CHECK(ds.values[0] == 0.5);
+  // only at the very start: elsewhere it stays part of the label
+  CHECK(parse("1\t2\n\xEF\xBB\xBF" "1\t3\n").labels[1] == "\xEF\xBB\xBF" "1");
+}
+
 TEST_CASE("UCR TSV: float parsing is the correctly rounded float", "[apps][dataset]") {
   std::istringstream in("1\t0.1\t3.4028235e38\n");
   auto const ds = resilin::parse_ucr_tsv<float>(in, "f.tsv");
@@ -94,6 +103,11 @@ TEST_CASE("UCR TSV: bad content is refused with the line number", "[apps][datase
   SECTION("infinity") { CHECK(contains(err("1\tinf\n"), "x.tsv:1: value 1 is not finite")); }
   SECTION("out of range") { CHECK(contains(err("1\t1e400\n"), "x.tsv:1: value 1 is out of range")); }
   SECTION("a label without values") { CHECK(contains(err("1\t2\n3\n"), "x.tsv:2: the line has a label ('3') but no values")); }
+  SECTION("two signs") {
+    CHECK(contains(err("1\t+-1\n"), "x.tsv:1: value 1 is not a number: '+-1'"));
+    CHECK(contains(err("1\t++1\n"), "x.tsv:1: value 1 is not a number: '++1'"));
+    CHECK(contains(err("1\t2\t+\n"), "x.tsv:1: value 2 is not a number: '+'"));
+  }
   SECTION("empty input") { CHECK(contains(err(""), "x.tsv: no series")); }
   SECTION("blank lines only") { CHECK(contains(err("\n  \n\r\n"), "x.tsv: no series")); }
 }

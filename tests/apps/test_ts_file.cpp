@@ -77,6 +77,22 @@ TEST_CASE(".ts: refusals name the line", "[apps][ts]") {
   CHECK_THAT(error_of("@problemName x\n"), Contains("no @data"));
   CHECK_THAT(error_of("@data\n"), Contains("no cases"));
   CHECK_THAT(error_of("@data\n1,x,3\n"), Contains("t.ts:2: value 2 is not a number"));
+  // the header's channel count and equal lengths are held to
+  CHECK_THAT(error_of("@dimensions 3\n@data\n1,2:3,4\n"),
+             Contains("t.ts:3: 2 channels, but the header says 3: @dimensions 3 (line 1)"));
+  CHECK_THAT(error_of("@univariate true\n@data\n1,2:3,4\n"),
+             Contains("t.ts:3: 2 channels, but the header says 1: @univariate true (line 1)"));
+  CHECK_THAT(error_of("@dimensions two\n@data\n1,2\n"), Contains("t.ts:1: @dimensions needs a positive"));
+  CHECK_THAT(error_of("@dimensions 0\n@data\n1,2\n"), Contains("t.ts:1: @dimensions needs a positive"));
+  CHECK_THAT(error_of("@equalLength true\n@data\n1,2\n3,4,5\n"),
+             Contains("t.ts:4: 3 values per channel, but @equalLength true and the first case has 2"));
+}
+
+TEST_CASE(".ts: a UTF-8 byte order mark before the first line is skipped", "[apps][ts]") {
+  auto const ds = parse("\xEF\xBB\xBF" "@problemName x\n@univariate false\n@dimensions 2\n"
+                        "@equalLength false\n@data\n1,2:3,4\n5:6\n");
+  CHECK(ds.channels == 2);
+  CHECK(ds.lengths == std::vector<r::index_t>{2, 1});
 }
 
 TEST_CASE("read_dataset dispatches on the extension", "[apps][ts]") {

@@ -69,4 +69,21 @@ TEST_CASE("nearest centroid refuses bad input", "[learn][centroid]") {
             .find("channels") != std::string::npos);
   rl::nearest_centroid_model<double> const none;
   CHECK_THROWS_AS(rl::predict(m, none, train), r::invalid_argument);
+
+  // datasets and models filled by hand whose fields disagree (they read and wrote out of bounds)
+  auto const message = [](auto&& f) { return resilin_test::message_of<r::invalid_argument>(f); };
+  auto more_labels = train;
+  more_labels.labels.push_back("1");
+  CHECK(message([&] { rl::fit_nearest_centroid(m, more_labels, opt); }).find("labels for") != std::string::npos);
+  auto short_values = train;
+  short_values.values.resize(short_values.values.size() - 1);
+  CHECK(message([&] { rl::fit_nearest_centroid(m, short_values, opt); }).find("values") != std::string::npos);
+  CHECK(message([&] { rl::predict(m, model, short_values); }).find("predict: the test set") != std::string::npos);
+  auto long_length = train;
+  long_length.lengths[1] = long_length.max_length + 1;
+  CHECK(message([&] { rl::predict(m, model, long_length); }).find("lengths[1]") != std::string::npos);
+  auto wide_centroid = model;
+  wide_centroid.centroids[1].values.resize(100);
+  CHECK(message([&] { rl::predict(m, wide_centroid, train); }).find("centroid 1 holds 100 values") !=
+        std::string::npos);
 }

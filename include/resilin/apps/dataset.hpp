@@ -39,6 +39,21 @@ struct dataset {
   index_t size() const noexcept { return static_cast<index_t>(labels.size()); }
   bool empty() const noexcept { return labels.empty(); }
 
+  /// Throws resilin::invalid_argument ("what: ...") unless the public fields agree: one length
+  /// per label, each in [1, max_length], channels >= 1, and values of (size, max_length,
+  /// channels). The readers and push_back keep them so; a dataset filled by hand may not.
+  void validate(std::string_view what) const {
+    detail::require(channels >= 1, what, ": channels must be >= 1, got ", channels);
+    detail::require(lengths.size() == labels.size(), what, ": ", labels.size(), " labels for ",
+                    lengths.size(), " lengths");
+    for (std::size_t b = 0; b < lengths.size(); ++b)
+      detail::require(lengths[b] >= 1 && lengths[b] <= max_length, what, ": lengths[", b,
+                      "] must be in [1, max_length = ", max_length, "], got ", lengths[b]);
+    auto const expected = static_cast<std::size_t>(size() * max_length * channels);
+    detail::require(values.size() == expected, what, ": ", values.size(),
+                    " values, expected size * max_length * channels = ", expected);
+  }
+
   /// A view for the alignment API; valid while this dataset is alive and unchanged.
   batch_view<T const> view() const noexcept {
     return {values.data(), size(), max_length, channels, lengths.data()};
@@ -95,6 +110,7 @@ struct dataset {
   /// Appends one series of (length, channels) values; pads the batch when it grows longer.
   void push_back(std::string label, std::span<T const> series_values) {
     auto const n = static_cast<index_t>(series_values.size());
+    detail::require(channels >= 1, "dataset::push_back: channels must be >= 1, got ", channels);
     detail::require(n >= 1 && n % channels == 0, "dataset::push_back: a series of ", n,
                     " values does not hold whole samples of ", channels, " channels");
     index_t const length = n / channels;
@@ -162,6 +178,12 @@ inline std::string_view trim_spaces(std::string_view s) noexcept {
   return s;
 }
 
+/// Drops a UTF-8 byte order mark from the first line (editors on Windows write one; kept, it
+/// became part of the first label or header).
+inline void drop_byte_order_mark(std::string& text, std::size_t line) {
+  if (line == 1 && text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+}
+
 /// One value field of a TSV line as T; throws naming the source, line and field.
 template <std::floating_point T>
 T parse_value(std::string_view field, std::string_view source, std::size_t line,
@@ -171,7 +193,11 @@ T parse_value(std::string_view field, std::string_view source, std::size_t line,
   require(!f.empty(), where(), " is empty (missing values are not supported)");
   require(f != "?", where(), " is missing ('?'; missing values are not supported)");
   std::string_view num = f;
-  if (num.front() == '+') num.remove_prefix(1);
+  if (num.front() == '+') {  // from_chars takes no '+'; one is allowed, before a digit or '.'
+    num.remove_prefix(1);
+    require(!num.empty() && num.front() != '+' && num.front() != '-', where(), " is not a number: '",
+            f, "'");
+  }
   T x{};
   auto const [end, ec] = std::from_chars(num.data(), num.data() + num.size(), x);
   if (ec == std::errc::result_out_of_range)
@@ -197,6 +223,7 @@ dataset<T> parse_ucr_tsv(std::istream& in, std::string_view source) {
   std::size_t line = 0;
   while (std::getline(in, text)) {
     ++line;
+    detail::drop_byte_order_mark(text, line);
     std::string_view const l = detail::trim(text);
     if (l.empty()) continue;
     std::size_t tab = l.find('\t');

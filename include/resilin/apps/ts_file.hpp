@@ -13,8 +13,11 @@
 // Every channel of one case must have the same length (the alignment compares whole samples);
 // cases may differ in length. Missing values ('?', 'NaN', empty) are refused with the line
 // number, as are time-stamped data (`@timeStamps true`), labels outside the declared classes,
-// and cases whose channel count differs from the first case's.
+// cases whose channel count differs from the first case's or from the header's (`@univariate
+// true`: 1, `@dimensions d`), and, under `@equalLength true`, cases whose length differs from the
+// first case's. A UTF-8 byte order mark before the first line is skipped.
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <istream>
@@ -64,10 +67,18 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
   std::vector<T> flat;  // every case, (length, channels) row-major, concatenated
   std::vector<index_t> lengths;
   index_t channels = 0;
+  index_t declared_channels = 0;  // 0: not declared
+  std::string declared_by;        // the header that declared them, for the message
+  bool equal_length = false;
   std::string text;
   std::size_t line = 0;
+  auto const declare_channels = [&](index_t d, std::string_view header) {
+    declared_channels = d;
+    declared_by = detail::message(header, " (line ", line, ")");
+  };
   while (std::getline(in, text)) {
     ++line;
+    detail::drop_byte_order_mark(text, line);
     std::string_view const l = detail::trim(text);
     if (l.empty() || l.front() == '#') continue;
     if (!in_data) {
@@ -84,8 +95,18 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
       } else if (key == "@classLabel" || key == "@classlabel") {
         labelled = detail::ts_true(value);
         for (std::size_t w = 2; w < words.size(); ++w) classes.emplace_back(words[w]);
+      } else if (key == "@univariate") {
+        if (detail::ts_true(value)) declare_channels(1, "@univariate true");
+      } else if (key == "@dimensions" || key == "@dimension") {
+        index_t d = 0;
+        auto const [end, ec] = std::from_chars(value.data(), value.data() + value.size(), d);
+        detail::require(ec == std::errc{} && end == value.data() + value.size() && d >= 1, source,
+                        ":", line, ": @dimensions needs a positive whole number, got '", value, "'");
+        declare_channels(d, detail::message("@dimensions ", d));
+      } else if (key == "@equalLength" || key == "@equallength") {
+        equal_length = detail::ts_true(value);
       }
-      continue;  // other headers (@problemName, @univariate, @equalLength, ...) are informative
+      continue;  // other headers (@problemName, ...) are informative
     }
     auto fields = detail::split(l, ':');
     std::string label;
@@ -100,6 +121,8 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
                       "' is not one of those declared by @classLabel");
     }
     auto const d = static_cast<index_t>(fields.size());
+    detail::require(declared_channels == 0 || d == declared_channels, source, ":", line, ": ", d,
+                    " channels, but the header says ", declared_channels, ": ", declared_by);
     if (channels == 0) channels = d;
     detail::require(d == channels, source, ":", line, ": ", d, " channels, but the first case has ",
                     channels);
@@ -113,6 +136,9 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
                       " (the channels of a case must have equal lengths)");
     }
     auto const length = static_cast<index_t>(dims[0].size());
+    detail::require(!equal_length || lengths.empty() || length == lengths.front(), source, ":", line,
+                    ": ", length, " values per channel, but @equalLength true and the first case has ",
+                    lengths.empty() ? 0 : lengths.front());
     for (index_t t = 0; t < length; ++t)
       for (std::size_t c = 0; c < dims.size(); ++c) flat.push_back(dims[c][static_cast<std::size_t>(t)]);
     labels.push_back(std::move(label));

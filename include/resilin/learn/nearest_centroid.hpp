@@ -101,6 +101,7 @@ template <std::floating_point T, class Fit>
 nearest_centroid_model<T> fit_nearest_centroid_with(dataset<T> const& train,
                                                     barycenter_options const& opt, Fit&& fit) {
   detail::require(!train.empty(), "fit_nearest_centroid: the training set is empty");
+  train.validate("fit_nearest_centroid: the training set");
   nearest_centroid_model<T> model;
   std::unordered_map<std::string, std::size_t> code;
   std::vector<std::vector<index_t>> members;
@@ -137,7 +138,17 @@ std::vector<std::string> predict(Measure const& m, nearest_centroid_model<T> con
                   "predict: the model has ", model.centroids.size(), " centroids for ",
                   model.classes.size(), " classes");
   detail::require(!test.empty(), "predict: the test set is empty");
+  test.validate("predict: the test set");
   detail::require(threads >= 0, "threads must be >= 0 (0 = all cores), got ", threads);
+  for (std::size_t c = 0; c < model.centroids.size(); ++c) {
+    auto const& z = model.centroids[c];
+    detail::require(z.length >= 1 && z.channels >= 1 &&
+                        z.values.size() == static_cast<std::size_t>(z.length * z.channels),
+                    "predict: centroid ", c, " holds ", z.values.size(), " values for length ",
+                    z.length, " and ", z.channels, " channels");
+    detail::require(z.channels == model.centroids.front().channels, "predict: centroid ", c,
+                    " has ", z.channels, " channels, centroid 0 has ", model.centroids.front().channels);
+  }
   auto const centres = detail::stack(std::span<barycenter_result<T> const>(model.centroids));
   detail::require(centres.channels == test.channels, "predict: the centroids have ",
                   centres.channels, " channels, the test set ", test.channels);
