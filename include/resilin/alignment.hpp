@@ -3,6 +3,7 @@
 // and the pairwise (cdist) form, for any measure (cost model x smoothing x band, plain or
 // divergence). Every entry point validates its input and throws resilin::invalid_argument.
 #include <array>
+#include <cmath>
 #include <concepts>
 #include <ranges>
 #include <span>
@@ -77,6 +78,9 @@ value_of<X> value(measure<Cost, Smooth> const& m, X x, Y y) {
 }
 
 /// The value, with its gradient written to gx (shape of x) and gy (shape of y). Stores R only.
+/// gx and gy must not overlap x, y or each other (resilin::invalid_argument), except that for
+/// y = x (the same view) they may be one buffer, which then receives the derivative of S(x, x)
+/// with respect to x (the sum of both).
 template <class Cost, class Smooth, series_like X, series_like Y>
   requires std::same_as<value_of<X>, value_of<Y>>
 value_of<X> value_and_grad(measure<Cost, Smooth> const& m, X x, Y y,
@@ -92,6 +96,11 @@ value_of<X> value_and_grad(measure<Cost, Smooth> const& m, X x, Y y,
   detail::require(gy.data && gy.length == yc.length && gy.channels == yc.channels,
                   "gy must have the shape of y (", yc.length, ", ", yc.channels, "), got (",
                   gy.length, ", ", gy.channels, ")");
+  if (gx.data == gy.data && xc.data == yc.data && xc.length == yc.length)  // one series, one gradient
+    detail::check_disjoint({detail::region(gx, "gx")}, {detail::region(xc, "x")});
+  else
+    detail::check_disjoint({detail::region(gx, "gx"), detail::region(gy, "gy")},
+                           {detail::region(xc, "x"), detail::region(yc, "y")});
   detail::zero(gx);
   detail::zero(gy);
   host_detail::workspace<T> ws;
@@ -109,6 +118,7 @@ value_of<X> alignment_matrix(measure<Cost, Smooth> const& m, X x, Y y,
   detail::check_single_alignment(m, xc, yc, "alignment_matrix", "alignment matrix");
   detail::require(e.data && e.rows == xc.length && e.cols == yc.length, "e must be (",
                   xc.length, ", ", yc.length, "), got (", e.rows, ", ", e.cols, ")");
+  detail::check_disjoint({detail::region(e, "e")}, {detail::region(xc, "x"), detail::region(yc, "y")});
   host_detail::workspace<T> ws;
   return host_detail::alignment_matrix(m, xc, yc, e, ws);
 }
@@ -126,6 +136,8 @@ value_of<X> move_occupancy(measure<Cost, Smooth> const& m, X x, Y y, matrix_view
   for (auto [o, name] : {std::pair{diag, "diag"}, std::pair{up, "up"}, std::pair{left, "left"}})
     detail::require(!o.data || (o.rows == xc.length && o.cols == yc.length), name, " must be (",
                     xc.length, ", ", yc.length, "), got (", o.rows, ", ", o.cols, ")");
+  detail::check_disjoint({detail::region(diag, "diag"), detail::region(up, "up"), detail::region(left, "left")},
+                         {detail::region(xc, "x"), detail::region(yc, "y")});
   host_detail::workspace<T> ws;
   return host_detail::move_occupancy(m, xc, yc, diag, up, left, ws);
 }
@@ -161,6 +173,7 @@ void values(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
                   Y.channels);
   detail::require(static_cast<index_t>(out.size()) == X.batch, "out has ", out.size(),
                   " entries, expected batch = ", X.batch);
+  detail::check_disjoint({detail::region(out, "out")}, {detail::region(X, "X"), detail::region(Y, "Y")});
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
   host_detail::batch_values<T>(
@@ -169,7 +182,9 @@ void values(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
 }
 
 /// values() plus the gradients: GX[b] = upstream[b] dM(X[b], Y[b]) / dX[b] (GY likewise);
-/// padding samples beyond a series' length get exactly 0. upstream defaults to ones.
+/// padding samples beyond a series' length get exactly 0. upstream defaults to ones and must be
+/// finite. The outputs must not overlap the inputs or each other, except GX = GY for Y = X (as
+/// value_and_grad).
 template <class Cost, class Smooth, batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>
 void values_and_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
@@ -193,6 +208,15 @@ void values_and_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, 
                   "upstream has ", upstream.size(), " entries, expected batch = ", X.batch);
   detail::check_same_shape(gxs, X, "GX", "X");
   detail::check_same_shape(gys, Y, "GY", "Y");
+  for (std::size_t b = 0; b < upstream.size(); ++b)
+    detail::require(std::isfinite(upstream[b]), "upstream[", b, "] is not finite: ", upstream[b]);
+  auto const inputs = {detail::region(X, "X"), detail::region(Y, "Y"), detail::region(upstream, "upstream")};
+  if (gxs.data == gys.data && X.data == Y.data && X.max_length == Y.max_length &&
+      X.lengths == Y.lengths)  // Y = X: one gradient buffer
+    detail::check_disjoint({detail::region(out, "out"), detail::region(gxs, "GX")}, inputs);
+  else
+    detail::check_disjoint({detail::region(out, "out"), detail::region(gxs, "GX"), detail::region(gys, "GY")},
+                           inputs);
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
   parallel_for(X.batch, exec.threads, [&](index_t b, int w) {
@@ -224,6 +248,7 @@ void pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
   detail::require((out.data || X.batch * Y.batch == 0) && out.rows == X.batch && out.cols == Y.batch,
                   "out must be a non-null (",
                   X.batch, ", ", Y.batch, "), got (", out.rows, ", ", out.cols, ")");
+  detail::check_disjoint({detail::region(out, "out")}, {detail::region(X, "X"), detail::region(Y, "Y")});
   int const threads = resolve_threads(exec.threads, X.batch * Y.batch);
   std::vector<host_detail::workspace<T>> ws(static_cast<std::size_t>(threads));
   // A divergence needs each series' self-similarity once, not once per pair.
@@ -287,6 +312,7 @@ void pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
   detail::require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ",
                   Y.channels);
   detail::check_pairwise_grads_shapes(gxs, X, Y, out, weights);
+  detail::check_pairwise_grads_inputs(gxs, X, Y, out, weights);
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
   parallel_for(X.batch, exec.threads, [&](index_t a, int w) {

@@ -175,6 +175,11 @@ TEST_CASE("batch shape: lengths array, lengths beyond max_length or 0, data size
   EXPECT_ERROR(r::make_batch(data, -1, 4, 2), "batch", "got -1");
   EXPECT_ERROR(r::make_batch(data, 3, 0, 2), "max_length", "got 0");
   EXPECT_ERROR(r::make_batch(data, 3, 4, 0), "channels", "got 0");
+  // batch * max_length * channels must not wrap around (2^32 * 2^32 = 2^64 wrapped to 0 and an
+  // empty buffer matched)
+  std::vector<double> none;
+  EXPECT_ERROR(r::make_batch(none, r::index_t(1) << 32, r::index_t(1) << 32), "overflows");
+  EXPECT_ERROR(r::make_batch(none, 3, r::index_t(1) << 62, 4), "overflows");
 
   // A hand-built view with lengths beyond the data is caught at the call.
   auto const m = r::measures::soft_dtw(1.0);
@@ -190,6 +195,51 @@ TEST_CASE("batch shape: lengths array, lengths beyond max_length or 0, data size
   std::vector<r::index_t> const zero2{4, 0, 2};
   r::batch_view<double const> const X0{data.data(), 3, 4, 2, zero2.data()};
   EXPECT_ERROR(r::values(r::host, m, X0, Y, std::span<double>(out)), "X", "series 1", "got 0");
+  // null data for a non-empty batch (it crashed while the values were checked)
+  r::batch_view<double const> const Xnull{nullptr, 2, 3, 1, nullptr};
+  EXPECT_ERROR(r::values(r::host, m, Xnull, Xnull, std::span<double>(out.data(), 2)), "X", "null");
+}
+
+TEST_CASE("outputs that overlap the inputs or each other are refused", "[errors]") {
+  // they gave wrong numbers: gx = x zeroed x before the recursion read it, gx = gy returned the
+  // sum of two different series' gradients, out = X overwrote later pairs' inputs
+  auto const m = r::measures::soft_dtw(1.0);
+  std::vector<double> x{0.1, 0.7, -0.3}, y{0.5, -0.2, 0.4, 0.9}, gx(3), gy(4);
+  EXPECT_ERROR(r::value_and_grad(m, r::view(x), r::view(y), r::view(x), r::view(gy)), "gx", "overlaps", "x");
+  std::vector<double> both(4);
+  EXPECT_ERROR(r::value_and_grad(m, r::view(x), r::view(y), r::series_view<double>{both.data(), 3, 1},
+                                 r::view(both)),
+               "gy", "overlaps", "gx");
+  std::vector<double> e(12);
+  EXPECT_ERROR(r::alignment_matrix(m, r::view(e), r::view(y), r::matrix_view<double>{e.data(), 12, 4}),
+               "e", "overlaps", "x");
+  // y = x with one gradient buffer: the derivative of S(x, x) with respect to x
+  std::vector<double> g_self(3), g1(3), g2(3);
+  double const v_self = r::value_and_grad(m, r::view(x), r::view(x), r::view(g_self), r::view(g_self));
+  std::vector<double> const x_copy = x;
+  double const v = r::value_and_grad(m, r::view(x), r::view(x_copy), r::view(g1), r::view(g2));
+  CHECK(v_self == v);
+  for (std::size_t k = 0; k < 3; ++k) CHECK(g_self[k] == Approx(g1[k] + g2[k]).epsilon(1e-14));
+
+  std::vector<double> xs(6, 0.25), ys(6, -0.5), gxs(6), gys(6), out(2), D(4);
+  auto const X = r::make_batch(xs, 2, 3), Y = r::make_batch(ys, 2, 3);
+  auto const GX = r::make_batch(gxs, 2, 3), GY = r::make_batch(gys, 2, 3);
+  EXPECT_ERROR(r::values(r::host, m, X, Y, std::span<double>(xs.data(), 2)), "out", "overlaps", "X");
+  EXPECT_ERROR(r::pairwise(r::host, m, X, Y, r::matrix_view<double>{ys.data(), 2, 2}), "out", "overlaps", "Y");
+  EXPECT_ERROR(r::values_and_grads(r::host, m, X, Y, std::span<double>(out), r::make_batch(xs, 2, 3), GY),
+               "GX", "overlaps", "X");
+  EXPECT_ERROR(r::values_and_grads(r::host, m, X, Y, std::span<double>(out), GX, GX), "GY", "overlaps", "GX");
+  EXPECT_ERROR(r::values_and_grads(r::host, m, X, Y, std::span<double>(gys.data() + 1, 2), GX, GY),
+               "overlaps", "GY");
+  EXPECT_ERROR(r::pairwise_grads(r::host, m, X, Y, r::make_batch(ys, 2, 3)), "GX", "overlaps", "Y");
+  // non-finite upstream gradients and weights (they made every gradient NaN)
+  std::vector<double> const up{1.0, nan_v}, w{1.0, 2.0, inf_v, 0.5};
+  EXPECT_ERROR(r::values_and_grads(r::host, m, X, Y, std::span<double>(out), GX, GY,
+                                   std::span<double const>(up)),
+               "upstream[1]", "not finite");
+  EXPECT_ERROR(r::pairwise_grads(r::host, m, X, Y, GX, r::matrix_view<double>{D.data(), 2, 2},
+                                 r::matrix_view<double const>{w.data(), 2, 2}),
+               "weights(1, 0)", "not finite");
 }
 
 TEST_CASE("output and gradient shape mismatch", "[errors]") {

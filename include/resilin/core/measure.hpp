@@ -78,7 +78,9 @@ inline measure<msm_cost<double>, hard_min> msm(double c = 1.0, band_spec band = 
 /// Soft-MSM (Holder & Bagnall; aeon PR #3508, spec/softmsm.md §3): the gated squared surrogate
 /// with split/merge penalty c >= 0, one gamma for the path soft-min and the transition's
 /// inner soft-min, gate eps 1e-9 (set m.cost.eps to change it). Signed. Several channels:
-/// independent (the sum of per-channel Soft-MSM), as published.
+/// independent (the sum of per-channel Soft-MSM), as published. The two gammas are separate
+/// fields (m.smooth.gamma, m.cost.gamma): to change gamma, build the measure again (setting one
+/// alone gives a measure with two temperatures, which is allowed but is not Soft-MSM).
 template <std::floating_point T>
 measure<soft_msm_cost<T>, soft_min<T>> soft_msm(T gamma, std::type_identity_t<T> c = T(1),
                                                 band_spec band = {}) {

@@ -2,6 +2,9 @@
 // Host-side validation of every input: a typed resilin::invalid_argument whose message names
 // the argument and the value. Nothing reaches a traversal unchecked.
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <span>
 #include <string_view>
 #include <resilin/core/error.hpp>
@@ -35,6 +38,7 @@ void check_batch(batch_view<T const> b, std::string_view name) {
   require(b.channels >= 1, name, ": channels must be >= 1, got ", b.channels);
   require(b.max_length >= 1 || b.batch == 0, name, ": max_length must be >= 1, got ",
           b.max_length);
+  require(b.data || b.batch == 0, name, ": data is null for a batch of ", b.batch, " series");
   for (index_t i = 0; i < b.batch; ++i) {
     index_t const len = b.length(i);
     require(len >= 1 && len <= b.max_length, name, ": length of series ", i, " must be in [1, ",
@@ -58,6 +62,48 @@ void check_same_shape(batch_view<T> g, batch_view<U const> ref, std::string_view
           ref.channels, "), got (", g.batch, ", ", g.max_length, ", ", g.channels, ")");
 }
 
+/// A named range of memory that an entry point reads or writes (the overlap checks).
+struct memory_region {
+  void const* data = nullptr;
+  std::size_t bytes = 0;
+  std::string_view name;
+};
+template <class T>
+memory_region region(series_view<T> s, std::string_view name) noexcept {
+  return {s.data, static_cast<std::size_t>(s.length * s.channels) * sizeof(T), name};
+}
+template <class T>
+memory_region region(batch_view<T> b, std::string_view name) noexcept {
+  return {b.data, static_cast<std::size_t>(b.batch * b.max_length * b.channels) * sizeof(T), name};
+}
+template <class T>
+memory_region region(matrix_view<T> m, std::string_view name) noexcept {
+  return {m.data, static_cast<std::size_t>(m.rows * m.cols) * sizeof(T), name};
+}
+template <class T>
+memory_region region(std::span<T> s, std::string_view name) noexcept {
+  return {s.data(), s.size_bytes(), name};
+}
+
+/// Throws unless every output is disjoint from every input and from the other outputs: outputs
+/// are zeroed and written while the inputs are read, so an overlap gives wrong results, not an
+/// error, unless it is refused here.
+inline void check_disjoint(std::initializer_list<memory_region> outputs,
+                           std::initializer_list<memory_region> inputs) {
+  auto const overlap = [](memory_region const& a, memory_region const& b) {
+    if (!a.data || !b.data || a.bytes == 0 || b.bytes == 0) return false;
+    auto const pa = reinterpret_cast<std::uintptr_t>(a.data), pb = reinterpret_cast<std::uintptr_t>(b.data);
+    return pa < pb + b.bytes && pb < pa + a.bytes;
+  };
+  for (auto o = outputs.begin(); o != outputs.end(); ++o) {
+    for (memory_region const& i : inputs)
+      require(!overlap(*o, i), o->name, " overlaps the input ", i.name,
+              " (outputs are written while the inputs are read: pass separate buffers)");
+    for (auto p = outputs.begin(); p != o; ++p)
+      require(!overlap(*o, *p), o->name, " overlaps ", p->name, " (pass separate buffers)");
+  }
+}
+
 /// The arguments of pairwise_grads (host and device) beside X and Y: GX of X's shape, out and
 /// weights (when given) of (|X|, |Y|).
 template <class T>
@@ -68,6 +114,17 @@ void check_pairwise_grads_shapes(batch_view<T> gx, batch_view<T const> X, batch_
           ", ", Y.batch, "), got (", out.rows, ", ", out.cols, ")");
   require(!weights.data || (weights.rows == X.batch && weights.cols == Y.batch), "weights must be (",
           X.batch, ", ", Y.batch, "), got (", weights.rows, ", ", weights.cols, ")");
+}
+
+/// pairwise_grads on the host: finite weights, and outputs apart from the inputs and each other.
+template <class T>
+void check_pairwise_grads_inputs(batch_view<T> gx, batch_view<T const> X, batch_view<T const> Y,
+                                 matrix_view<T> out, matrix_view<T const> weights) {
+  for (index_t k = 0; weights.data && k < weights.rows * weights.cols; ++k)
+    require(std::isfinite(weights.data[k]), "weights(", k / weights.cols, ", ", k % weights.cols,
+            ") is not finite: ", weights.data[k]);
+  check_disjoint({region(gx, "GX"), region(out, "out")},
+                 {region(X, "X"), region(Y, "Y"), region(weights, "weights")});
 }
 
 }  // namespace resilin::detail
@@ -81,6 +138,10 @@ batch_view<T> make_batch(std::span<T> data, index_t batch, index_t max_length,
   detail::require(batch >= 0, "batch must be >= 0, got ", batch);
   detail::require(max_length >= 1, "max_length must be >= 1, got ", max_length);
   detail::require(channels >= 1, "channels must be >= 1, got ", channels);
+  // batch * max_length * channels without signed overflow: it must equal data.size()
+  auto const fits = [](index_t a, index_t b) { return b == 0 || a <= std::numeric_limits<index_t>::max() / b; };
+  detail::require(fits(max_length, channels) && fits(batch, max_length * channels),
+                  "batch * max_length * channels overflows: ", batch, " * ", max_length, " * ", channels);
   detail::require(static_cast<index_t>(data.size()) == batch * max_length * channels,
                   "data has ", data.size(), " values, expected batch * max_length * channels = ",
                   batch * max_length * channels);
