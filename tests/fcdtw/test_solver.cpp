@@ -253,4 +253,17 @@ TEST_CASE("bad input throws resilin::invalid_argument", "[fcdtw][solver]") {
   CHECK_THROWS_AS(distances(fit_options{}, batch_view<double const>{six.data(), 1, 3, 1},
                             batch_view<double const>{six.data(), 1, 3, 1}, std::span<double>(out)),
                   resilin::invalid_argument);
+  // magnitudes whose squared differences overflow (D and the logits came out NaN)
+  std::vector<double> huge{1e200, -1e200, 3}, ok{0, 1e150, 2};
+  CHECK_THROWS_AS(fit(series_view<double const>{huge.data(), 3, 1}, x), resilin::invalid_argument);
+  auto const edge = fit(series_view<double const>{ok.data(), 3, 1}, x);
+  CHECK(std::isfinite(edge.distance));
+  std::vector<float> hugef{1e20f, 0, 1}, af{0, 1, 2};
+  CHECK_THROWS_AS(fit(series_view<float const>{hugef.data(), 3, 1}, series_view<float const>{af.data(), 3, 1}),
+                  resilin::invalid_argument);
+  std::vector<double> huge_batch{0, 1, 2, 0, 1e160, 2};
+  CHECK_THROWS_AS(distances(fit_options{}, batch_view<double const>{huge_batch.data(), 2, 3, 1},
+                            batch_view<double const>{six.data(), 2, 3, 1}, std::span<double>(out)),
+                  resilin::invalid_argument);
+  for (double v : edge.logits) CHECK(std::isfinite(v));
 }

@@ -569,6 +569,11 @@ TEST_CASE("cdtw: bad parameters are refused with the argument named", "[cdtw][er
   std::vector<double> g(4);
   CHECK_THROWS_AS(r::refine_adjoint(view_of(g, 1), 2, r::series_view<double>{g.data(), 3, 1}),
                   r::invalid_argument);
+  // a refined length beyond the index type (it wrapped around and refine wrote out of bounds)
+  CHECK_THAT(resilin_test::message_of<r::invalid_argument>(
+                 [&] { (void)r::refine(view_of(x, 1), r::index_t(1) << 62); }),
+             RESILIN_CONTAINS("overflows"));
+
   // a divergence has no single path; the hard path needs a hard measure (compile time)
   std::vector<double> e(9);
   CHECK_THROWS_AS(r::alignment_matrix(r::measures::soft_cdtw_divergence(0.5), view_of(x, 1), view_of(x, 1),

@@ -28,7 +28,9 @@
 // are unchanged, every old lattice path is still available with the same integral, so the hard
 // grid CDTW of refined series never exceeds the unrefined one. Refinement is linear; to train
 // through it, chain value_and_grad on the refined series with refine_adjoint (the transpose).
+#include <algorithm>
 #include <concepts>
+#include <limits>
 #include <type_traits>
 #include <vector>
 #include <resilin/core/concepts.hpp>
@@ -134,12 +136,23 @@ constexpr index_t refined_length(index_t length, index_t r) noexcept {
   return length > 0 ? (length - 1) * r + 1 : 0;
 }
 
+namespace detail {
+/// Checks r >= 1 and that the refined series' (length - 1) r + 1 samples of `channels` values
+/// fit index_t (beyond, the length wrapped around and refine wrote out of bounds).
+inline void check_refinement(index_t length, index_t r, index_t channels) {
+  require(r >= 1, "refinement factor r must be >= 1, got ", r);
+  index_t const limit = std::numeric_limits<index_t>::max() / std::max<index_t>(channels, 1);
+  require(length <= 1 || r <= (limit - 1) / (length - 1), "refining ", length, " samples by r = ",
+          r, " overflows the index type");
+}
+}  // namespace detail
+
 /// Writes x refined by r >= 1 to out ((length - 1) r + 1 samples, x's channels): sample k r + s
 /// is (1 - s/r) x_k + (s/r) x_{k+1}, s = 0..r-1, and the last sample is x's last.
 template <class T>
   requires std::floating_point<std::remove_const_t<T>>
 void refine(series_view<T> x, index_t r, series_view<std::remove_const_t<T>> out) {
-  detail::require(r >= 1, "refinement factor r must be >= 1, got ", r);
+  detail::check_refinement(x.length, r, x.channels);
   detail::require(out.data && out.length == refined_length(x.length, r) &&
                       out.channels == x.channels,
                   "out must be (", refined_length(x.length, r), ", ", x.channels, "), got (",
@@ -159,7 +172,7 @@ void refine(series_view<T> x, index_t r, series_view<std::remove_const_t<T>> out
 template <class T>
   requires std::floating_point<std::remove_const_t<T>>
 std::vector<std::remove_const_t<T>> refine(series_view<T> x, index_t r) {
-  detail::require(r >= 1, "refinement factor r must be >= 1, got ", r);
+  detail::check_refinement(x.length, r, x.channels);
   std::vector<std::remove_const_t<T>> out(
       static_cast<std::size_t>(refined_length(x.length, r) * x.channels));
   refine(x, r, series_view<std::remove_const_t<T>>{out.data(), refined_length(x.length, r),
@@ -173,7 +186,7 @@ std::vector<std::remove_const_t<T>> refine(series_view<T> x, index_t r) {
 template <class T>
   requires std::floating_point<std::remove_const_t<T>>
 void refine_adjoint(series_view<T> g_refined, index_t r, series_view<std::remove_const_t<T>> gx) {
-  detail::require(r >= 1, "refinement factor r must be >= 1, got ", r);
+  detail::check_refinement(gx.length, r, gx.channels);
   detail::require(gx.data && refined_length(gx.length, r) == g_refined.length &&
                       gx.channels == g_refined.channels,
                   "gx must be (", gx.length, ", ", gx.channels, ") with (length - 1) * ", r,

@@ -137,8 +137,32 @@ void check_knot_grid(knot_grid<T> const& g, std::string_view name) {
             " = ", k[i - 1], " and knot ", i, " = ", k[i]);
 }
 
-/// Host validation: at least two finite samples, and explicit knots strictly increasing from
-/// exactly 0 to exactly 1. Throws resilin::invalid_argument naming the argument.
+/// The largest magnitude of a sample FastCDTW accepts: sqrt(largest finite T) / 8 (about 1.7e153
+/// in double, 2.3e18 in float), so that squared differences of two samples, and their integrals
+/// along a warp, stay finite (beyond, the objective overflowed and its gradient was NaN).
+template <class T>
+constexpr T max_sample_magnitude() noexcept {
+  return sizeof(T) == 4 ? T(2.3058429e18f) : T(1.6759759912428245e153);
+}
+
+/// Throws unless every value lies within max_sample_magnitude (NaN and inf included).
+template <class T>
+void check_sample_range(T const* values, index_t count, index_t channels, std::string_view name,
+                        std::string_view series = {}) {
+  for (index_t i = 0; i < count; ++i) {
+    T const v = values[i];
+    resilin::detail::require(v - v == T(0), name, series, " contains a non-finite value (", v,
+                             ") at sample ", i / channels, ", channel ", i % channels);
+    resilin::detail::require(v <= max_sample_magnitude<T>() && -v <= max_sample_magnitude<T>(), name,
+                             series, ": sample ", i / channels, ", channel ", i % channels, " is ", v,
+                             "; FastCDTW takes magnitudes up to ", max_sample_magnitude<T>(),
+                             " (squared differences must be finite)");
+  }
+}
+
+/// Host validation: at least two finite samples within max_sample_magnitude, and explicit knots
+/// strictly increasing from exactly 0 to exactly 1. Throws resilin::invalid_argument naming the
+/// argument.
 template <class T>
 void check_interpolant(interpolant<T> const& s, std::string_view name) {
   using resilin::detail::require;
@@ -148,11 +172,7 @@ void check_interpolant(interpolant<T> const& s, std::string_view name) {
   require(s.values.data != nullptr, name, ": data is null for length ", s.values.length);
   require(s.grid.size == s.values.length, name, ": the knot grid has ", s.grid.size,
           " knots for ", s.values.length, " samples");
-  for (index_t i = 0; i < s.values.size(); ++i) {
-    T const v = s.values.data[i];
-    require(v - v == T(0), name, " contains a non-finite value (", v, ") at sample ",
-            i / s.values.channels, ", channel ", i % s.values.channels);
-  }
+  check_sample_range(s.values.data, s.values.size(), s.values.channels, name);
   check_knot_grid(s.grid, name);
 }
 }  // namespace detail

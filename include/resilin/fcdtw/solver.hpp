@@ -124,10 +124,13 @@ void check_pair(interpolant<T> const& x, interpolant<T> const& y) {
 template <class T>
 void check_pl_batch(batch_view<T const> b, std::string_view name) {
   resilin::detail::check_batch(b, name);
-  for (index_t i = 0; i < b.batch; ++i)
+  for (index_t i = 0; i < b.batch; ++i) {
     resilin::detail::require(b.length(i) >= 2, name, ": series ", i,
                              " needs >= 2 samples for a piecewise-linear interpolant, got ",
                              b.length(i));
+    check_sample_range(b[i].data, b[i].size(), b.channels, name,
+                       resilin::detail::message(" series ", i));
+  }
 }
 
 template <class T>
