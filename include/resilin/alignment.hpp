@@ -136,8 +136,9 @@ value_of<X> move_occupancy(measure<Cost, Smooth> const& m, X x, Y y, matrix_view
   for (auto [o, name] : {std::pair{diag, "diag"}, std::pair{up, "up"}, std::pair{left, "left"}})
     detail::require(!o.data || (o.rows == xc.length && o.cols == yc.length), name, " must be (",
                     xc.length, ", ", yc.length, "), got (", o.rows, ", ", o.cols, ")");
-  detail::check_disjoint({detail::region(diag, "diag"), detail::region(up, "up"), detail::region(left, "left")},
-                         {detail::region(xc, "x"), detail::region(yc, "y")});
+  detail::check_disjoint(
+      {detail::region(diag, "diag"), detail::region(up, "up"), detail::region(left, "left")},
+      {detail::region(xc, "x"), detail::region(yc, "y")});
   host_detail::workspace<T> ws;
   return host_detail::move_occupancy(m, xc, yc, diag, up, left, ws);
 }
@@ -210,13 +211,14 @@ void values_and_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, 
   detail::check_same_shape(gys, Y, "GY", "Y");
   for (std::size_t b = 0; b < upstream.size(); ++b)
     detail::require(std::isfinite(upstream[b]), "upstream[", b, "] is not finite: ", upstream[b]);
-  auto const inputs = {detail::region(X, "X"), detail::region(Y, "Y"), detail::region(upstream, "upstream")};
+  auto const inputs = {detail::region(X, "X"), detail::region(Y, "Y"),
+                       detail::region(upstream, "upstream")};
   if (gxs.data == gys.data && X.data == Y.data && X.max_length == Y.max_length &&
       X.lengths == Y.lengths)  // Y = X: one gradient buffer
     detail::check_disjoint({detail::region(out, "out"), detail::region(gxs, "GX")}, inputs);
   else
-    detail::check_disjoint({detail::region(out, "out"), detail::region(gxs, "GX"), detail::region(gys, "GY")},
-                           inputs);
+    detail::check_disjoint(
+        {detail::region(out, "out"), detail::region(gxs, "GX"), detail::region(gys, "GY")}, inputs);
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
   parallel_for(X.batch, exec.threads, [&](index_t b, int w) {

@@ -92,7 +92,8 @@ inline void check_disjoint(std::initializer_list<memory_region> outputs,
                            std::initializer_list<memory_region> inputs) {
   auto const overlap = [](memory_region const& a, memory_region const& b) {
     if (!a.data || !b.data || a.bytes == 0 || b.bytes == 0) return false;
-    auto const pa = reinterpret_cast<std::uintptr_t>(a.data), pb = reinterpret_cast<std::uintptr_t>(b.data);
+    auto const pa = reinterpret_cast<std::uintptr_t>(a.data);
+    auto const pb = reinterpret_cast<std::uintptr_t>(b.data);
     return pa < pb + b.bytes && pb < pa + a.bytes;
   };
   for (auto o = outputs.begin(); o != outputs.end(); ++o) {
@@ -139,7 +140,9 @@ batch_view<T> make_batch(std::span<T> data, index_t batch, index_t max_length,
   detail::require(max_length >= 1, "max_length must be >= 1, got ", max_length);
   detail::require(channels >= 1, "channels must be >= 1, got ", channels);
   // batch * max_length * channels without signed overflow: it must equal data.size()
-  auto const fits = [](index_t a, index_t b) { return b == 0 || a <= std::numeric_limits<index_t>::max() / b; };
+  auto const fits = [](index_t a, index_t b) {
+    return b == 0 || a <= std::numeric_limits<index_t>::max() / b;
+  };
   detail::require(fits(max_length, channels) && fits(batch, max_length * channels),
                   "batch * max_length * channels overflows: ", batch, " * ", max_length, " * ", channels);
   detail::require(static_cast<index_t>(data.size()) == batch * max_length * channels,
