@@ -7,6 +7,7 @@
 #include <concepts>
 #include <ranges>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 #include <resilin/backend/host.hpp>
@@ -211,14 +212,9 @@ void values_and_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, 
   detail::check_same_shape(gys, Y, "GY", "Y");
   for (std::size_t b = 0; b < upstream.size(); ++b)
     detail::require(std::isfinite(upstream[b]), "upstream[", b, "] is not finite: ", upstream[b]);
-  auto const inputs = {detail::region(X, "X"), detail::region(Y, "Y"),
-                       detail::region(upstream, "upstream")};
-  if (gxs.data == gys.data && X.data == Y.data && X.max_length == Y.max_length &&
-      X.lengths == Y.lengths)  // Y = X: one gradient buffer
-    detail::check_disjoint({detail::region(out, "out"), detail::region(gxs, "GX")}, inputs);
-  else
-    detail::check_disjoint(
-        {detail::region(out, "out"), detail::region(gxs, "GX"), detail::region(gys, "GY")}, inputs);
+  std::string const overlap = detail::grads_overlap_error(
+      X, Y, detail::region(out, "out"), gxs, gys, detail::region(upstream, "upstream"));
+  detail::require(overlap.empty(), overlap);
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
   parallel_for(X.batch, exec.threads, [&](index_t b, int w) {

@@ -799,4 +799,23 @@ TEST_CASE("cuda: bad input is rejected on the host", "[cuda][wavefront]") {
   CHECK(r::expert::alignment_matrices(ws.ptr, small, r::device, meas, X.device_view(), X.device_view(), out.ptr, e.ptr) == cudaErrorInvalidValue);
   CHECK(r::expert::alignment_matrices(ws.ptr, tbytes, r::device, meas, X.device_view(), X.device_view(), out.ptr, e.ptr) == cudaSuccess);
   RESILIN_CUDA_TRY(cudaDeviceSynchronize());
+  // outputs over the inputs (the same address rule as the host's: refused, not computed wrong)
+  T* const x_as_out = const_cast<T*>(X.device_view().data);
+  CHECK_THROWS_AS(r::values(r::device, meas, X.device_view(), X.device_view(), std::span<T>(x_as_out, 2)),
+                  r::invalid_argument);
+  std::size_t vbytes = 0;
+  CHECK(r::expert::values(nullptr, vbytes, r::device, meas, X.device_view(), X.device_view(), x_as_out) == cudaSuccess);
+  device_buffer<unsigned char> vws(vbytes + 1);
+  CHECK(r::expert::values(vws.ptr, vbytes, r::device, meas, X.device_view(), X.device_view(), x_as_out) ==
+        cudaErrorInvalidValue);
+  device_buffer<T> g(std::size_t(20));
+  r::batch_view<T> const G{g.ptr, 2, 10, 1, X.device_view().lengths};
+  r::batch_view<T> const G_on_x{x_as_out, 2, 10, 1, X.device_view().lengths};
+  batch<T> const Y(2, 10, 1, 43, true);
+  CHECK_THROWS_AS(r::values_and_grads(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(out.ptr, 2),
+                                      G_on_x, G),
+                  r::invalid_argument);
+  CHECK_THROWS_AS(r::values_and_grads(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(out.ptr, 2),
+                                      G, G),
+                  r::invalid_argument);
 }

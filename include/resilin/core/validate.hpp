@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <limits>
 #include <span>
+#include <string>
 #include <string_view>
 #include <resilin/core/error.hpp>
 #include <resilin/core/views.hpp>
@@ -84,12 +85,16 @@ template <class T>
 memory_region region(std::span<T> s, std::string_view name) noexcept {
   return {s.data(), s.size_bytes(), name};
 }
+template <class T>
+memory_region region(T const* p, index_t count, std::string_view name) noexcept {
+  return {p, static_cast<std::size_t>(count) * sizeof(T), name};
+}
 
-/// Throws unless every output is disjoint from every input and from the other outputs: outputs
-/// are zeroed and written while the inputs are read, so an overlap gives wrong results, not an
-/// error, unless it is refused here.
-inline void check_disjoint(std::initializer_list<memory_region> outputs,
-                           std::initializer_list<memory_region> inputs) {
+/// Empty when every output is disjoint from every input and from the other outputs, else what
+/// overlaps what: outputs are zeroed and written while the inputs are read, so an overlap gives
+/// wrong results, not an error, unless it is refused. Addresses only (host or device memory).
+inline std::string disjoint_error(std::initializer_list<memory_region> outputs,
+                                  std::initializer_list<memory_region> inputs) {
   auto const overlap = [](memory_region const& a, memory_region const& b) {
     if (!a.data || !b.data || a.bytes == 0 || b.bytes == 0) return false;
     auto const pa = reinterpret_cast<std::uintptr_t>(a.data);
@@ -98,11 +103,41 @@ inline void check_disjoint(std::initializer_list<memory_region> outputs,
   };
   for (auto o = outputs.begin(); o != outputs.end(); ++o) {
     for (memory_region const& i : inputs)
-      require(!overlap(*o, i), o->name, " overlaps the input ", i.name,
-              " (outputs are written while the inputs are read: pass separate buffers)");
+      if (overlap(*o, i))
+        return message(o->name, " overlaps the input ", i.name,
+                       " (outputs are written while the inputs are read: pass separate buffers)");
     for (auto p = outputs.begin(); p != o; ++p)
-      require(!overlap(*o, *p), o->name, " overlaps ", p->name, " (pass separate buffers)");
+      if (overlap(*o, *p)) return message(o->name, " overlaps ", p->name, " (pass separate buffers)");
   }
+  return {};
+}
+
+/// Throws resilin::invalid_argument with disjoint_error's message when it has one.
+inline void check_disjoint(std::initializer_list<memory_region> outputs,
+                           std::initializer_list<memory_region> inputs) {
+  std::string const e = disjoint_error(outputs, inputs);
+  require(e.empty(), e);
+}
+
+/// The overlap rule of values_and_grads (host and device): out, GX and GY apart from X, Y,
+/// upstream and each other, except GX = GY for Y = X (one buffer then receives the sum of both
+/// gradients, the derivative of M(X[b], X[b])).
+template <class T>
+std::string grads_overlap_error(batch_view<T const> X, batch_view<T const> Y, memory_region out,
+                                batch_view<T> gx, batch_view<T> gy, memory_region upstream) {
+  auto const inputs = {region(X, "X"), region(Y, "Y"), upstream};
+  if (gx.data == gy.data && X.data == Y.data && X.max_length == Y.max_length && X.lengths == Y.lengths)
+    return disjoint_error({out, region(gx, "GX")}, inputs);
+  return disjoint_error({out, region(gx, "GX"), region(gy, "GY")}, inputs);
+}
+
+/// The overlap rule of pairwise_grads (host and device): GX and out apart from X, Y, weights
+/// and each other.
+template <class T>
+std::string pairwise_grads_overlap_error(batch_view<T> gx, batch_view<T const> X,
+                                         batch_view<T const> Y, memory_region out,
+                                         memory_region weights) {
+  return disjoint_error({region(gx, "GX"), out}, {region(X, "X"), region(Y, "Y"), weights});
 }
 
 /// The arguments of pairwise_grads (host and device) beside X and Y: GX of X's shape, out and
@@ -124,8 +159,9 @@ void check_pairwise_grads_inputs(batch_view<T> gx, batch_view<T const> X, batch_
   for (index_t k = 0; weights.data && k < weights.rows * weights.cols; ++k)
     require(std::isfinite(weights.data[k]), "weights(", k / weights.cols, ", ", k % weights.cols,
             ") is not finite: ", weights.data[k]);
-  check_disjoint({region(gx, "GX"), region(out, "out")},
-                 {region(X, "X"), region(Y, "Y"), region(weights, "weights")});
+  std::string const e =
+      pairwise_grads_overlap_error(gx, X, Y, region(out, "out"), region(weights, "weights"));
+  require(e.empty(), e);
 }
 
 }  // namespace resilin::detail

@@ -559,6 +559,9 @@ cudaError_t values(void* workspace, std::size_t& workspace_bytes, device_backend
     std::string e = cuda_detail::check_common<T>(m, X, Y);
     if (e.empty() && X.batch != Y.batch) e = "X and Y must hold as many series";
     if (e.empty() && X.batch > 0) e = cuda_detail::check_output(out, "out");
+    if (e.empty())
+      e = detail::disjoint_error({detail::region(static_cast<T const*>(out), X.batch, "out")},
+                                 {detail::region(X, "X"), detail::region(Y, "Y")});
     if (!e.empty()) return cudaErrorInvalidValue;
   }
   return cuda_detail::launch_values<T>(workspace, workspace_bytes, exec, m, X, Y,
@@ -576,6 +579,9 @@ cudaError_t pairwise(void* workspace, std::size_t& workspace_bytes, device_backe
   if (workspace) {
     std::string e = cuda_detail::check_common<T>(m, X, Y);
     if (e.empty() && X.batch * Y.batch > 0) e = cuda_detail::check_output(out, "out");
+    if (e.empty())
+      e = detail::disjoint_error({detail::region(static_cast<T const*>(out), X.batch * Y.batch, "out")},
+                                 {detail::region(X, "X"), detail::region(Y, "Y")});
     if (!e.empty()) return cudaErrorInvalidValue;
   }
   return cuda_detail::launch_values<T>(workspace, workspace_bytes, exec, m, X, Y,
@@ -605,6 +611,9 @@ cudaError_t values_and_grads(void* workspace, std::size_t& workspace_bytes, devi
                       gx.channels != X.channels || gy.batch != Y.batch ||
                       gy.max_length != Y.max_length || gy.channels != Y.channels))
       e = "GX and GY must have the shapes of X and Y";
+    if (e.empty())
+      e = detail::grads_overlap_error(X, Y, detail::region(static_cast<T const*>(out), X.batch, "out"), gx,
+                                      gy, detail::region(upstream, upstream ? X.batch : 0, "upstream"));
     if (!e.empty()) return cudaErrorInvalidValue;
   }
   return cuda_detail::launch_train<T>(workspace, workspace_bytes, exec, m, X, Y, out, gx.data,
@@ -630,6 +639,10 @@ cudaError_t pairwise_grads(void* workspace, std::size_t& workspace_bytes, device
     if (e.empty() && X.batch * Y.batch > 0 && weights) e = cuda_detail::check_output(weights, "weights");
     if (e.empty() && (gx.batch != X.batch || gx.max_length != X.max_length || gx.channels != X.channels))
       e = "GX must have the shape of X";
+    if (e.empty())
+      e = detail::pairwise_grads_overlap_error(
+          gx, X, Y, detail::region(static_cast<T const*>(out), out ? X.batch * Y.batch : 0, "out"),
+          detail::region(weights, weights ? X.batch * Y.batch : 0, "weights"));
     if (!e.empty()) return cudaErrorInvalidValue;
   }
   return cuda_detail::launch_pairwise_grads<T>(workspace, workspace_bytes, exec, m, X, Y, out, gx.data,
@@ -652,6 +665,11 @@ cudaError_t alignment_matrices(void* workspace, std::size_t& workspace_bytes, de
     if (err.empty() && X.batch != Y.batch) err = "X and Y must hold as many series";
     if (err.empty() && X.batch > 0) err = cuda_detail::check_output(out, "out");
     if (err.empty() && X.batch > 0) err = cuda_detail::check_output(e, "E");
+    if (err.empty())
+      err = detail::disjoint_error(
+          {detail::region(static_cast<T const*>(out), X.batch, "out"),
+           detail::region(static_cast<T const*>(e), X.batch * X.max_length * Y.max_length, "E")},
+          {detail::region(X, "X"), detail::region(Y, "Y")});
     if (!err.empty()) return cudaErrorInvalidValue;
   }
   return cuda_detail::launch_train<T>(workspace, workspace_bytes, exec, m, X, Y, out,
@@ -679,6 +697,7 @@ void values(device_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
                   " entries, expected batch = ", X.batch);
   if (X.batch == 0) return;
   cuda_detail::require_ok(cuda_detail::check_output(out.data(), "out"));
+  detail::check_disjoint({detail::region(out, "out")}, {detail::region(X, "X"), detail::region(Y, "Y")});
   std::size_t bytes = 0;
   RESILIN_CUDA_TRY(expert::values(nullptr, bytes, exec, m, X, Y, out.data()));
   cuda_detail::workspace ws(exec, bytes);
@@ -698,6 +717,7 @@ void pairwise(device_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
                   Y.batch, "), got (", out.rows, ", ", out.cols, ")");
   if (X.batch * Y.batch == 0) return;
   cuda_detail::require_ok(cuda_detail::check_output(out.data, "out"));
+  detail::check_disjoint({detail::region(out, "out")}, {detail::region(X, "X"), detail::region(Y, "Y")});
   std::size_t bytes = 0;
   RESILIN_CUDA_TRY(expert::pairwise(nullptr, bytes, exec, m, X, Y, out.data));
   cuda_detail::workspace ws(exec, bytes);
@@ -730,6 +750,8 @@ void values_and_grads(device_backend exec, measure<Cost, Smooth> const& m, XB xs
   cuda_detail::require_ok(cuda_detail::check_output(gxs.data, "GX"));
   cuda_detail::require_ok(cuda_detail::check_output(gys.data, "GY"));
   if (!upstream.empty()) cuda_detail::require_ok(cuda_detail::check_output(upstream.data(), "upstream"));
+  cuda_detail::require_ok(detail::grads_overlap_error(X, Y, detail::region(out, "out"), gxs, gys,
+                                                      detail::region(upstream, "upstream")));
   T const* const up = upstream.empty() ? nullptr : upstream.data();
   std::size_t bytes = 0;
   RESILIN_CUDA_TRY(expert::values_and_grads(nullptr, bytes, exec, m, X, Y, out.data(), gxs, gys, up));
@@ -757,6 +779,8 @@ void pairwise_grads(device_backend exec, measure<Cost, Smooth> const& m, XB xs, 
   cuda_detail::require_ok(cuda_detail::check_output(gxs.data, "GX"));
   if (out.data) cuda_detail::require_ok(cuda_detail::check_output(out.data, "out"));
   if (weights.data) cuda_detail::require_ok(cuda_detail::check_output(weights.data, "weights"));
+  cuda_detail::require_ok(detail::pairwise_grads_overlap_error(
+      gxs, X, Y, detail::region(out, "out"), detail::region(weights, "weights")));
   std::size_t bytes = 0;
   RESILIN_CUDA_TRY(expert::pairwise_grads(nullptr, bytes, exec, m, X, Y, gxs, out.data, weights.data));
   cuda_detail::workspace ws(exec, bytes);
@@ -783,6 +807,9 @@ void alignment_matrices(device_backend exec, measure<Cost, Smooth> const& m, XB 
   if (X.batch == 0) return;
   cuda_detail::require_ok(cuda_detail::check_output(out.data(), "out"));
   cuda_detail::require_ok(cuda_detail::check_output(e, "E"));
+  detail::check_disjoint({detail::region(out, "out"),
+                          detail::region(static_cast<T const*>(e), X.batch * X.max_length * Y.max_length, "E")},
+                         {detail::region(X, "X"), detail::region(Y, "Y")});
   std::size_t bytes = 0;
   RESILIN_CUDA_TRY(expert::alignment_matrices(nullptr, bytes, exec, m, X, Y, out.data(), e));
   cuda_detail::workspace ws(exec, bytes);
