@@ -97,11 +97,9 @@ value_of<X> value_and_grad(measure<Cost, Smooth> const& m, X x, Y y,
   detail::require(gy.data && gy.length == yc.length && gy.channels == yc.channels,
                   "gy must have the shape of y (", yc.length, ", ", yc.channels, "), got (",
                   gy.length, ", ", gy.channels, ")");
-  if (gx.data == gy.data && xc.data == yc.data && xc.length == yc.length)  // one series, one gradient
-    detail::check_disjoint({detail::region(gx, "gx")}, {detail::region(xc, "x")});
-  else
-    detail::check_disjoint({detail::region(gx, "gx"), detail::region(gy, "gy")},
-                           {detail::region(xc, "x"), detail::region(yc, "y")});
+  std::string const overlap = detail::gradients_overlap_error(
+      detail::region(xc, "x"), detail::region(yc, "y"), detail::region(gx, "gx"), detail::region(gy, "gy"));
+  detail::require(overlap.empty(), overlap);
   detail::zero(gx);
   detail::zero(gy);
   host_detail::workspace<T> ws;
@@ -212,8 +210,9 @@ void values_and_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, 
   detail::check_same_shape(gys, Y, "GY", "Y");
   for (std::size_t b = 0; b < upstream.size(); ++b)
     detail::require(std::isfinite(upstream[b]), "upstream[", b, "] is not finite: ", upstream[b]);
-  std::string const overlap = detail::grads_overlap_error(
-      X, Y, detail::region(out, "out"), gxs, gys, detail::region(upstream, "upstream"));
+  std::string const overlap = detail::gradients_overlap_error(
+      detail::region(X, "X"), detail::region(Y, "Y"), detail::region(gxs, "GX"), detail::region(gys, "GY"),
+      detail::region(out, "out"), detail::region(upstream, "upstream"));
   detail::require(overlap.empty(), overlap);
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));

@@ -119,16 +119,17 @@ inline void check_disjoint(std::initializer_list<memory_region> outputs,
   require(e.empty(), e);
 }
 
-/// The overlap rule of values_and_grads (host and device): out, GX and GY apart from X, Y,
-/// upstream and each other, except GX = GY for Y = X (one buffer then receives the sum of both
-/// gradients, the derivative of M(X[b], X[b])).
-template <class T>
-std::string grads_overlap_error(batch_view<T const> X, batch_view<T const> Y, memory_region out,
-                                batch_view<T> gx, batch_view<T> gy, memory_region upstream) {
-  auto const inputs = {region(X, "X"), region(Y, "Y"), upstream};
-  if (gx.data == gy.data && X.data == Y.data && X.max_length == Y.max_length && X.lengths == Y.lengths)
-    return disjoint_error({out, region(gx, "GX")}, inputs);
-  return disjoint_error({out, region(gx, "GX"), region(gy, "GY")}, inputs);
+/// The overlap rule of the gradient entry points (value_and_grad, values_and_grads; host and
+/// device): the gradients gx, gy and the values `out` apart from x, y, `upstream` and each other,
+/// except gx = gy for y = x (the same memory), where one buffer receives the sum of both
+/// gradients, the derivative of M(x, x). Unused regions are empty.
+inline std::string gradients_overlap_error(memory_region x, memory_region y, memory_region gx,
+                                           memory_region gy, memory_region out = {},
+                                           memory_region upstream = {}) {
+  auto const inputs = {x, y, upstream};
+  if (gx.data == gy.data && x.data == y.data && x.bytes == y.bytes)
+    return disjoint_error({out, gx}, inputs);
+  return disjoint_error({out, gx, gy}, inputs);
 }
 
 /// The overlap rule of pairwise_grads (host and device): GX and out apart from X, Y, weights

@@ -78,6 +78,25 @@ std::string check_device_batch(batch_view<T const> b, char const* name) {
   return {};
 }
 
+/// The outputs of a values launch (out: `count` values; the alignment matrices e, when given)
+/// apart from X and Y: the expert layer's check and the convenience layer's message, one rule.
+template <class T>
+std::string outputs_overlap_error(batch_view<T const> X, batch_view<T const> Y, T const* out,
+                                  index_t count, T const* e = nullptr) {
+  index_t const e_count = e ? X.batch * X.max_length * Y.max_length : 0;
+  return detail::disjoint_error({detail::region(out, count, "out"), detail::region(e, e_count, "E")},
+                                {detail::region(X, "X"), detail::region(Y, "Y")});
+}
+
+/// values_and_grads' overlap rule on device batches (detail::gradients_overlap_error).
+template <class T>
+std::string gradients_overlap_error(batch_view<T const> X, batch_view<T const> Y, T const* out,
+                                    batch_view<T> gx, batch_view<T> gy, T const* upstream) {
+  return detail::gradients_overlap_error(
+      detail::region(X, "X"), detail::region(Y, "Y"), detail::region(gx, "GX"), detail::region(gy, "GY"),
+      detail::region(out, X.batch, "out"), detail::region(upstream, upstream ? X.batch : 0, "upstream"));
+}
+
 /// m.validate()'s message, or empty (a build without exceptions lets it terminate).
 template <class Measure>
 std::string check_parameters(Measure const& m) {
@@ -559,9 +578,7 @@ cudaError_t values(void* workspace, std::size_t& workspace_bytes, device_backend
     std::string e = cuda_detail::check_common<T>(m, X, Y);
     if (e.empty() && X.batch != Y.batch) e = "X and Y must hold as many series";
     if (e.empty() && X.batch > 0) e = cuda_detail::check_output(out, "out");
-    if (e.empty())
-      e = detail::disjoint_error({detail::region(static_cast<T const*>(out), X.batch, "out")},
-                                 {detail::region(X, "X"), detail::region(Y, "Y")});
+    if (e.empty()) e = cuda_detail::outputs_overlap_error<T>(X, Y, out, X.batch);
     if (!e.empty()) return cudaErrorInvalidValue;
   }
   return cuda_detail::launch_values<T>(workspace, workspace_bytes, exec, m, X, Y,
@@ -579,9 +596,7 @@ cudaError_t pairwise(void* workspace, std::size_t& workspace_bytes, device_backe
   if (workspace) {
     std::string e = cuda_detail::check_common<T>(m, X, Y);
     if (e.empty() && X.batch * Y.batch > 0) e = cuda_detail::check_output(out, "out");
-    if (e.empty())
-      e = detail::disjoint_error({detail::region(static_cast<T const*>(out), X.batch * Y.batch, "out")},
-                                 {detail::region(X, "X"), detail::region(Y, "Y")});
+    if (e.empty()) e = cuda_detail::outputs_overlap_error<T>(X, Y, out, X.batch * Y.batch);
     if (!e.empty()) return cudaErrorInvalidValue;
   }
   return cuda_detail::launch_values<T>(workspace, workspace_bytes, exec, m, X, Y,
@@ -611,9 +626,7 @@ cudaError_t values_and_grads(void* workspace, std::size_t& workspace_bytes, devi
                       gx.channels != X.channels || gy.batch != Y.batch ||
                       gy.max_length != Y.max_length || gy.channels != Y.channels))
       e = "GX and GY must have the shapes of X and Y";
-    if (e.empty())
-      e = detail::grads_overlap_error(X, Y, detail::region(static_cast<T const*>(out), X.batch, "out"), gx,
-                                      gy, detail::region(upstream, upstream ? X.batch : 0, "upstream"));
+    if (e.empty()) e = cuda_detail::gradients_overlap_error<T>(X, Y, out, gx, gy, upstream);
     if (!e.empty()) return cudaErrorInvalidValue;
   }
   return cuda_detail::launch_train<T>(workspace, workspace_bytes, exec, m, X, Y, out, gx.data,
@@ -665,11 +678,7 @@ cudaError_t alignment_matrices(void* workspace, std::size_t& workspace_bytes, de
     if (err.empty() && X.batch != Y.batch) err = "X and Y must hold as many series";
     if (err.empty() && X.batch > 0) err = cuda_detail::check_output(out, "out");
     if (err.empty() && X.batch > 0) err = cuda_detail::check_output(e, "E");
-    if (err.empty())
-      err = detail::disjoint_error(
-          {detail::region(static_cast<T const*>(out), X.batch, "out"),
-           detail::region(static_cast<T const*>(e), X.batch * X.max_length * Y.max_length, "E")},
-          {detail::region(X, "X"), detail::region(Y, "Y")});
+    if (err.empty()) err = cuda_detail::outputs_overlap_error<T>(X, Y, out, X.batch, e);
     if (!err.empty()) return cudaErrorInvalidValue;
   }
   return cuda_detail::launch_train<T>(workspace, workspace_bytes, exec, m, X, Y, out,
@@ -697,7 +706,7 @@ void values(device_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
                   " entries, expected batch = ", X.batch);
   if (X.batch == 0) return;
   cuda_detail::require_ok(cuda_detail::check_output(out.data(), "out"));
-  detail::check_disjoint({detail::region(out, "out")}, {detail::region(X, "X"), detail::region(Y, "Y")});
+  cuda_detail::require_ok(cuda_detail::outputs_overlap_error<T>(X, Y, out.data(), X.batch));
   std::size_t bytes = 0;
   RESILIN_CUDA_TRY(expert::values(nullptr, bytes, exec, m, X, Y, out.data()));
   cuda_detail::workspace ws(exec, bytes);
@@ -717,7 +726,7 @@ void pairwise(device_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
                   Y.batch, "), got (", out.rows, ", ", out.cols, ")");
   if (X.batch * Y.batch == 0) return;
   cuda_detail::require_ok(cuda_detail::check_output(out.data, "out"));
-  detail::check_disjoint({detail::region(out, "out")}, {detail::region(X, "X"), detail::region(Y, "Y")});
+  cuda_detail::require_ok(cuda_detail::outputs_overlap_error<T>(X, Y, out.data, X.batch * Y.batch));
   std::size_t bytes = 0;
   RESILIN_CUDA_TRY(expert::pairwise(nullptr, bytes, exec, m, X, Y, out.data));
   cuda_detail::workspace ws(exec, bytes);
@@ -750,9 +759,8 @@ void values_and_grads(device_backend exec, measure<Cost, Smooth> const& m, XB xs
   cuda_detail::require_ok(cuda_detail::check_output(gxs.data, "GX"));
   cuda_detail::require_ok(cuda_detail::check_output(gys.data, "GY"));
   if (!upstream.empty()) cuda_detail::require_ok(cuda_detail::check_output(upstream.data(), "upstream"));
-  cuda_detail::require_ok(detail::grads_overlap_error(X, Y, detail::region(out, "out"), gxs, gys,
-                                                      detail::region(upstream, "upstream")));
   T const* const up = upstream.empty() ? nullptr : upstream.data();
+  cuda_detail::require_ok(cuda_detail::gradients_overlap_error<T>(X, Y, out.data(), gxs, gys, up));
   std::size_t bytes = 0;
   RESILIN_CUDA_TRY(expert::values_and_grads(nullptr, bytes, exec, m, X, Y, out.data(), gxs, gys, up));
   cuda_detail::workspace ws(exec, bytes);
@@ -807,9 +815,7 @@ void alignment_matrices(device_backend exec, measure<Cost, Smooth> const& m, XB 
   if (X.batch == 0) return;
   cuda_detail::require_ok(cuda_detail::check_output(out.data(), "out"));
   cuda_detail::require_ok(cuda_detail::check_output(e, "E"));
-  detail::check_disjoint({detail::region(out, "out"),
-                          detail::region(static_cast<T const*>(e), X.batch * X.max_length * Y.max_length, "E")},
-                         {detail::region(X, "X"), detail::region(Y, "Y")});
+  cuda_detail::require_ok(cuda_detail::outputs_overlap_error<T>(X, Y, out.data(), X.batch, e));
   std::size_t bytes = 0;
   RESILIN_CUDA_TRY(expert::alignment_matrices(nullptr, bytes, exec, m, X, Y, out.data(), e));
   cuda_detail::workspace ws(exec, bytes);
