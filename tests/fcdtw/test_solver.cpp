@@ -235,6 +235,11 @@ TEST_CASE("bad input throws resilin::invalid_argument", "[fcdtw][solver]") {
   o = {};
   o.segments = -3;
   CHECK_THROWS_AS(bad(o), resilin::invalid_argument);
+  o.segments = resilin::index_t{1} << 61;  // 6 K + 2 overflowed the index type (undefined behaviour)
+  CHECK_THROWS_WITH(bad(o), Catch::Contains("segments must be in [0, 2^40]"));
+  o.segments = fit_options::max_segments;  // accepted (the fit itself is not run here)
+  CHECK_NOTHROW(resilin::fcdtw::detail::check_options(o));
+  o = {};
   CHECK_THROWS_AS(fit(x, series_view<double const>{one.data(), 1, 1}), resilin::invalid_argument);
   CHECK_THROWS_AS(fit(x, series_view<double const>{nan.data(), 3, 1}), resilin::invalid_argument);
   CHECK_THROWS_AS(fit(x, series_view<double const>{a.data(), 1, 3}), resilin::invalid_argument);

@@ -103,3 +103,47 @@ TEST_CASE("the writer and the reader agree on shapes", "[lct][container]") {
   e.shape = {2, 2};
   REQUIRE(lct::parse_container(lct::to_container(e)).shape == e.shape);
 }
+
+TEST_CASE("the writer refuses what the reader would refuse", "[lct][container]") {
+  auto const throws_with = [](lct::encoded_tensor const& e, char const* what) {
+    REQUIRE_THROWS_WITH(lct::to_container(e), Catch::Matchers::Contains(what));
+  };
+  // nothing encoded: no codebook (it used to write 53 bytes that parse_container refused)
+  lct::encoded_tensor e;
+  throws_with(e, "to_container: missing codebook");
+  auto g = gaussian_bf16(2 * 3000, 0.03f, 8);
+  lct::encode_options eo;
+  eo.chunk_log2 = 10;
+  lct::encode(lct::dtype::bf16, g.data(), 3000, nullptr, e, eo);
+  REQUIRE(lct::parse_container(lct::to_container(e)).count == 3000);
+  {
+    lct::encoded_tensor bad = e;
+    bad.type = lct::dtype::fp16;  // the book is bf16's
+    throws_with(bad, "codebook of another dtype");
+  }
+  {
+    lct::encoded_tensor bad = e;
+    bad.raw.pop_back();
+    throws_with(bad, "section sizes");
+  }
+  {
+    lct::encoded_tensor bad = e;
+    bad.count += 1;
+    throws_with(bad, "section sizes");
+  }
+  {
+    lct::encoded_tensor bad = e;
+    bad.key_ref = 256;
+    throws_with(bad, "key_ref 256");
+  }
+  {
+    lct::encoded_tensor bad = e;
+    bad.chunk_log2 = 40;
+    throws_with(bad, "chunk_log2 40");
+  }
+  {
+    lct::encoded_tensor bad = e;
+    bad.bits[1] = 1;  // one bit cannot hold the chunk's 1024 codes
+    REQUIRE_THROWS_AS(lct::to_container(bad), lct::format_error);
+  }
+}

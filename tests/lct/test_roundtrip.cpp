@@ -106,6 +106,27 @@ TEST_CASE("Gaussian bf16 weights reach the entropy bound within 3%", "[lct][rati
   }
 }
 
+TEST_CASE("compressed_tensor before its first encode has no contents", "[lct][tensor]") {
+  for (lct::dtype t : {lct::dtype::bf16, lct::dtype::fp16, lct::dtype::fp32}) {
+    lct::compressed_tensor ct(t);
+    REQUIRE(ct.size() == 0);
+    REQUIRE(ct.original_bytes() == 0);
+    REQUIRE(ct.compressed_bytes() == 0);  // was the size of a container that could not be written
+    REQUIRE(ct.ratio() == 0.0);
+    REQUIRE(ct.encoded().type == t);
+    std::vector<std::uint8_t> out(16);
+    REQUIRE_THROWS_WITH(ct.decode_to_scratch(), Catch::Matchers::Contains("nothing encoded yet"));
+    REQUIRE_THROWS_WITH(ct.decode_into(out.data(), out.size()), Catch::Matchers::Contains("nothing encoded yet"));
+    REQUIRE_THROWS_WITH(ct.to_container(), Catch::Matchers::Contains("nothing encoded yet"));
+    // an encode of nothing is contents: an empty tensor, written and read back
+    ct.encode(nullptr, 0);
+    REQUIRE(ct.decode_to_scratch().empty());
+    auto const c = ct.to_container();
+    REQUIRE(c.size() == ct.compressed_bytes());
+    REQUIRE(lct::parse_container(c).count == 0);
+  }
+}
+
 TEST_CASE("compressed_tensor reuses its book, refreshes on drift, decodes into caller buffers", "[lct][tensor]") {
   lct::compressed_tensor ct(lct::dtype::bf16);
   auto w0 = gaussian_bf16(200000, 0.02f, 13);

@@ -37,6 +37,8 @@ TEST_CASE("barycentres refuse bad weights, options and series", "[learn][bad_inp
     rl::barycenter_options opt;
     opt.length = -3;
     CHECK(has(error(m, xs, {}, opt), "length must be >= 0"));
+    opt.length = r::index_t{1} << 61;  // was std::length_error from a buffer of 2^61 values
+    CHECK(has(error(m, xs, {}, opt), "length must be <= 2^40, got 2305843009213693952"));
     opt = {};
     opt.max_iter = -1;
     CHECK(has(error(m, xs, {}, opt), "max_iter must be >= 0, got -1"));

@@ -41,6 +41,8 @@ struct fit_options {
   path_norm norm = path_norm::l2;
   index_t segments = 0;  // K, the warp's segments; 0: len(y) - 1 ("one knot per timestamp")
   int threads = 0;       // batch APIs: 0 = every hardware thread
+  /// The most segments accepted (2^40, beyond any memory: a fit's buffers take 6 K + 2 values).
+  static constexpr index_t max_segments = index_t{1} << 40;
 };
 
 /// Caller-provided buffers of one fit with K segments. r holds the initial logits on entry
@@ -92,7 +94,8 @@ inline void check_options(fit_options const& o) {
   require(o.beta1 >= 0 && o.beta1 < 1, "beta1 must be in [0, 1), got ", o.beta1);
   require(o.beta2 >= 0 && o.beta2 < 1, "beta2 must be in [0, 1), got ", o.beta2);
   require(std::isfinite(o.eps) && o.eps > 0, "eps must be finite and > 0, got ", o.eps);
-  require(o.segments >= 0, "segments must be >= 0 (0: len(y) - 1), got ", o.segments);
+  require(o.segments >= 0 && o.segments <= fit_options::max_segments,
+          "segments must be in [0, 2^40] (0: len(y) - 1), got ", o.segments);
   require(o.threads >= 0, "threads must be >= 0 (0 = all cores), got ", o.threads);
 }
 

@@ -29,6 +29,7 @@ class compressed_tensor {
   explicit compressed_tensor(dtype t) : compressed_tensor(t, options{}) {}
   compressed_tensor(dtype t, options const& opt) : type_(t), opt_(opt) {
     if (!is_valid(t)) RESILIN_LCT_THROW(invalid_argument("compressed_tensor: invalid dtype"));
+    enc_.type = t;
   }
 
   /// Uses a precomputed book from now on (it must be for this dtype).
@@ -71,12 +72,17 @@ class compressed_tensor {
     return a;
   }
 
-  /// Decodes into a caller buffer of at least size() * element_bytes bytes.
-  void decode_into(void* out, std::uint64_t out_bytes) const { lct::decode(enc_.view(), out, out_bytes, opt_.decode); }
+  /// Decodes into a caller buffer of at least size() * element_bytes bytes. Before the first
+  /// encode there are no contents to decode (invalid_argument), as for to_container().
+  void decode_into(void* out, std::uint64_t out_bytes) const {
+    require_contents("decode");
+    lct::decode(enc_.view(), out, out_bytes, opt_.decode);
+  }
   template <class T>
   void decode_into(std::span<T> out) const { decode_into(out.data(), out.size_bytes()); }
   /// Decodes into the object's reusable scratch buffer; the span is valid until the next call.
   std::span<std::uint8_t const> decode_to_scratch() {
+    require_contents("decode");
     decoded_.resize(enc_.original_bytes());
     decode_into(decoded_.data(), decoded_.size());
     return decoded_;
@@ -85,8 +91,9 @@ class compressed_tensor {
   [[nodiscard]] dtype type() const noexcept { return type_; }
   [[nodiscard]] std::uint64_t size() const noexcept { return enc_.count; }
   [[nodiscard]] std::uint64_t original_bytes() const noexcept { return enc_.original_bytes(); }
-  /// Bytes the contents take as a container (header, book, chunk table, planes, stream, checksum).
-  [[nodiscard]] std::uint64_t compressed_bytes() const noexcept { return container_size(enc_); }
+  /// Bytes the contents take as a container (header, book, chunk table, planes, stream,
+  /// checksum); 0 before the first encode.
+  [[nodiscard]] std::uint64_t compressed_bytes() const noexcept { return encodes_ ? container_size(enc_) : 0; }
   [[nodiscard]] double ratio() const noexcept {
     return enc_.count ? static_cast<double>(original_bytes()) / static_cast<double>(compressed_bytes()) : 0.0;
   }
@@ -97,9 +104,17 @@ class compressed_tensor {
   [[nodiscard]] std::uint64_t encodes() const noexcept { return encodes_; }
   [[nodiscard]] histogram const& accumulated_key_histogram() const noexcept { return stats_; }
   [[nodiscard]] encoded_tensor const& encoded() const noexcept { return enc_; }
-  [[nodiscard]] std::vector<std::uint8_t> to_container() const { return lct::to_container(enc_); }
+  [[nodiscard]] std::vector<std::uint8_t> to_container() const {
+    require_contents("to_container");
+    return lct::to_container(enc_);
+  }
 
  private:
+  void require_contents(char const* what) const {
+    if (encodes_ == 0)
+      RESILIN_LCT_THROW(invalid_argument(std::string("compressed_tensor::") + what + ": nothing encoded yet"));
+  }
+
   dtype type_;
   options opt_;
   codebook book_;

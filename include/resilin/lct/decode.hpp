@@ -255,17 +255,20 @@ inline void merge_chunk(stream_view const& v, std::uint64_t begin, std::uint32_t
   }
 }
 
-/// Structural checks of a view (sizes of every section); the container parser does more.
-inline void check_view(stream_view const& v) {
-  if (!is_valid(v.type)) RESILIN_LCT_THROW(invalid_argument("decode: invalid dtype"));
+/// Structural checks of a view (sizes of every section), for `what` (decode, to_container);
+/// the container parser does more.
+inline void check_view(stream_view const& v, std::string const& what = "decode") {
+  if (!is_valid(v.type)) RESILIN_LCT_THROW(invalid_argument(what + ": invalid dtype"));
   if (v.book == nullptr || v.book->empty() || v.book->type() != v.type)
-    RESILIN_LCT_THROW(invalid_argument("decode: missing codebook or codebook of another dtype"));
+    RESILIN_LCT_THROW(invalid_argument(what + ": missing codebook or codebook of another dtype"));
   if (v.chunk_log2 < min_chunk_log2 || v.chunk_log2 > max_chunk_log2)
-    RESILIN_LCT_THROW(invalid_argument("decode: chunk_log2 " + std::to_string(v.chunk_log2)));
+    RESILIN_LCT_THROW(invalid_argument(what + ": chunk_log2 " + std::to_string(v.chunk_log2)));
+  if (v.key_ref >= alphabet_size(v.type))
+    RESILIN_LCT_THROW(invalid_argument(what + ": key_ref " + std::to_string(v.key_ref) + " outside the alphabet"));
   std::uint64_t const C = chunk_count(v.count, v.chunk_log2);
   if (v.raw.size() != raw_plane_bytes(v.type, v.count) || v.offsets.size() != C + 1 || v.bits.size() != C ||
       v.stream.size() != 4ull * v.offsets[C] || v.offsets[0] != 0)
-    RESILIN_LCT_THROW(invalid_argument("decode: section sizes do not match the element count"));
+    RESILIN_LCT_THROW(invalid_argument(what + ": section sizes do not match the element count"));
   for (std::uint64_t c = 0; c < C; ++c) {
     std::uint32_t const cnt = chunk_elements(v.count, v.chunk_log2, c);
     std::uint32_t const bits = v.bits[c] & ~raw_chunk_flag;

@@ -58,6 +58,8 @@ std::vector<double> normalised_weights(std::span<T const> weights, index_t n) {
 template <class T>
 index_t target_length(batch_view<T const> series, index_t requested) {
   require(requested >= 0, "barycenter length must be >= 0 (0: the mean length), got ", requested);
+  require(requested <= barycenter_options::max_length, "barycenter length must be <= 2^40, got ",
+          requested);
   if (requested > 0) return requested;
   double total = 0;
   for (index_t b = 0; b < series.batch; ++b) total += static_cast<double>(series.length(b));

@@ -20,7 +20,10 @@ enum class init_method {
 using progress_callback = std::function<void(std::string_view stage, int iteration, double loss)>;
 
 struct barycenter_options {
-  index_t length = 0;            // 0: the mean length of the inputs (rounded)
+  /// The longest barycentre accepted (2^40 samples, beyond any memory): longer ones are refused
+  /// with invalid_argument before any buffer is sized.
+  static constexpr index_t max_length = index_t{1} << 40;
+  index_t length = 0;            // 0: the mean length of the inputs (rounded); <= max_length
   init_method init = init_method::euclidean_mean;
   int max_iter = 100;            // L-BFGS iterations / DBA-MBA sweeps; 0: the initialisation
   double tolerance = 1e-6;       // relative loss decrease that stops DBA/MBA; L-BFGS epsilon
