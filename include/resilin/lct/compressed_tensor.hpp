@@ -82,7 +82,6 @@ class compressed_tensor {
   void decode_into(std::span<T> out) const { decode_into(out.data(), out.size_bytes()); }
   /// Decodes into the object's reusable scratch buffer; the span is valid until the next call.
   std::span<std::uint8_t const> decode_to_scratch() {
-    require_contents("decode");
     decoded_.resize(enc_.original_bytes());
     decode_into(decoded_.data(), decoded_.size());
     return decoded_;
