@@ -90,8 +90,6 @@ void run_classify(run_settings const& s, Measure const& m, classify_inputs const
   std::string const train_name = in.synthetic_cbf ? "cbf-train" : in.train;
   std::string const test_name = in.synthetic_cbf ? "cbf-test" : in.test;
   check_inputs(s.measure, train, train_name, test, test_name);
-  r::detail::require(train.channels == test.channels, "channel mismatch: ", train_name, " has ",
-                     train.channels, ", ", test_name, " has ", test.channels);
 
   auto const start = std::chrono::steady_clock::now();
   std::vector<std::string> predicted;
@@ -148,23 +146,27 @@ inline void add_classify_command(CLI::App& app) {
                             "length 128, Saito's formulas) instead of TRAIN and TEST");
   cmd->add_option("--seed", in->seed, "seed of --synthetic-cbf (test uses seed + 1)")
       ->capture_default_str()
+      ->check(non_negative_integer)
       ->needs(cbf);
   auto* train = cmd->add_option("TRAIN", in->train, "UCR TSV training file");
   auto* test = cmd->add_option("TEST", in->test, "UCR TSV test file");
   cmd->callback([opts, in, lo, train, test] {
-    r::detail::require(in->method == "1nn" || in->method == "centroid",
-                       "--method must be 1nn or centroid, got '", in->method, "'");
-    bool const learn_opts = lo->max_iter_opt->count() > 0 || lo->init_opt->count() > 0 ||
-                            !lo->svg.empty();
-    r::detail::require(in->method == "centroid" || !learn_opts,
-                       "--max-iter, --init and --svg apply to --method centroid only");
+    as_usage([&] {
+      r::detail::require(in->method == "1nn" || in->method == "centroid",
+                         "--method must be 1nn or centroid, got '", in->method, "'");
+      bool const learn_opts = lo->max_iter_opt->count() > 0 || lo->init_opt->count() > 0 ||
+                              !lo->svg.empty();
+      r::detail::require(in->method == "centroid" || !learn_opts,
+                         "--max-iter, --init and --svg apply to --method centroid only");
+      if (in->synthetic_cbf)
+        r::detail::require(train->count() == 0 && test->count() == 0,
+                           "--synthetic-cbf takes no TRAIN or TEST file");
+      else
+        r::detail::require(train->count() > 0 && test->count() > 0,
+                           "classify needs TRAIN and TEST files (or --synthetic-cbf)");
+    });
     run_settings const s = resolve(*opts);
-    if (in->synthetic_cbf)
-      r::detail::require(train->count() == 0 && test->count() == 0,
-                         "--synthetic-cbf takes no TRAIN or TEST file");
-    else
-      r::detail::require(train->count() > 0 && test->count() > 0,
-                         "classify needs TRAIN and TEST files (or --synthetic-cbf)");
+    if (in->method == "centroid") require_barycentre_metric(s);
     visit(s, [&]<class T>(T, auto const& m) { run_classify<T>(s, m, *in, *lo, opts->metric); });
   });
 }

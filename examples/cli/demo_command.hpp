@@ -39,6 +39,7 @@ struct demo_inputs {
   double gamma = 1.0;
   double c = 1.0;
   std::uint64_t tensor_elements = 1u << 24;
+  static constexpr std::uint64_t max_tensor_elements = std::uint64_t{1} << 30;
 };
 
 struct demo_row {
@@ -133,12 +134,16 @@ inline void run_demo(demo_inputs const& in) {
   using namespace demo_detail;
   using r::detail::require;
   namespace fs = std::filesystem;
-  require(!in.out.empty(), "--out DIR is required");
-  require(in.threads >= 0, "--threads must be >= 0 (0 = all cores), got ", in.threads);
-  require(in.max_iter >= 1, "--max-iter must be >= 1, got ", in.max_iter);
-  require(in.gamma > 0 && std::isfinite(in.gamma), "--gamma must be > 0 and finite, got ", in.gamma);
-  require(in.c >= 0 && std::isfinite(in.c), "--c must be >= 0 and finite, got ", in.c);
-  require(in.tensor_elements >= 1, "--tensor-elements must be >= 1");
+  as_usage([&] {
+    require(!in.out.empty(), "--out DIR is required");
+    require(in.threads >= 0, "--threads must be >= 0 (0 = all cores), got ", in.threads);
+    require(in.max_iter >= 1, "--max-iter must be >= 1, got ", in.max_iter);
+    require(in.gamma > 0 && std::isfinite(in.gamma), "--gamma must be > 0 and finite, got ", in.gamma);
+    require(in.c >= 0 && std::isfinite(in.c), "--c must be >= 0 and finite, got ", in.c);
+    // the tensor, its decoded copy and its encoding take about 6 bytes per element
+    require(in.tensor_elements >= 1 && in.tensor_elements <= demo_inputs::max_tensor_elements,
+            "--tensor-elements must be in [1, 2^30], got ", in.tensor_elements);
+  });
   std::error_code ec;
   fs::create_directories(in.out, ec);
   require(fs::is_directory(in.out), "--out: cannot create directory '", in.out, "'",
@@ -200,15 +205,17 @@ inline void add_demo_command(CLI::App& app) {
   auto in = std::make_shared<demo_inputs>();
   cmd->add_option("--out,-o", in->out, "directory for results.tsv and the SVG plots")->required();
   cmd->add_option("--seed", in->seed, "seed of the synthetic data (test split: seed + 1)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative_integer);
   cmd->add_option("--threads,-j", in->threads, "threads, 0 = all cores")->capture_default_str();
   cmd->add_option("--max-iter", in->max_iter, "L-BFGS iterations per barycentre")
       ->capture_default_str();
   cmd->add_option("--gamma,-g", in->gamma, "soft-min temperature of soft-DTW and soft-MSM")
       ->capture_default_str();
   cmd->add_option("--c", in->c, "soft-MSM split/merge cost")->capture_default_str();
-  cmd->add_option("--tensor-elements", in->tensor_elements, "size of the lct test tensor")
-      ->capture_default_str();
+  cmd->add_option("--tensor-elements", in->tensor_elements, "size of the lct test tensor, at most 2^30")
+      ->capture_default_str()
+      ->check(non_negative_integer);
   cmd->callback([in] { run_demo(*in); });
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // resilin grad [options] A.tsv B.tsv: |A| lines, line i the gradient of sum_j M(A_i, B_j) with
-// respect to A_i (length(A_i) values, tab-separated).
+// respect to A_i (length(A_i) x channels values, tab-separated: the channels of each time step
+// in turn).
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,7 +37,8 @@ void run_grad(run_settings const& s, Measure const& m, pair_files const& f) {
 
 inline void add_grad_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "grad", "gradients: line i is d/dA_i of sum_j M(A_i, B_j), length(A_i) values");
+      "grad", "gradients: line i is d/dA_i of sum_j M(A_i, B_j), length(A_i) x channels values "
+              "(the channels of each time step in turn)");
   auto opts = std::make_shared<alignment_options>();
   auto files = std::make_shared<pair_files>();
   add_alignment_options(*cmd, *opts);

@@ -7,13 +7,16 @@
 // Errors are thrown as std::exception subclasses naming the argument and value.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <resilin/lct/lct.hpp>
@@ -28,19 +31,43 @@ struct lct_args {
   std::string dtype = "bf16", book, in, out;
 };
 
+/// ": <the system's reason>" for the errno of a failed call, or nothing.
+inline std::string reason(int e) { return e ? ": " + std::generic_category().message(e) : std::string(); }
+
 inline std::vector<std::uint8_t> read_file(std::string const& path, char const* what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw std::runtime_error(std::string(what) + ": cannot read '" + path + "': it is a directory");
+  errno = 0;
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error(std::string(what) + ": cannot open '" + path + "' for reading");
+  if (!f) throw std::runtime_error(std::string(what) + ": cannot open '" + path + "' for reading" + reason(errno));
+  errno = 0;
   std::vector<std::uint8_t> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) throw std::runtime_error(std::string(what) + ": error reading '" + path + "'");
+  if (f.bad()) throw std::runtime_error(std::string(what) + ": error reading '" + path + "'" + reason(errno));
   return b;
 }
 
+/// Writes the whole file or throws; the data reach the file only when it is closed (a full disk
+/// shows there), and a regular file left incomplete is removed, so no truncated output remains.
 inline void write_file(std::string const& path, std::uint8_t const* data, std::size_t n, char const* what) {
+  errno = 0;
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error(std::string(what) + ": cannot open '" + path + "' for writing");
+  if (!f) throw std::runtime_error(std::string(what) + ": cannot open '" + path + "' for writing" + reason(errno));
+  errno = 0;
   f.write(reinterpret_cast<char const*>(data), static_cast<std::streamsize>(n));
-  if (!f) throw std::runtime_error(std::string(what) + ": error writing '" + path + "'");
+  f.close();
+  if (!f) {
+    int const e = errno;
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
+    throw std::runtime_error(std::string(what) + ": error writing '" + path + "'" + reason(e));
+  }
+}
+
+/// Flushes stdout; a failed write (full disk, closed pipe) becomes an error, as in the other
+/// commands.
+inline void finish_stdout() {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("cannot write the results to stdout");
 }
 
 inline lct::dtype parse_type(std::string const& s) {
@@ -61,7 +88,12 @@ inline std::vector<std::uint8_t> read_array(std::string const& path, lct::dtype 
 
 inline lct::codebook read_book(std::string const& path, lct::dtype t) {
   auto b = read_file(path, "--codebook");
-  lct::codebook book = lct::codebook::deserialize(b);
+  lct::codebook book;
+  try {
+    book = lct::codebook::deserialize(b);
+  } catch (lct::error const& e) {
+    throw std::runtime_error("--codebook: '" + path + "': " + e.what());
+  }
   if (book.type() != t)
     throw std::invalid_argument("--codebook: '" + path + "' is a " + std::string(lct::name(book.type())) +
                                 " book, --dtype is " + std::string(lct::name(t)));
@@ -106,6 +138,7 @@ inline void add_lct_commands(CLI::App& app) {
     std::printf("%s: %llu elements, %llu -> %zu bytes, ratio %.4f\n", args->in.c_str(),
                 static_cast<unsigned long long>(e.count), static_cast<unsigned long long>(x.size()), c.size(),
                 c.empty() ? 0.0 : static_cast<double>(x.size()) / static_cast<double>(c.size()));
+    d::finish_stdout();
   });
 
   auto* dec = cmd->add_subcommand("decode", "decompress an lct container into a raw array");
@@ -144,6 +177,7 @@ inline void add_lct_commands(CLI::App& app) {
                 e.count ? static_cast<double>(e.original_bytes()) / static_cast<double>(lct::container_size(e)) : 0.0,
                 static_cast<unsigned long long>(e.original_bytes()), static_cast<unsigned long long>(lct::container_size(e)));
     std::printf("escape rate   %.6f\n", e.count ? static_cast<double>(e.escapes()) / n : 0.0);
+    d::finish_stdout();
   });
 }
 

@@ -1,15 +1,18 @@
 #pragma once
 // resilin barycenter [options] FILE (or --synthetic-cbf): one barycentre per class.
-//   stdout: the barycentres as UCR TSV (label<TAB>v1<TAB>...; several channels: the values of
-//   each time step in turn), readable back by every command; stderr: per class the number of
-//   series, the loss sum_k w_k M(z, x_k) / sum_k w_k with uniform weights, and the iterations.
+//   stdout: the barycentres, readable back by every command: UCR TSV (label<TAB>v1<TAB>...)
+//   for labelled univariate data, aeon .ts otherwise (several channels, which TSV cannot hold,
+//   or no labels, which it cannot omit); stderr: per class the number of series, the loss
+//   sum_k w_k M(z, x_k) / sum_k w_k with uniform weights, and the iterations.
 // resilin kmeans --k K [options] FILE (or --synthetic-cbf): k-means with k-means++ seeding.
 //   stdout: "series<TAB>cluster<TAB>label" per series (1-based series, 0-based cluster), then
 //   "inertia<TAB>x", "iterations<TAB>n" and, when the file has more than one label,
 //   "ari<TAB>x" (adjusted Rand index against the labels) as the last lines.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 #include <CLI/CLI.hpp>
@@ -34,20 +37,26 @@ struct single_input {
     auto* cbf = cmd.add_flag("--synthetic-cbf", synthetic_cbf,
                              "use a built-in synthetic CBF set (30 series, length 128, Saito's "
                              "formulas) instead of FILE");
-    cmd.add_option("--seed", seed, "seed of --synthetic-cbf")->capture_default_str()->needs(cbf);
+    cmd.add_option("--seed", seed, "seed of --synthetic-cbf")
+        ->capture_default_str()
+        ->check(non_negative_integer)
+        ->needs(cbf);
     file_opt = cmd.add_option("FILE", file, what);
   }
   std::string name() const { return synthetic_cbf ? std::string("cbf") : file; }
 
   template <class T>
   r::dataset<T> load_data(run_settings const& s) const {
+    as_usage([&] {
+      r::detail::require(synthetic_cbf || file_opt->count() > 0,
+                         "a data FILE (or --synthetic-cbf) is needed");
+      r::detail::require(!synthetic_cbf || file_opt->count() == 0, "--synthetic-cbf takes no FILE");
+    });
     if (synthetic_cbf) {
-      r::detail::require(file_opt->count() == 0, "--synthetic-cbf takes no FILE");
       auto d = r::make_cbf<T>({.per_class = 10, .length = 128, .seed = seed});
       if (s.znorm) r::z_normalise(d);
       return d;
     }
-    r::detail::require(file_opt->count() > 0, "a data FILE (or --synthetic-cbf) is needed");
     return load<T>(file, s.znorm);
   }
 };
@@ -61,19 +70,30 @@ void run_barycenter(run_settings const& s, Measure const& m, single_input const&
   auto const model = fit_centroids(s, m, data, barycenter_settings(lo, s.exec.threads, &fp));
   fp.finish();
 
-  table_writer w;
-  for (std::size_t k = 0; k < model.classes.size(); ++k) {
-    auto const& c = model.centroids[k];
-    std::fputs(model.classes[k].c_str(), stdout);
-    for (T v : c.values) w.value(v, false);
-    w.end_line();
+  bool const unlabelled = std::any_of(model.classes.begin(), model.classes.end(),
+                                      [](std::string const& c) { return c.empty(); });
+  if (data.channels == 1 && !unlabelled) {
+    table_writer w;
+    for (std::size_t k = 0; k < model.classes.size(); ++k) {
+      std::fputs(model.classes[k].c_str(), stdout);
+      for (T v : model.centroids[k].values) w.value(v, false);
+      w.end_line();
+    }
+  } else {
+    r::dataset<T> centres;
+    centres.channels = data.channels;
+    for (std::size_t k = 0; k < model.classes.size(); ++k)
+      centres.push_back(model.classes[k], model.centroids[k].values);
+    std::ostringstream ts;
+    r::write_ts(ts, centres, "barycentres");
+    std::fputs(ts.str().c_str(), stdout);
   }
   table_writer::finish();
   for (std::size_t k = 0; k < model.classes.size(); ++k) {
     index_t members = 0;
     for (auto const& l : data.labels) members += l == model.classes[k];
     std::fprintf(stderr, "resilin barycenter: class %s: %lld series, %s loss %.9g, %d iterations\n",
-                 model.classes[k].c_str(), static_cast<long long>(members), metric_name.c_str(),
+                 model.classes[k].empty() ? "(no label)" : model.classes[k].c_str(), static_cast<long long>(members), metric_name.c_str(),
                  model.centroids[k].loss, model.centroids[k].iterations);
   }
   if (!lo.svg.empty()) {
@@ -87,8 +107,8 @@ void run_barycenter(run_settings const& s, Measure const& m, single_input const&
 inline void add_barycenter_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "barycenter",
-      "one barycentre per class of FILE (or --synthetic-cbf): UCR TSV on stdout, losses on "
-      "stderr");
+      "one barycentre per class of FILE (or --synthetic-cbf): UCR TSV on stdout (.ts for "
+      "several channels or unlabelled data), losses on stderr");
   auto opts = std::make_shared<alignment_options>();
   auto lo = std::make_shared<learn_options>();
   auto in = std::make_shared<single_input>();
@@ -98,6 +118,7 @@ inline void add_barycenter_command(CLI::App& app) {
   in->add(*cmd, "UCR TSV or .ts file; each label is a class");
   cmd->callback([opts, lo, in] {
     run_settings const s = resolve(*opts);
+    require_barycentre_metric(s);
     visit(s, [&]<class T>(T, auto const& m) { run_barycenter<T>(s, m, *in, *lo, opts->metric); });
   });
 }
@@ -117,8 +138,6 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   check_inputs(s.measure, data, in.name(), data, in.name());
   require(ki.k >= 1 && ki.k <= data.size(), "--k must be between 1 and the number of series (",
           data.size(), "), got ", ki.k);
-  require(ki.restarts >= 1, "--restarts must be >= 1, got ", ki.restarts);
-  require(ki.iterations >= 1, "--iterations must be >= 1, got ", ki.iterations);
   fit_progress fp("kmeans");
   r::learn::kmeans_options ko;
   ko.k = ki.k;
@@ -182,13 +201,21 @@ inline void add_kmeans_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--iterations", ki->iterations, "assignment/update rounds per restart")
       ->capture_default_str();
-  cmd->add_option("--kmeans-seed", ki->seed, "seed of the k-means++ draws")->capture_default_str();
+  cmd->add_option("--kmeans-seed", ki->seed, "seed of the k-means++ draws")
+      ->capture_default_str()
+      ->check(non_negative_integer);
   add_learn_options(*cmd, *lo);
   add_svg_option(*cmd, *lo);
   in->add(*cmd, "UCR TSV or .ts file (labels, if any, only score the clustering)");
   cmd->callback([opts, lo, in, ki] {
+    as_usage([&] {
+      r::detail::require(opts->backend != "cuda", "--backend cuda: kmeans runs on the host only (--backend host)");
+      r::detail::require(ki->k >= 1, "--k must be >= 1, got ", ki->k);
+      r::detail::require(ki->restarts >= 1, "--restarts must be >= 1, got ", ki->restarts);
+      r::detail::require(ki->iterations >= 1, "--iterations must be >= 1, got ", ki->iterations);
+    });
     run_settings const s = resolve(*opts);
-    r::detail::require(!s.cuda, "--backend cuda: kmeans runs on the host only (--backend host)");
+    require_barycentre_metric(s);
     visit(s, [&]<class T>(T, auto const& m) { run_kmeans<T>(s, m, *in, *ki, *lo, opts->metric); });
   });
 }

@@ -1,12 +1,17 @@
 #pragma once
 // Options of the commands that fit barycentres (classify --method centroid, barycenter, kmeans,
 // demo), and the stderr progress of iterative fits.
+#include <cerrno>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <CLI/CLI.hpp>
 #include <resilin/core/error.hpp>
 #include <resilin/learn/learn.hpp>
+#include "options.hpp"
 #include "progress.hpp"
 
 namespace resilin_cli {
@@ -32,9 +37,38 @@ inline void add_learn_options(CLI::App& cmd, learn_options& o) {
                    ->capture_default_str();
 }
 
+/// A file the command will write at its end, checked before any work (a file that cannot be
+/// created is reported at once, with the system's reason, not after minutes of fitting): the
+/// probe opens it for appending and removes it again if it did not exist.
+inline CLI::Validator const writable_file(
+    [](std::string& path) -> std::string {
+      if (path.empty()) return "needs a file name";
+      std::error_code ec;
+      if (std::filesystem::is_directory(path, ec)) return "'" + path + "' is a directory";
+      bool const existed = std::filesystem::exists(path, ec);
+      errno = 0;
+      if (!std::ofstream(path, std::ios::binary | std::ios::app)) {
+        int const e = errno;
+        return "cannot write '" + path + "'" + (e ? ": " + std::generic_category().message(e) : std::string());
+      }
+      if (!existed) std::filesystem::remove(path, ec);
+      return {};
+    },
+    "FILE", "writable_file");
+
 inline void add_svg_option(CLI::App& cmd, learn_options& o) {
   cmd.add_option("--svg", o.svg, "write an SVG plot: the members of each group faintly, its "
-                                 "barycentre on top");
+                                 "barycentre on top")
+      ->check(writable_file);
+}
+
+/// Metrics with a barycentre (every one but hard grid CDTW); a usage error otherwise.
+inline void require_barycentre_metric(run_settings const& s) {
+  as_usage([&] {
+    r::detail::require(s.measure.metric != metric_kind::cdtw,
+                       "metric 'cdtw' (hard grid CDTW) has no barycentre method: use soft-cdtw "
+                       "or fast-cdtw");
+  });
 }
 
 /// Progress of an iterative fit (the library's progress callback): a line per new stage and
@@ -62,10 +96,11 @@ class fit_progress {
 /// The library's barycentre options from the command line; `progress` must outlive the fit.
 inline r::learn::barycenter_options barycenter_settings(learn_options const& o, int threads,
                                                         fit_progress* progress) {
-  using r::detail::require;
-  require(o.max_iter >= 1, "--max-iter must be >= 1, got ", o.max_iter);
-  require(o.init == "mean" || o.init == "medoid", "--init must be mean or medoid, got '",
-          o.init, "'");
+  as_usage([&] {
+    r::detail::require(o.max_iter >= 1, "--max-iter must be >= 1, got ", o.max_iter);
+    r::detail::require(o.init == "mean" || o.init == "medoid",
+                       "--init must be mean or medoid, got '", o.init, "'");
+  });
   r::learn::barycenter_options b;
   b.max_iter = o.max_iter;
   b.init = o.init == "mean" ? r::learn::init_method::euclidean_mean : r::learn::init_method::medoid;

@@ -18,17 +18,25 @@
 #endif
 
 namespace resilin_cli {
-/// CLI11 reports an unknown first word as "A subcommand is required"; name it instead.
+/// CLI11 reports an unknown command word as "A subcommand is required"; name it instead, at
+/// every level (`resilin bogus`, `resilin lct bogus`).
 inline void require_known_subcommand(CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return;
-  std::string const word = argv[1];
-  std::string names;
-  for (CLI::App const* sub : app.get_subcommands({})) {
-    if (sub->check_name(word)) return;
-    names += (names.empty() ? "" : ", ") + sub->get_name();
+  CLI::App* level = &app;
+  std::string path;
+  for (int i = 1; i < argc && argv[i][0] != '-' && !level->get_subcommands({}).empty(); ++i) {
+    std::string const word = argv[i];
+    std::string names;
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : level->get_subcommands({})) {
+      if (sub->check_name(word)) next = sub;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (next == nullptr)
+      throw CLI::ExtrasError("unknown command '" + path + word + "' (expected one of: " + names + ")",
+                             CLI::ExitCodes::ExtrasError);
+    path += word + " ";
+    level = next;
   }
-  throw CLI::ExtrasError("unknown command '" + word + "' (expected one of: " + names + ")",
-                         CLI::ExitCodes::ExtrasError);
 }
 }  // namespace resilin_cli
 

@@ -115,10 +115,18 @@ void visit_metric(measure_choice const& c, F&& f) {
   else visit_measure<T>(c, f);
 }
 
-/// Input checks a metric needs beyond the library's own: euclidean compares equal lengths.
+/// Input checks with the files' names (the library's own messages name its arguments): the
+/// channels agree; fast-cdtw's series have 2 samples or more; euclidean compares equal lengths.
 template <class T>
 void check_inputs(measure_choice const& c, r::dataset<T> const& a, std::string_view a_name,
                   r::dataset<T> const& b, std::string_view b_name) {
+  r::detail::require(a.channels == b.channels, "channel mismatch: ", a_name, " has ", a.channels,
+                     " channels, ", b_name, " has ", b.channels);
+  if (c.metric == metric_kind::fast_cdtw)
+    for (auto const* d : {&a, &b})
+      for (std::size_t s = 0; s < d->lengths.size(); ++s)
+        r::detail::require(d->lengths[s] >= 2, "metric 'fast-cdtw' needs series of 2 samples or more: ",
+                           d == &a ? a_name : b_name, " series ", s + 1, " has 1");
   if (c.metric != metric_kind::euclidean) return;
   index_t const n = a.lengths.at(0);
   auto const check = [&](r::dataset<T> const& d, std::string_view name) {

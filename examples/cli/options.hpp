@@ -15,6 +15,25 @@
 
 namespace resilin_cli {
 
+/// Runs checks of the command line: their refusals (resilin::invalid_argument) become usage
+/// errors, which main() reports with exit code 2 and a pointer to --help.
+template <class F>
+decltype(auto) as_usage(F&& checks) {
+  try {
+    return checks();
+  } catch (r::invalid_argument const& e) {
+    throw CLI::ValidationError(e.what());
+  }
+}
+
+/// Integer options that must not be negative (CLI11 reads "-5" into an unsigned as 2^64 - 5).
+inline CLI::Validator const non_negative_integer(
+    [](std::string& text) {
+      return text.find('-') == std::string::npos ? std::string()
+                                                 : "must be a whole number >= 0, got " + text;
+    },
+    "UINT", "non_negative_integer");
+
 /// What CLI11 fills in; resolve() turns it into run_settings or throws one clear message.
 struct alignment_options {
   std::string metric;
@@ -60,7 +79,8 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o) {
                  "cdtw | soft-cdtw | soft-cdtw-div | fast-cdtw. "
                  "euclidean and dtw sum squared differences (the UCR convention; no square root). "
                  "fast-cdtw fits a warp per pair by Adam (--steps, --lr) and is asymmetric: "
-                 "M(A_i, B_j) warps B_j onto A_i's time axis")
+                 "M(A_i, B_j) warps B_j onto A_i's time axis. cdtw has no barycentre "
+                 "(barycenter, kmeans and classify --method centroid refuse it)")
       ->required();
   o.gamma_opt = cmd.add_option("--gamma,-g", o.gamma, "soft-min temperature, > 0 (soft metrics)")
                     ->capture_default_str();
@@ -77,7 +97,8 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o) {
                  ->capture_default_str();
   cmd.add_option("--backend", o.backend,
                  "host | cuda (CUDA builds with a GPU: pairwise values and gradients, and the "
-                 "soft metrics' barycentre gradients, on the GPU)")
+                 "soft metrics' barycentre gradients, on the GPU; kmeans and fast-cdtw run on "
+                 "the host only)")
       ->capture_default_str();
   cmd.add_option("--precision", o.precision, "double | float")->capture_default_str();
   cmd.add_option("--threads,-j", o.threads, "threads, 0 = all cores")->capture_default_str();
@@ -85,55 +106,60 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o) {
 }
 
 inline run_settings resolve(alignment_options const& o) {
-  using r::detail::require;
-  run_settings s;
-  s.measure.metric = parse_metric(o.metric);
-  require(o.c_opt == nullptr || o.c_opt->count() == 0 || is_msm(s.measure.metric),
-          "--c applies to the msm metrics only, not to '", o.metric, "'");
-  require(o.c >= 0 && std::isfinite(o.c), "--c must be >= 0 and finite, got ", o.c);
-  s.measure.c = o.c;
-  require(o.gamma > 0 && std::isfinite(o.gamma), "--gamma must be > 0 and finite, got ", o.gamma);
-  s.measure.gamma = o.gamma;
-  bool const fast = s.measure.metric == metric_kind::fast_cdtw;
-  require(fast || (o.steps_opt->count() == 0 && o.lr_opt->count() == 0),
-          "--steps and --lr apply to metric fast-cdtw only, not to '", o.metric, "'");
-  require(o.steps >= 0, "--steps must be >= 0, got ", o.steps);
-  require(o.lr > 0 && std::isfinite(o.lr), "--lr must be > 0 and finite, got ", o.lr);
-  s.measure.steps = static_cast<r::index_t>(o.steps);
-  s.measure.lr = o.lr;
-  bool const banded = o.band_opt->count() > 0 || o.window_opt->count() > 0;
-  require(!(banded && s.measure.metric == metric_kind::euclidean),
-          "--band and --window do not apply to metric 'euclidean' (use dtw --band R)");
-  require(!(banded && fast),
-          "--band and --window do not apply to metric 'fast-cdtw' (its warp is unconstrained)");
-  if (fast) s.band_text = "-";
-  if (o.band_opt->count() > 0) {
-    require(o.band >= 0, "--band must be >= 0, got ", o.band);
-    s.measure.band = r::band_spec::radius(static_cast<r::index_t>(o.band));
-    s.band_text = "R=" + std::to_string(o.band);
-  } else if (o.window_opt->count() > 0) {
-    require(o.window >= 0 && std::isfinite(o.window),
-            "--window must be a finite value >= 0, got ", o.window);
-    s.measure.band = r::band_spec::window(o.window);
-    s.band_text = "w=" + short_number(o.window);
-  } else if (s.measure.metric == metric_kind::euclidean) {
-    s.band_text = "diagonal";
-  }
-  require(o.backend == "host" || o.backend == "cuda", "--backend must be host or cuda, got '",
-          o.backend, "'");
-  if (o.backend == "cuda") {
-    require(!fast, "--backend cuda: metric 'fast-cdtw' runs on the host only");
-    std::string const why = gpu::unavailable_reason();
-    require(why.empty(), "--backend cuda: ", why);
-    s.cuda = true;
-  }
-  require(o.precision == "double" || o.precision == "float",
-          "--precision must be double or float, got '", o.precision, "'");
-  s.precision = o.precision == "float" ? precision_kind::single : precision_kind::double_;
-  require(o.threads >= 0, "--threads must be >= 0 (0 = all cores), got ", o.threads);
-  s.exec = r::host.with_threads(o.threads);
-  s.znorm = o.znorm;
-  return s;
+  return as_usage([&] {
+    using r::detail::require;
+    run_settings s;
+    s.measure.metric = parse_metric(o.metric);
+    require(o.c_opt == nullptr || o.c_opt->count() == 0 || is_msm(s.measure.metric),
+            "--c applies to the msm metrics only, not to '", o.metric, "'");
+    require(o.c >= 0 && std::isfinite(o.c), "--c must be >= 0 and finite, got ", o.c);
+    s.measure.c = o.c;
+    require(o.gamma_opt == nullptr || o.gamma_opt->count() == 0 || is_soft(s.measure.metric),
+            "--gamma applies to the soft metrics only, not to '", o.metric, "'");
+    require(o.gamma > 0 && std::isfinite(o.gamma), "--gamma must be > 0 and finite, got ", o.gamma);
+    s.measure.gamma = o.gamma;
+    bool const fast = s.measure.metric == metric_kind::fast_cdtw;
+    require(fast || (o.steps_opt->count() == 0 && o.lr_opt->count() == 0),
+            "--steps and --lr apply to metric fast-cdtw only, not to '", o.metric, "'");
+    require(o.steps >= 0, "--steps must be >= 0, got ", o.steps);
+    require(o.lr > 0 && std::isfinite(o.lr), "--lr must be > 0 and finite, got ", o.lr);
+    s.measure.steps = static_cast<r::index_t>(o.steps);
+    s.measure.lr = o.lr;
+    bool const banded = o.band_opt->count() > 0 || o.window_opt->count() > 0;
+    require(!(banded && s.measure.metric == metric_kind::euclidean),
+            "--band and --window do not apply to metric 'euclidean' (use dtw --band R)");
+    require(!(banded && fast),
+            "--band and --window do not apply to metric 'fast-cdtw' (its warp is unconstrained)");
+    if (fast) s.band_text = "-";
+    if (o.band_opt->count() > 0) {
+      require(o.band >= 0, "--band must be >= 0, got ", o.band);
+      s.measure.band = r::band_spec::radius(static_cast<r::index_t>(o.band));
+      s.band_text = "R=" + std::to_string(o.band);
+    } else if (o.window_opt->count() > 0) {
+      require(o.window >= 0 && std::isfinite(o.window),
+              "--window must be a finite value >= 0, got ", o.window);
+      s.measure.band = r::band_spec::window(o.window);
+      s.band_text = "w=" + short_number(o.window);
+    } else if (s.measure.metric == metric_kind::euclidean) {
+      s.band_text = "diagonal";
+    }
+    require(o.backend == "host" || o.backend == "cuda", "--backend must be host or cuda, got '",
+            o.backend, "'");
+    if (o.backend == "cuda") {
+      require(!fast, "--backend cuda: metric 'fast-cdtw' runs on the host only");
+      // not a usage error: the command line is right, this build or machine has no GPU
+      if (std::string const why = gpu::unavailable_reason(); !why.empty())
+        RESILIN_THROW(r::runtime_error(r::detail::message("--backend cuda: ", why)));
+      s.cuda = true;
+    }
+    require(o.precision == "double" || o.precision == "float",
+            "--precision must be double or float, got '", o.precision, "'");
+    s.precision = o.precision == "float" ? precision_kind::single : precision_kind::double_;
+    require(o.threads >= 0, "--threads must be >= 0 (0 = all cores), got ", o.threads);
+    s.exec = r::host.with_threads(o.threads);
+    s.znorm = o.znorm;
+    return s;
+  });
 }
 
 /// Calls f(T{}, measure) with T = float or double and the measure of s.measure (a

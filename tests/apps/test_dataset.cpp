@@ -81,6 +81,27 @@ TEST_CASE("UCR TSV: float parsing is the correctly rounded float", "[apps][datas
   CHECK(ds.values[1] == 3.4028235e38f);
 }
 
+TEST_CASE("UCR TSV: blanks around a line, values below the smallest normal number", "[apps][dataset]") {
+  // leading spaces and trailing blanks (spaces, tabs, CR) are not part of the data
+  auto const ds = parse("  a\t1\t2\t\r\n\t \t\nb\t3 \t4\t \n");
+  REQUIRE(ds.size() == 2);
+  CHECK(ds.labels == std::vector<std::string>{"a", "b"});
+  CHECK(ds.lengths == std::vector<index_t>{2, 2});
+  // underflow rounds (to a subnormal or zero, signs kept), as strtod does; it was refused as
+  // "out of range" in float
+  std::istringstream in("1\t1e-50\t-1e-50\t1e-40\t2\n");
+  auto const f = resilin::parse_ucr_tsv<float>(in, "f.tsv");
+  CHECK(f.values[0] == 0.0f);
+  CHECK(!std::signbit(f.values[0]));
+  CHECK(f.values[1] == 0.0f);
+  CHECK(std::signbit(f.values[1]));
+  CHECK(f.values[2] == static_cast<float>(1e-40));  // a float subnormal
+  CHECK(f.values[3] == 2.0f);
+  auto const d = parse("1\t1e-320\t1e-400\n");
+  CHECK(d.values[0] == 1e-320);
+  CHECK(d.values[1] == 0.0);
+}
+
 TEST_CASE("UCR TSV: bad content is refused with the line number", "[apps][dataset]") {
   using E = resilin::invalid_argument;
   auto const err = [](std::string const& text) {
@@ -107,6 +128,16 @@ TEST_CASE("UCR TSV: bad content is refused with the line number", "[apps][datase
     CHECK(contains(err("1\t+-1\n"), "x.tsv:1: value 1 is not a number: '+-1'"));
     CHECK(contains(err("1\t++1\n"), "x.tsv:1: value 1 is not a number: '++1'"));
     CHECK(contains(err("1\t2\t+\n"), "x.tsv:1: value 2 is not a number: '+'"));
+  }
+  SECTION("a leading tab: an empty label") {
+    // it was trimmed as a blank, and the first value became the label (one value lost)
+    CHECK(contains(err("\t1\t2\t3\n"), "x.tsv:1: the label is empty"));
+    CHECK(contains(err("1\t4\n\t1\t2\n"), "x.tsv:2: the label is empty"));
+  }
+  SECTION("out of range in float") {
+    std::istringstream in("1\t1e39\n");
+    CHECK(contains(error_of<E>([&] { resilin::parse_ucr_tsv<float>(in, "x.tsv"); }),
+                   "x.tsv:1: value 1 is out of range for the value type: '1e39'"));
   }
   SECTION("empty input") { CHECK(contains(err(""), "x.tsv: no series")); }
   SECTION("blank lines only") { CHECK(contains(err("\n  \n\r\n"), "x.tsv: no series")); }
@@ -149,6 +180,15 @@ TEST_CASE("z-normalisation: per series over its own length; constant series -> z
     CHECK(ss / static_cast<double>(v.length(b)) == Approx(1.0));
   }
   for (index_t i = 0; i < 3; ++i) CHECK(v[1](i, 0) == 0.0);  // constant
+  // values whose sums of squares overflow: the same z-scores as the values scaled down (they
+  // were all zeros)
+  auto huge = parse("1\t1e160\t2e160\t3e160\t4e160\n2\t1\t2\t3\t4\n3\t1e308\t-1.5e308\t1e308\n");
+  resilin::z_normalise(huge);
+  auto const h = huge.view();
+  for (index_t i = 0; i < 4; ++i) CHECK(h[0](i, 0) == Approx(h[1](i, 0)).epsilon(1e-14));
+  CHECK(h[0](0, 0) == Approx(-1.5 / sd));
+  CHECK(h[2](0, 0) == Approx(1 / std::sqrt(2.0)));
+  CHECK(h[2](1, 0) == Approx(-std::sqrt(2.0)));
   for (index_t i = 0; i < 4; ++i) CHECK(v[3](i, 0) == 0.0);  // constant, inexact 0.1
   CHECK(v[1](3, 0) == 0.0);                                   // padding untouched
   CHECK(v[2](2, 0) == 0.0);

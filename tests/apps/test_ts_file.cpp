@@ -1,7 +1,12 @@
 // aeon / sktime .ts files: univariate, multivariate, unequal lengths, and every refusal with
 // its line number.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
+#include <type_traits>
+#include <vector>
 #include <support/catch.hpp>
 #include <resilin/apps/ts_file.hpp>
 
@@ -95,7 +100,53 @@ TEST_CASE(".ts: a UTF-8 byte order mark before the first line is skipped", "[app
   CHECK(ds.lengths == std::vector<r::index_t>{2, 1});
 }
 
+TEST_CASE("write_ts: parse_ts reads back the same labels, shapes and bits", "[apps][ts]") {
+  auto const round_trip = [](auto const& ds) {
+    using T = typename std::decay_t<decltype(ds)>::value_type;
+    std::ostringstream out;
+    r::write_ts(out, ds, "rt");
+    std::istringstream in(out.str());
+    auto const back = r::parse_ts<T>(in, "rt.ts");
+    CHECK(back.labels == ds.labels);
+    CHECK(back.lengths == ds.lengths);
+    CHECK(back.channels == ds.channels);
+    CHECK(back.values == ds.values);  // bit for bit, padding included
+    return out.str();
+  };
+  // several channels, unequal lengths, values that need every digit
+  r::dataset<double> multi;
+  multi.channels = 2;
+  multi.push_back("walk", std::vector<double>{0.1, -2.0 / 3.0, 1e-300, 5e307, 3.0, 4.0});
+  multi.push_back("run", std::vector<double>{std::nextafter(1.0, 2.0), -0.0});
+  multi.push_back("walk", std::vector<double>{7.0, 8.0});
+  auto const text = round_trip(multi);
+  CHECK(text.find("@dimensions 2\n@equalLength false\n@classLabel true walk run\n@data\n") != std::string::npos);
+  // float, unlabelled, equal lengths
+  r::dataset<float> plain;
+  plain.push_back("", std::vector<float>{1.0f / 3.0f, 2.0f});
+  plain.push_back("", std::vector<float>{3.0f, 1e-40f});
+  CHECK(round_trip(plain).find("@classLabel false\n@data\n") != std::string::npos);
+  // labels .ts cannot hold
+  r::dataset<double> bad;
+  bad.push_back("a b", std::vector<double>{1.0});
+  std::ostringstream sink;
+  CHECK_THROWS_WITH(r::write_ts(sink, bad, "x"), Catch::Contains("label 0 ('a b') cannot be written"));
+  bad.labels[0] = "";
+  bad.push_back("c", std::vector<double>{1.0});
+  CHECK_THROWS_AS(r::write_ts(sink, bad, "x"), r::invalid_argument);
+}
+
 TEST_CASE("read_dataset dispatches on the extension", "[apps][ts]") {
   CHECK_THROWS_AS(r::read_dataset<double>("/nonexistent/file.ts"), r::runtime_error);
   CHECK_THROWS_AS(r::read_dataset<double>("/nonexistent/file.tsv"), r::runtime_error);
+  // any letter case: MC.TS was read as TSV ("the line has a label ('@problemName x') but no values")
+  auto const path = (std::filesystem::temp_directory_path() / "resilin_test_case.TS").string();
+  {
+    std::ofstream f(path);
+    f << "@problemName x\n@classLabel true a\n@data\n1,2:a\n";
+  }
+  auto const ds = r::read_dataset<double>(path);
+  std::filesystem::remove(path);
+  CHECK(ds.size() == 1);
+  CHECK(ds.labels[0] == "a");
 }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstddef>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <istream>
@@ -18,6 +19,8 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
+#include <utility>
 #include <vector>
 #include <resilin/core/config.hpp>
 #include <resilin/core/error.hpp>
@@ -145,21 +148,30 @@ void z_normalise(dataset<T>& ds) {
   for (index_t b = 0; b < v.batch; ++b) {
     series_view<T> const s = v[b];
     for (index_t c = 0; c < s.channels; ++c) {
-      double sum = 0, scale = 0;
-      for (index_t i = 0; i < s.length; ++i) {
-        sum += static_cast<double>(s(i, c));
-        scale = std::max(scale, std::abs(static_cast<double>(s(i, c))));
+      double scale = 0;
+      for (index_t i = 0; i < s.length; ++i) scale = std::max(scale, std::abs(static_cast<double>(s(i, c))));
+      // values near the top of double's range overflow the sums (their z-scores became zeros):
+      // then the same moments of the values divided by their largest magnitude
+      auto const moments = [&](double unit) {
+        double total = 0;
+        for (index_t i = 0; i < s.length; ++i) total += static_cast<double>(s(i, c)) / unit;
+        double const mean = total / static_cast<double>(s.length);
+        double ss = 0;
+        for (index_t i = 0; i < s.length; ++i) {
+          double const d = static_cast<double>(s(i, c)) / unit - mean;
+          ss += d * d;
+        }
+        return std::pair{mean, std::sqrt(ss / static_cast<double>(s.length))};
+      };
+      double unit = 1;
+      auto [mean, sd] = moments(unit);
+      if (!std::isfinite(mean) || !std::isfinite(sd)) {
+        unit = scale;
+        std::tie(mean, sd) = moments(unit);
       }
-      double const mean = sum / static_cast<double>(s.length);
-      double ss = 0;
-      for (index_t i = 0; i < s.length; ++i) {
-        double const d = static_cast<double>(s(i, c)) - mean;
-        ss += d * d;
-      }
-      double const sd = std::sqrt(ss / static_cast<double>(s.length));
-      bool const constant = !(sd > 16 * std::numeric_limits<T>::epsilon() * scale);
+      bool const constant = !(sd > 16 * std::numeric_limits<T>::epsilon() * (scale / unit));
       for (index_t i = 0; i < s.length; ++i)
-        s(i, c) = constant ? T(0) : static_cast<T>((static_cast<double>(s(i, c)) - mean) / sd);
+        s(i, c) = constant ? T(0) : static_cast<T>((static_cast<double>(s(i, c)) / unit - mean) / sd);
     }
   }
 }
@@ -169,6 +181,15 @@ inline std::string_view trim(std::string_view s) noexcept {
   auto const ws = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'; };
   while (!s.empty() && ws(s.front())) s.remove_prefix(1);
   while (!s.empty() && ws(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+/// A TSV data line without trailing blanks (spaces, tabs, CR) and leading spaces: a leading tab
+/// stays, since it ends an empty label (refused, where trimming it shifted every field).
+inline std::string_view trim_line(std::string_view s) noexcept {
+  auto const blank = [](char ch) { return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n'; };
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\r')) s.remove_prefix(1);
   return s;
 }
 
@@ -200,9 +221,19 @@ T parse_value(std::string_view field, std::string_view source, std::size_t line,
   }
   T x{};
   auto const [end, ec] = std::from_chars(num.data(), num.data() + num.size(), x);
-  if (ec == std::errc::result_out_of_range)
-    RESILIN_THROW(invalid_argument(message(where(), " is out of range for the value type: '",
-                                           f, "'")));
+  if (ec == std::errc::result_out_of_range) {
+    // below the smallest normal number (1e-50 in float): rounded as strtod rounds, to a
+    // subnormal or zero; only magnitudes above the largest finite value are refused
+    std::string const copy(f);
+    char* stop = nullptr;
+    double const d = std::strtod(copy.c_str(), &stop);
+    bool const tiny = stop == copy.c_str() + copy.size() && std::isfinite(d) &&
+                      std::abs(d) < static_cast<double>(std::numeric_limits<T>::min());
+    if (!tiny)
+      RESILIN_THROW(invalid_argument(message(where(), " is out of range for the value type: '",
+                                             f, "'")));
+    return static_cast<T>(d);
+  }
   require(ec == std::errc{} && end == num.data() + num.size(), where(),
           " is not a number: '", f, "'");
   require(!std::isnan(x), where(), " is missing ('", f, "'; missing values are not supported)");
@@ -224,7 +255,7 @@ dataset<T> parse_ucr_tsv(std::istream& in, std::string_view source) {
   while (std::getline(in, text)) {
     ++line;
     detail::drop_byte_order_mark(text, line);
-    std::string_view const l = detail::trim(text);
+    std::string_view const l = detail::trim_line(text);
     if (l.empty()) continue;
     std::size_t tab = l.find('\t');
     std::string_view const label = detail::trim_spaces(l.substr(0, tab));

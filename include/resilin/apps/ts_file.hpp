@@ -18,9 +18,11 @@
 // first case's. A UTF-8 byte order mark before the first line is skipped.
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <istream>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -158,11 +160,59 @@ dataset<T> read_ts(std::string const& path) {
   return parse_ts<T>(in, path);
 }
 
-/// Reads a data set by extension: `.ts` (aeon/sktime), anything else UCR 2018 TSV.
+/// Reads a data set by extension: `.ts` (aeon/sktime; any letter case), anything else UCR
+/// 2018 TSV.
 template <std::floating_point T = double>
 dataset<T> read_dataset(std::string const& path) {
-  if (std::filesystem::path(path).extension() == ".ts") return read_ts<T>(path);
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& ch : ext) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+  if (ext == ".ts") return read_ts<T>(path);
   return read_ucr_tsv<T>(path);
+}
+
+/// Writes `ds` as `.ts` text that parse_ts reads back to the same values (every value with
+/// enough digits to round-trip: 17 significant in double, 9 in float): @classLabel false when
+/// every label is empty, else true with the labels in order of first appearance. Throws
+/// resilin::invalid_argument for labels .ts cannot hold (empty beside others, or containing
+/// blanks, ':' or ','), and resilin::runtime_error when the stream fails.
+template <std::floating_point T>
+void write_ts(std::ostream& out, dataset<T> const& ds, std::string_view problem_name) {
+  ds.validate("write_ts");
+  bool const labelled = std::any_of(ds.labels.begin(), ds.labels.end(), [](auto const& l) { return !l.empty(); });
+  std::vector<std::string> classes;
+  for (std::size_t b = 0; b < ds.labels.size() && labelled; ++b) {
+    std::string const& l = ds.labels[b];
+    detail::require(!l.empty() && l.find_first_of(" \t\r\n:,") == std::string::npos, "write_ts: label ",
+                    b, " ('", l, "') cannot be written to .ts (empty, or with blanks, ':' or ',')");
+    if (std::find(classes.begin(), classes.end(), l) == classes.end()) classes.push_back(l);
+  }
+  bool const equal = std::all_of(ds.lengths.begin(), ds.lengths.end(),
+                                 [&](index_t n) { return n == ds.lengths.front(); });
+  out << "@problemName " << (problem_name.empty() ? std::string_view("resilin") : problem_name) << "\n"
+      << "@timeStamps false\n"
+      << "@univariate " << (ds.channels == 1 ? "true" : "false") << "\n"
+      << "@dimensions " << ds.channels << "\n"
+      << "@equalLength " << (equal ? "true" : "false") << "\n";
+  if (equal && !ds.lengths.empty()) out << "@seriesLength " << ds.lengths.front() << "\n";
+  out << "@classLabel " << (labelled ? "true" : "false");
+  for (auto const& c : classes) out << ' ' << c;
+  out << "\n@data\n";
+  char buf[40];
+  for (index_t b = 0; b < ds.size(); ++b) {
+    series_view<T const> const x = ds.series(b);
+    for (index_t c = 0; c < x.channels; ++c) {
+      if (c > 0) out << ':';
+      for (index_t i = 0; i < x.length; ++i) {
+        int const n = std::snprintf(buf, sizeof buf, std::same_as<T, float> ? "%.9g" : "%.17g",
+                                    static_cast<double>(x(i, c)));
+        if (i > 0) out << ',';
+        out.write(buf, n);
+      }
+    }
+    if (labelled) out << ':' << ds.labels[static_cast<std::size_t>(b)];
+    out << '\n';
+  }
+  if (!out) RESILIN_THROW(runtime_error("write_ts: the stream failed"));
 }
 
 }  // namespace resilin
