@@ -100,6 +100,11 @@ TEST_CASE("interpolant validation names the argument", "[fcdtw][interp]") {
                     resilin::invalid_argument);
   REQUIRE_THROWS_AS(resilin::fcdtw::detail::check_interpolant(uniform_interpolant(series_view<double const>{v.data(), 1, 1}), "x"),
                     resilin::invalid_argument);
+  // knots closer than the value type resolves (a gap of 1e-320 gave NaN gradients)
+  std::vector<double> tiny_gap{0, 1e-320, 1}, eps_gap{0, 0x1p-52, 1};
+  REQUIRE_THROWS_WITH(resilin::fcdtw::detail::check_interpolant(knotted_interpolant(s, tiny_gap.data()), "x"),
+                      Catch::Contains("x: knots 0 and 1 are"));
+  REQUIRE_NOTHROW(resilin::fcdtw::detail::check_interpolant(knotted_interpolant(s, eps_gap.data()), "x"));
   v[1] = NAN;
   REQUIRE_THROWS_AS(resilin::fcdtw::detail::check_interpolant(uniform_interpolant(s), "x"), resilin::invalid_argument);
 }

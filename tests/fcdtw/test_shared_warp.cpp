@@ -138,3 +138,28 @@ TEST_CASE("shared-warp input validation", "[fcdtw][shared]") {
   o.x_knots = knots.data();
   CHECK_THROWS_AS(cdist_shared(p.w.view(), p.X(), p.Y(), Cv, o), resilin::invalid_argument);
 }
+
+TEST_CASE("shared-warp: sample range and overlapping outputs are refused", "[fcdtw][shared]") {
+  problem p(51, false);
+  std::vector<double> C(p.G.size());
+  matrix_view<double> const Cv{C.data(), p.bx, p.by};
+  std::vector<double> gx(p.xs.size()), gy(p.ys.size()), dv(p.w.values.size());
+  batch_view<double> const GX{gx.data(), p.bx, p.nx, p.d}, GY{gy.data(), p.by, p.ny, p.d};
+  matrix_view<double const> const G{p.G.data(), p.bx, p.by};
+  REQUIRE_NOTHROW(cdist_shared_vjp(p.w.view(), p.X(), p.Y(), G, GX, GY, dv.data(), Cv, p.options()));
+  // C over G: C was written while G was read (GY off by 1.8)
+  std::vector<double> g2 = p.G;
+  CHECK_THROWS_WITH(cdist_shared_vjp(p.w.view(), p.X(), p.Y(), matrix_view<double const>{g2.data(), p.bx, p.by},
+                                     GX, GY, dv.data(), matrix_view<double>{g2.data(), p.bx, p.by}, p.options()),
+                    Catch::Contains("C overlaps the input G"));
+  // GX over X
+  std::vector<double> xs = p.xs;
+  batch_view<double const> const Xc{xs.data(), p.bx, p.nx, p.d};
+  CHECK_THROWS_WITH(cdist_shared_vjp(p.w.view(), Xc, p.Y(), G, batch_view<double>{xs.data(), p.bx, p.nx, p.d},
+                                     GY, dv.data(), {}, p.options()),
+                    Catch::Contains("GX overlaps the input X"));
+  // samples whose squared differences overflow: refused as distances() refuses them (C was inf)
+  p.xs[3] = 1e200;
+  CHECK_THROWS_WITH(cdist_shared(p.w.view(), p.X(), p.Y(), Cv, p.options()),
+                    Catch::Contains("FastCDTW takes magnitudes up to"));
+}

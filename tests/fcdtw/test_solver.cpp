@@ -204,6 +204,23 @@ TEST_CASE("batched and pairwise forms equal per-pair fits, for any thread count"
         CHECK(C[a * B + b] == fit(uniform_interpolant(resilin::as_const(X[a])),
                                   uniform_interpolant(resilin::as_const(Y[b])), o).distance);
   }
+  // refused: outputs over inputs (GX = X gave gradients off by 0.67: X was read after GX was
+  // zeroed), and a non-finite upstream
+  o.threads = 1;
+  std::vector<double> out(B), gy(ys.size()), xcopy = xs;
+  batch_view<double> const Xc{xcopy.data(), B, n, d, xl.data()};
+  CHECK_THROWS_WITH(distances_and_grads(o, Xc, Y, std::span<double>(out), batch_view<double>{xcopy.data(), B, n, d},
+                                        batch_view<double>{gy.data(), B, m, d}),
+                    Catch::Contains("GX overlaps the input X"));
+  std::vector<double> gx(xs.size()), up{1, NAN, 1, 1, 1};
+  CHECK_THROWS_WITH(distances_and_grads(o, X, Y, std::span<double>(out), batch_view<double>{gx.data(), B, n, d},
+                                        batch_view<double>{gy.data(), B, m, d}, std::span<double const>(up)),
+                    Catch::Contains("upstream[1] is not finite"));
+  std::vector<double> xv = xs;
+  series_view<double> const x0{xv.data(), xl[0], d};
+  CHECK_THROWS_WITH(fit(uniform_interpolant(resilin::as_const(x0)), uniform_interpolant(resilin::as_const(Y[0])), o,
+                        {}, x0),
+                    Catch::Contains("gx overlaps the input x"));
 }
 
 TEST_CASE("float fits descend too", "[fcdtw][solver]") {
@@ -235,6 +252,32 @@ TEST_CASE("bad input throws resilin::invalid_argument", "[fcdtw][solver]") {
   o = {};
   o.segments = -3;
   CHECK_THROWS_AS(bad(o), resilin::invalid_argument);
+  // options that leave their domain once cast to float (inf, 0, 1): the float fit returned NaN
+  // logits and a wrong distance
+  {
+    std::vector<float> af{0, 1, 2}, bf{1, 2};
+    series_view<float const> const xf{af.data(), 3, 1}, yf{bf.data(), 2, 1};
+    fit_options f;
+    f.lr = 1e39;
+    CHECK_THROWS_WITH(fit(xf, yf, f), Catch::Contains("lr must be finite and > 0 in the value type"));
+    CHECK_NOTHROW(resilin::fcdtw::detail::check_options<double>(f));
+    f = {};
+    f.eps = 1e-50;
+    CHECK_THROWS_WITH(fit(xf, yf, f), Catch::Contains("eps must be > 0 in the value type"));
+    f = {};
+    f.beta2 = 1 - 1e-9;
+    CHECK_THROWS_WITH(fit(xf, yf, f), Catch::Contains("must stay below 1 in the value type"));
+  }
+  // a diverging fit (logits overflow) is refused, not returned as a distance
+  {
+    std::vector<double> xa{0, 3, 1, 4, 1, 5}, ya{2, 7, 1, 8, 2, 8};
+    fit_options f;
+    f.lr = 1e308;
+    f.steps = 3;
+    CHECK_THROWS_WITH(fit(series_view<double const>{xa.data(), 6, 1}, series_view<double const>{ya.data(), 6, 1}, f),
+                      Catch::Contains("fit: the Adam fit of pair 0 diverged"));
+  }
+  o = {};
   o.segments = resilin::index_t{1} << 61;  // 6 K + 2 overflowed the index type (undefined behaviour)
   CHECK_THROWS_WITH(bad(o), Catch::Contains("segments must be in [0, 2^40]"));
   o.segments = fit_options::max_segments;  // accepted (the fit itself is not run here)

@@ -164,3 +164,24 @@ TEST_CASE("logits_from_knots inverts warp_from_logits", "[fcdtw][warp]") {
     CHECK(std::abs(back[1] - 0.3) < 1e-12);
   }
 }
+
+TEST_CASE("logits near the largest finite value keep the warp's shape", "[fcdtw][warp]") {
+  // the softplus normaliser overflowed: equal logits of 1e308 gave the step (0, 0, 0, 1)
+  for (double big : {1e300, 1e308, 1.7e308}) {
+    auto const v = warp_of(warp_map::softplus_cumsum, {big, big, big});
+    CHECK(v[0] == 0.0);
+    CHECK(v[1] == Approx(1.0 / 3));
+    CHECK(v[2] == Approx(2.0 / 3));
+    CHECK(v[3] == 1.0);
+  }
+  auto const uneven = warp_of(warp_map::softplus_cumsum, {1e308, 0.0, 1e308});
+  CHECK(uneven[1] == Approx(0.5));
+  CHECK(uneven[2] == Approx(0.5));
+  std::vector<float> rf{2e38f, 2e38f}, vf(3);
+  warp_from_logits(warp_map::softplus_cumsum, rf.data(), 2, vf.data());
+  CHECK(vf[1] == Approx(0.5f));
+  // the identity of no segments is a single knot at 0, not 0 / 0
+  double single = -1;
+  identity_warp<double>(0, &single);
+  CHECK(single == 0.0);
+}

@@ -136,3 +136,38 @@ TEST_CASE("refresh policy reacts to magnitude drift only through the key window"
   REQUIRE(b.refresh);
   REQUIRE(b.escape_rate > 0.5);
 }
+
+TEST_CASE("codebook: accumulated counts near 2^64 still give a complete book", "[lct][codebook]") {
+  // the counts' sum wrapped around 2^64 and package-merge returned an incomplete book
+  lct::histogram h{};
+  h[0] = h[1] = UINT64_MAX;
+  h[2] = 5;
+  h[3] = UINT64_MAX / 3;
+  auto const book = lct::codebook::build(lct::dtype::bf16, h);
+  CHECK(lct::is_complete_book(book.lengths(), 256));
+  CHECK(book.length(2) > 0);  // a small nonzero count keeps its code
+  CHECK(book.length(0) <= book.length(3));
+  // counts below 2^58 in total give the same book as before (no scaling)
+  lct::histogram small{};
+  small[0] = 1000;
+  small[1] = 10;
+  small[5] = 1;
+  auto const a = lct::codebook::build(lct::dtype::bf16, small);
+  for (auto& c : small) c <<= 40;
+  auto const b = lct::codebook::build(lct::dtype::bf16, small);
+  for (unsigned k = 0; k <= 256; ++k) CHECK(a.lengths().len[k] == b.lengths().len[k]);
+}
+
+TEST_CASE("codebook: an empty book asks for a refresh; key windows stay in the histogram", "[lct][codebook]") {
+  lct::histogram h{};
+  h[0] = 100;
+  h[1] = 50;
+  auto const a = lct::codebook{}.assess(h);
+  CHECK(a.refresh);
+  CHECK(a.escape_rate == 1.0);
+  CHECK(!lct::codebook{}.assess(lct::histogram{}).refresh);  // no data: nothing to decide
+  // an alphabet size beyond the 256 bins is read as 256 (it read past the array)
+  h[255] = 7;
+  CHECK(lct::key_histogram(h, 3, 512) == lct::key_histogram(h, 3, 256));
+  CHECK(lct::modal_exponent(h, 512) == 0);
+}

@@ -135,6 +135,12 @@ void check_knot_grid(knot_grid<T> const& g, std::string_view name) {
   for (index_t i = 1; i < g.size; ++i)
     require(k[i - 1] < k[i], name, ": knots must be strictly increasing, got knot ", i - 1,
             " = ", k[i - 1], " and knot ", i, " = ", k[i]);
+  // closer knots are below T's resolution of [0, 1] (a gap of 1e-320 made the slopes infinite
+  // and the gradients NaN)
+  for (index_t i = 1; i < g.size; ++i)
+    require(k[i] - k[i - 1] >= std::numeric_limits<T>::epsilon(), name, ": knots ", i - 1, " and ",
+            i, " are ", k[i] - k[i - 1], " apart; the smallest gap is ",
+            std::numeric_limits<T>::epsilon(), " (machine epsilon of the value type)");
 }
 
 /// The largest magnitude of a sample FastCDTW accepts: sqrt(largest finite T) / 8 (about 1.7e153

@@ -279,10 +279,12 @@ void check_mc(X const& x, interpolant<T> const& y, W const& warp, mc_options con
   check_interpolant(y, "y");
   require(static_cast<index_t>(x.channels()) == y.channels(), "channel mismatch: x has ",
           static_cast<index_t>(x.channels()), ", y has ", y.channels());
-  require(static_cast<index_t>(x.parameter_count()) >= 0, "x: parameter_count must be >= 0, got ",
-          static_cast<index_t>(x.parameter_count()));
-  require(static_cast<index_t>(warp.parameter_count()) >= 0,
-          "warp: parameter_count must be >= 0, got ", static_cast<index_t>(warp.parameter_count()));
+  // the gradients are sized by them: beyond 2^40 no memory holds them (std::length_error)
+  constexpr index_t most = index_t{1} << 40;
+  index_t const px = static_cast<index_t>(x.parameter_count());
+  index_t const pw = static_cast<index_t>(warp.parameter_count());
+  require(px >= 0 && px <= most, "x: parameter_count must be in [0, 2^40], got ", px);
+  require(pw >= 0 && pw <= most, "warp: parameter_count must be in [0, 2^40], got ", pw);
   validate_if_possible(x);
   validate_if_possible(warp);
 }

@@ -138,12 +138,31 @@ void check_shared(XB X, YB Y, warp_view<T> const& phi, shared_warp_options<T> co
   for (auto const& [b, name] : {std::pair{X, "X"}, std::pair{Y, "Y"}}) {
     require(b.max_length >= 2 || b.batch == 0, name,
             ": series need >= 2 samples for a piecewise-linear interpolant, got ", b.max_length);
-    for (index_t i = 0; i < b.batch; ++i)
+    for (index_t i = 0; i < b.batch; ++i) {
       require(b.length(i) == b.max_length, name, ": a shared warp needs one grid per batch; series ",
               i, " has length ", b.length(i), ", not ", b.max_length);
+      // as distances() does: squared differences must stay finite (C was inf)
+      check_sample_range(b[i].data, b[i].size(), b.channels, name,
+                         resilin::detail::message(" series ", i));
+    }
   }
   check_knot_grid(knot_grid<T>{o.x_knots, X.max_length}, "x_knots");
   check_knot_grid(knot_grid<T>{o.y_knots, Y.max_length}, "y_knots");
+}
+
+/// Outputs (GX, GY, dv, C) apart from the inputs (X, Y, G, the warp) and each other: they are
+/// written while the inputs are read (C = G gave GY off by 1.8).
+template <class T>
+void check_shared_outputs(batch_view<T const> X, batch_view<T const> Y, warp_view<T> const& phi,
+                          matrix_view<T const> G, batch_view<T> gx, batch_view<T> gy, T* dv,
+                          matrix_view<T> C) {
+  using resilin::detail::region;
+  index_t const knots = phi.grid.size;
+  resilin::detail::check_disjoint(
+      {region(gx, "GX"), region(gy, "GY"), region(static_cast<T const*>(dv), dv ? knots : 0, "dv"),
+       region(C, "C")},
+      {region(X, "X"), region(Y, "Y"), region(G, "G"), region(phi.values, knots, "the warp's values"),
+       region(phi.grid.knots, phi.grid.knots ? knots : 0, "the warp's knots")});
 }
 
 /// Everything the value and the VJP share: the mesh, Xt, Yt, Q Yt and the self terms.
@@ -195,6 +214,7 @@ void cdist_shared(warp_view<value_of<XB>> phi, XB xs, YB ys, matrix_view<value_o
                                C.cols == Y.batch,
                            "C must be a non-null (", X.batch, ", ", Y.batch, "), got (", C.rows,
                            ", ", C.cols, ")");
+  detail::check_shared_outputs<T>(X, Y, phi, {}, {}, {}, nullptr, C);
   detail::shared_state<T> const s(phi, X, Y, o);
   index_t const n = s.P * s.d;
   parallel_for(X.batch, o.threads, [&](index_t i, int) {
@@ -229,6 +249,7 @@ void cdist_shared_vjp(warp_view<value_of<XB>> phi, XB xs, YB ys,
   if (gys.data) resilin::detail::check_same_shape(gys, Y, "GY", "Y");
   require(!C.data || (C.rows == X.batch && C.cols == Y.batch), "C must be (", X.batch, ", ",
           Y.batch, "), got (", C.rows, ", ", C.cols, ")");
+  detail::check_shared_outputs<T>(X, Y, phi, G, gxs, gys, dv, C);
   detail::shared_state<T> const s(phi, X, Y, o);
   index_t const P = s.P, d = s.d, n = P * d, bx = X.batch, by = Y.batch;
   std::vector<T> row_sum(static_cast<std::size_t>(bx), T(0)), col_sum(static_cast<std::size_t>(by), T(0));

@@ -87,7 +87,11 @@ RESILIN_HD T adam_fit(interpolant<T> const& x, interpolant<T> const& y, index_t 
   return value(x, y, uniform_warp<T>(ws.v, K), o.norm);
 }
 
-inline void check_options(fit_options const& o) {
+/// The options of fits in value type T: their domains, and values that stay in them once cast
+/// to T (the fit runs in T: lr = 1e39, eps = 1e-50 or beta = 1 - 1e-9 became inf, 0 or 1 in
+/// float and the logits NaN).
+template <class T = double>
+void check_options(fit_options const& o) {
   using resilin::detail::require;
   require(o.steps >= 0, "steps must be >= 0, got ", o.steps);
   require(std::isfinite(o.lr) && o.lr > 0, "lr must be finite and > 0, got ", o.lr);
@@ -97,6 +101,29 @@ inline void check_options(fit_options const& o) {
   require(o.segments >= 0 && o.segments <= fit_options::max_segments,
           "segments must be in [0, 2^40] (0: len(y) - 1), got ", o.segments);
   require(o.threads >= 0, "threads must be >= 0 (0 = all cores), got ", o.threads);
+  require(std::isfinite(static_cast<T>(o.lr)) && static_cast<T>(o.lr) > T(0),
+          "lr must be finite and > 0 in the value type, got ", o.lr);
+  require(static_cast<T>(o.eps) > T(0), "eps must be > 0 in the value type, got ", o.eps);
+  require(static_cast<T>(o.beta1) < T(1) && static_cast<T>(o.beta2) < T(1),
+          "beta1 and beta2 must stay below 1 in the value type, got ", o.beta1, " and ", o.beta2);
+}
+
+/// Whether a fit's logits stayed finite: Adam with a huge lr overflows them (to inf, then NaN,
+/// and the warp with them), which is refused rather than returned as a distance.
+template <class T>
+bool finite_logits(fit_workspace<T> const& ws, index_t K) noexcept {
+  for (index_t i = 0; i < K; ++i)
+    if (!std::isfinite(ws.r[i])) return false;
+  return true;
+}
+
+/// Throws resilin::invalid_argument naming the first diverged fit (job index into `diverged`).
+inline void check_converged(std::vector<unsigned char> const& diverged, fit_options const& o,
+                            std::string_view what) {
+  auto const first = std::find(diverged.begin(), diverged.end(), 1);
+  resilin::detail::require(first == diverged.end(), what, ": the Adam fit of pair ",
+                           first - diverged.begin(), " diverged (non-finite logits after ", o.steps,
+                           " steps with lr = ", o.lr, "): lower lr");
 }
 
 inline index_t segments_for(fit_options const& o, index_t y_length) {
@@ -158,7 +185,7 @@ fit_result<T> fit(interpolant<T> const& x, interpolant<T> const& y, fit_options 
                   std::span<T const> initial_logits = {}, series_view<T> gx = {},
                   series_view<T> gy = {}) {
   using resilin::detail::require;
-  detail::check_options(o);
+  detail::check_options<T>(o);
   detail::check_pair(x, y);
   index_t const K = detail::segments_for(o, y.length());
   require(initial_logits.empty() || static_cast<index_t>(initial_logits.size()) == K,
@@ -172,12 +199,20 @@ fit_result<T> fit(interpolant<T> const& x, interpolant<T> const& y, fit_options 
   require(!gy.data || (gy.length == y.length() && gy.channels == y.channels()),
           "gy must have the shape of y (", y.length(), ", ", y.channels(), "), got (", gy.length,
           ", ", gy.channels, ")");
+  {
+    using resilin::detail::region;
+    std::string const e = resilin::detail::gradients_overlap_error(
+        region(x.values, "x"), region(y.values, "y"), region(gx, "gx"), region(gy, "gy"), {},
+        region(initial_logits, "initial_logits"));
+    require(e.empty(), e);
+  }
   detail::fit_buffers<T> buf;
   fit_workspace<T> const ws = buf.at(K);
   for (index_t i = 0; i < K; ++i)
     ws.r[i] = initial_logits.empty() ? T(0) : initial_logits[static_cast<std::size_t>(i)];
   fit_result<T> res{detail::adam_fit(x, y, K, o, ws), std::vector<T>(ws.r, ws.r + K),
                     std::vector<T>(ws.v, ws.v + K + 1)};
+  detail::check_converged({static_cast<unsigned char>(!detail::finite_logits(ws, K))}, o, "fit");
   if (gx.data || gy.data) {
     if (gx.data) detail::zero(gx);
     if (gy.data) detail::zero(gy);
@@ -221,19 +256,22 @@ template <batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>
 void distances(fit_options const& o, XB xs, YB ys, std::span<value_of<XB>> out) {
   using T = value_of<XB>;
-  detail::check_options(o);
+  detail::check_options<T>(o);
   auto const X = as_const(xs);
   auto const Y = as_const(ys);
   detail::check_paired(X, Y, out.size());
   std::vector<detail::fit_buffers<T>> bufs(
       static_cast<std::size_t>(resolve_threads(o.threads, X.batch)));
+  std::vector<unsigned char> diverged(static_cast<std::size_t>(X.batch), 0);
   parallel_for(X.batch, o.threads, [&](index_t b, int w) {
     index_t const K = detail::segments_for(o, Y.length(b));
     fit_workspace<T> const ws = bufs[static_cast<std::size_t>(w)].at(K);
     for (index_t i = 0; i < K; ++i) ws.r[i] = T(0);
     out[static_cast<std::size_t>(b)] =
         detail::adam_fit(uniform_interpolant(X[b]), uniform_interpolant(Y[b]), K, o, ws);
+    diverged[static_cast<std::size_t>(b)] = !detail::finite_logits(ws, K);
   });
+  detail::check_converged(diverged, o, "distances");
 }
 
 /// distances() plus GX[b] = upstream[b] dD/dX[b] and GY[b] likewise, at each pair's fixed final
@@ -244,23 +282,35 @@ void distances_and_grads(fit_options const& o, XB xs, YB ys, std::span<value_of<
                          batch_view<value_of<XB>> gxs, batch_view<value_of<XB>> gys,
                          std::span<value_of<XB> const> upstream = {}) {
   using T = value_of<XB>;
-  detail::check_options(o);
+  detail::check_options<T>(o);
   auto const X = as_const(xs);
   auto const Y = as_const(ys);
   detail::check_paired(X, Y, out.size());
   resilin::detail::require(upstream.empty() || static_cast<index_t>(upstream.size()) == X.batch,
                            "upstream has ", upstream.size(), " entries, expected batch = ",
                            X.batch);
+  for (std::size_t b = 0; b < upstream.size(); ++b)
+    resilin::detail::require(std::isfinite(upstream[b]), "upstream[", b, "] is not finite: ",
+                             upstream[b]);
   resilin::detail::check_same_shape(gxs, X, "GX", "X");
   resilin::detail::check_same_shape(gys, Y, "GY", "Y");
+  {
+    using resilin::detail::region;
+    std::string const e = resilin::detail::gradients_overlap_error(
+        region(X, "X"), region(Y, "Y"), region(gxs, "GX"), region(gys, "GY"),
+        region(out, "out"), region(upstream, "upstream"));
+    resilin::detail::require(e.empty(), e);
+  }
   std::vector<detail::fit_buffers<T>> bufs(
       static_cast<std::size_t>(resolve_threads(o.threads, X.batch)));
+  std::vector<unsigned char> diverged(static_cast<std::size_t>(X.batch), 0);
   parallel_for(X.batch, o.threads, [&](index_t b, int w) {
     index_t const K = detail::segments_for(o, Y.length(b));
     fit_workspace<T> const ws = bufs[static_cast<std::size_t>(w)].at(K);
     for (index_t i = 0; i < K; ++i) ws.r[i] = T(0);
     auto const xi = uniform_interpolant(X[b]), yi = uniform_interpolant(Y[b]);
     out[static_cast<std::size_t>(b)] = detail::adam_fit(xi, yi, K, o, ws);
+    diverged[static_cast<std::size_t>(b)] = !detail::finite_logits(ws, K);
     series_view<T> const gx{gxs.data + b * X.max_length * X.channels, X.max_length, X.channels};
     series_view<T> const gy{gys.data + b * Y.max_length * Y.channels, Y.max_length, Y.channels};
     detail::zero(gx);
@@ -271,6 +321,7 @@ void distances_and_grads(fit_options const& o, XB xs, YB ys, std::span<value_of<
                                       {gy.data, Y.length(b), Y.channels}, seed},
                    o.norm);
   });
+  detail::check_converged(diverged, o, "distances_and_grads");
 }
 
 /// The pairwise (cdist) form: out(a, b) = D(X[a], Y[b]), one warp fitted per pair; out is
@@ -279,7 +330,7 @@ template <batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>
 void pairwise_distances(fit_options const& o, XB xs, YB ys, matrix_view<value_of<XB>> out) {
   using T = value_of<XB>;
-  detail::check_options(o);
+  detail::check_options<T>(o);
   auto const X = as_const(xs);
   auto const Y = as_const(ys);
   detail::check_pl_batch(X, "X");
@@ -293,13 +344,16 @@ void pairwise_distances(fit_options const& o, XB xs, YB ys, matrix_view<value_of
   index_t const pairs = X.batch * Y.batch;
   std::vector<detail::fit_buffers<T>> bufs(
       static_cast<std::size_t>(resolve_threads(o.threads, pairs)));
+  std::vector<unsigned char> diverged(static_cast<std::size_t>(pairs), 0);
   parallel_for(pairs, o.threads, [&](index_t k, int w) {
     index_t const a = k / Y.batch, b = k % Y.batch;
     index_t const K = detail::segments_for(o, Y.length(b));
     fit_workspace<T> const ws = bufs[static_cast<std::size_t>(w)].at(K);
     for (index_t i = 0; i < K; ++i) ws.r[i] = T(0);
     out(a, b) = detail::adam_fit(uniform_interpolant(X[a]), uniform_interpolant(Y[b]), K, o, ws);
+    diverged[static_cast<std::size_t>(k)] = !detail::finite_logits(ws, K);
   });
+  detail::check_converged(diverged, o, "pairwise_distances (row-major pair index)");
 }
 
 }  // namespace resilin::fcdtw

@@ -94,21 +94,30 @@ RESILIN_HD inline T probability(warp_map map, T r, T m, T total) noexcept {
 template <class T>
 RESILIN_HD constexpr T normaliser_eps() noexcept { return static_cast<T>(1e-12); }
 
-/// The increments p (K) into p (may alias nothing else); returns the normaliser
-/// (sum softplus + eps for softplus_cumsum, sum exp(r - max) for softmax_cumsum).
+/// The increments p (K) into p (may alias nothing else).
 template <class T>
-RESILIN_HD T increments(warp_map map, T const* r, index_t K, T* p) noexcept {
+RESILIN_HD void increments(warp_map map, T const* r, index_t K, T* p) noexcept {
   T total = T(0);
   if (map == warp_map::softplus_cumsum) {
-    for (index_t i = 0; i < K; ++i) total += (p[i] = softplus(r[i]));
+    T largest = T(0);
+    for (index_t i = 0; i < K; ++i) {
+      total += (p[i] = softplus(r[i]));
+      largest = p[i] > largest ? p[i] : largest;
+    }
     total += normaliser_eps<T>();
+    if (!(total < math::infinity<T>()) && largest > T(0)) {
+      // logits near the largest finite value: the sum overflowed (equal logits of 1e308 gave
+      // a step, not the identity); the same ratios from the increments scaled by the largest
+      total = T(0);
+      for (index_t i = 0; i < K; ++i) total += (p[i] /= largest);
+      total += normaliser_eps<T>() / largest;
+    }
   } else {
     T m = r[0];
     for (index_t i = 1; i < K; ++i) m = r[i] > m ? r[i] : m;
     for (index_t i = 0; i < K; ++i) total += (p[i] = math::exp(r[i] - m));
   }
   for (index_t i = 0; i < K; ++i) p[i] /= total;
-  return total;
 }
 }  // namespace detail
 
@@ -126,9 +135,14 @@ RESILIN_HD void warp_from_logits(warp_map map, T const* r, index_t K, T* v) noex
   v[K] = T(1);
 }
 
-/// The identity warp on the uniform grid: v_j = j / K (what zero logits give up to rounding).
+/// The identity warp on the uniform grid: v_j = j / K (what zero logits give up to rounding);
+/// K >= 1 (K = 0, a single knot, gets v_0 = 0, not 0 / 0).
 template <class T>
 RESILIN_HD void identity_warp(index_t K, T* v) noexcept {
+  if (K <= 0) {
+    v[0] = T(0);
+    return;
+  }
   for (index_t j = 0; j <= K; ++j) v[j] = static_cast<T>(j) / static_cast<T>(K);
 }
 

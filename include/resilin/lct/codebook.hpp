@@ -51,10 +51,25 @@ class codebook {
       RESILIN_LCT_THROW(invalid_argument("codebook::build: max_len " + std::to_string(max_len) +
                                          " outside [2, " + std::to_string(max_code_length) + "]"));
     unsigned const n_keys = alphabet_size(t);
+    // package-merge adds weights over up to max_len levels: counts whose total passes 2^58
+    // (accumulated statistics) are scaled down first, nonzero ones kept >= 1 (they wrapped
+    // around 2^64 and gave an incomplete book)
+    double total_count = 0;
+    for (unsigned k = 0; k < n_keys; ++k) total_count += static_cast<double>(key_hist[k]);
+    unsigned shift = 0;
+    while (total_count > 0x1p58) {
+      total_count /= 2;
+      ++shift;
+    }
     std::vector<std::uint64_t> w(n_keys + 1, 0);
     std::uint64_t sum = 0;
     bool any = false;
-    for (unsigned k = 0; k < n_keys; ++k) { w[k] = key_hist[k]; sum += key_hist[k]; any |= key_hist[k] != 0; }
+    for (unsigned k = 0; k < n_keys; ++k) {
+      std::uint64_t const c = key_hist[k];
+      w[k] = c == 0 ? 0 : std::max<std::uint64_t>(1, c >> shift);
+      sum += w[k];
+      any |= c != 0;
+    }
     if (!any) w[0] = 1;
     w[n_keys] = std::max<std::uint64_t>(1, sum / 10000);
     auto len = package_merge(w, max_len);
@@ -94,11 +109,18 @@ class codebook {
   }
 
   /// Compares this book with a fresh one on `key_hist` and applies the policy.
+  /// An empty book (no codes: everything would escape) always asks for a refresh when there is
+  /// data.
   [[nodiscard]] book_assessment assess(histogram const& key_hist, refresh_policy const& p = {}) const {
     book_assessment a;
     double const n = static_cast<double>(total(key_hist));
     a.entropy = entropy_bits(key_hist);
     if (n == 0) return a;
+    if (empty()) {
+      a.escape_rate = 1;
+      a.refresh = true;
+      return a;
+    }
     std::uint64_t esc = 0;
     a.book_bits = expected_bits(key_hist, &esc) / n;
     a.escape_rate = static_cast<double>(esc) / n;

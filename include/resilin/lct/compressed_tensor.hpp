@@ -43,7 +43,9 @@ class compressed_tensor {
   /// Encodes n elements (bit patterns), replacing the previous contents; buffers are reused.
   void encode(void const* data, std::uint64_t n) {
     lct::encode(type_, data, n, book_.empty() ? nullptr : &book_, enc_, opt_.encode, &scratch_);
-    if (book_.empty()) book_ = enc_.book;   // first encode: keep the fresh book
+    // the first encode with data: keep its fresh book (an empty tensor's book holds only the
+    // escape and would make the next encode escape nearly everything)
+    if (book_.empty() && n > 0) book_ = enc_.book;
     histogram const keys = key_histogram(enc_.exponents, enc_.key_ref, alphabet_size(type_));
     for (unsigned k = 0; k < 256; ++k) stats_[k] += keys[k];
     ++encodes_;

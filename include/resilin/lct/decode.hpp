@@ -261,6 +261,8 @@ inline void check_view(stream_view const& v, std::string const& what = "decode")
   if (!is_valid(v.type)) RESILIN_LCT_THROW(invalid_argument(what + ": invalid dtype"));
   if (v.book == nullptr || v.book->empty() || v.book->type() != v.type)
     RESILIN_LCT_THROW(invalid_argument(what + ": missing codebook or codebook of another dtype"));
+  if (!is_complete_book(v.book->lengths(), alphabet_size(v.type)))
+    RESILIN_LCT_THROW(invalid_argument(what + ": the codebook is not complete (its Kraft sum is not 1)"));
   if (v.chunk_log2 < min_chunk_log2 || v.chunk_log2 > max_chunk_log2)
     RESILIN_LCT_THROW(invalid_argument(what + ": chunk_log2 " + std::to_string(v.chunk_log2)));
   if (v.key_ref >= alphabet_size(v.type))

@@ -126,15 +126,19 @@ inline void accumulate_histogram_pairs(dtype t, void const* data, std::uint64_t 
 
 }  // namespace detail
 
-/// Most frequent exponent (the smallest on ties); 0 for an empty histogram.
+/// Most frequent exponent (the smallest on ties) among the first n_keys (at most 256); 0 for an
+/// empty histogram.
 inline unsigned modal_exponent(histogram const& h, unsigned n_keys) noexcept {
+  n_keys = n_keys < h.size() ? n_keys : static_cast<unsigned>(h.size());
   unsigned best = 0;
   for (unsigned e = 1; e < n_keys; ++e) if (h[e] > h[best]) best = e;
   return best;
 }
 
-/// Histogram re-indexed by key = (exponent - key_ref) mod n_keys.
+/// Histogram re-indexed by key = (exponent - key_ref) mod n_keys; n_keys is the alphabet size
+/// of a dtype (32 or 256: a power of two; others are taken as 256).
 inline histogram key_histogram(histogram const& h, unsigned key_ref, unsigned n_keys) noexcept {
+  if (n_keys == 0 || n_keys > h.size() || (n_keys & (n_keys - 1u)) != 0) n_keys = static_cast<unsigned>(h.size());
   histogram k{};
   for (unsigned e = 0; e < n_keys; ++e) k[(e - key_ref) & (n_keys - 1u)] += h[e];
   return k;

@@ -188,7 +188,7 @@ std::vector<T> fcdtw_initial_centroid(fcdtw::fit_options const& fo, batch_view<T
 template <class T>
 void check_fcdtw_inputs(fcdtw::fit_options const& fo, batch_view<T const> series,
                         barycenter_options const& opt) {
-  fcdtw::detail::check_options(fo);
+  fcdtw::detail::check_options<T>(fo);
   check_options(opt);
   check_inputs(series, "fcdtw_barycenter");
   fcdtw::detail::check_pl_batch(series, "series");
