@@ -208,5 +208,15 @@ TEST_CASE("an empty batch is a no-op", "[batch]") {
   std::vector<double> out;
   r::values(r::host, r::measures::soft_dtw(1.0), X, X, std::span<double>(out));
   r::pairwise(r::host, r::measures::soft_dtw(1.0), X, X, r::matrix_view<double>{out.data(), 0, 0});
-  SUCCEED();
+  // gradients of no pairs: null GX and GY of the empty shape are fine (they were "GX is null")
+  r::batch_view<double> const G{nullptr, 0, 4, 1, nullptr};
+  CHECK_NOTHROW(r::values_and_grads(r::host, r::measures::soft_dtw(1.0), X, X, std::span<double>(out), G, G));
+  CHECK_NOTHROW(r::pairwise_grads(r::host, r::measures::soft_dtw(1.0), X, X, G));
+  // a non-empty batch still needs them
+  std::vector<double> one{1, 2, 3, 4};
+  auto const Y = r::make_batch(std::span<double>(one), 1, 4, 1);
+  std::vector<double> o1(1);
+  CHECK_THROWS_WITH(r::values_and_grads(r::host, r::measures::soft_dtw(1.0), Y, Y, std::span<double>(o1),
+                                        r::batch_view<double>{nullptr, 1, 4, 1, nullptr}, r::batch_view<double>{nullptr, 1, 4, 1, nullptr}),
+                    Catch::Contains("GX is null"));
 }

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <limits>
 #include <span>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 #include <support/catch.hpp>
 #include <host/helpers.hpp>
@@ -25,6 +27,42 @@ bool has(std::string const& message, std::string const& part) {
   return message.find(part) != std::string::npos;
 }
 }  // namespace
+
+TEST_CASE("learn: weights whose sum overflows, callbacks that throw, values that overflow", "[learn][bad_input]") {
+  auto const x = resilin_test::random_values<double>(3 * 8, 2);
+  r::batch_view<double const> const xs{x.data(), 3, 8, 1, nullptr};
+  // three weights of 1e308: their sum was inf and every normalised weight 0 (a zero barycentre,
+  // a loss of 0, undefined behaviour in the L1 DBA); now the same as uniform weights
+  std::vector<double> const huge{1e308, 1e308, 1e308};
+  auto const sd = r::measures::soft_dtw(1.0);
+  CHECK(rl::barycenter_loss(sd, xs[0], xs, std::span<double const>(huge)) == Approx(rl::barycenter_loss(sd, xs[0], xs)));
+  auto const dba_huge = rl::barycenter(r::measures::dtw<r::l1_distance>(), xs, std::span<double const>(huge));
+  auto const dba_uniform = rl::barycenter(r::measures::dtw<r::l1_distance>(), xs);
+  CHECK(dba_huge.values == dba_uniform.values);
+  // a progress callback that throws cancels the fit: L-BFGS took it for a failed line search
+  rl::barycenter_options cancel;
+  cancel.progress = [](std::string_view, int, double) { throw std::runtime_error("user cancel"); };
+  CHECK_THROWS_WITH(rl::barycenter(sd, xs, {}, cancel), "user cancel");
+  rl::kmeans_options ko;
+  ko.k = 2;
+  ko.barycenter.progress = cancel.progress;
+  CHECK_THROWS_WITH(rl::kmeans(sd, xs, ko), "user cancel");
+  // squared costs that overflow: DBA and MBA refuse them as L-BFGS does (DBA ran 100 sweeps to
+  // an inf loss)
+  std::vector<double> big = x;
+  for (double& v : big) v *= 1e155;
+  r::batch_view<double const> const bs{big.data(), 3, 8, 1, nullptr};
+  CHECK_THROWS_WITH(rl::barycenter(r::measures::dtw(), bs), Catch::Contains("loss at the initial barycentre is not finite"));
+  CHECK_THROWS_WITH(rl::barycenter(sd, bs), Catch::Contains("loss at the initial barycentre is not finite"));
+  // threads and z are checked under their own names
+  std::vector<double> z(8, 0.0), g(8);
+  CHECK_THROWS_WITH(rl::barycenter_loss(sd, r::series_view<double const>{z.data(), 8, 1}, xs, {}, -1),
+                    Catch::Contains("threads must be >= 0"));
+  z[3] = std::nan("");
+  CHECK_THROWS_WITH(rl::barycenter_loss_and_grad(sd, r::series_view<double const>{z.data(), 8, 1}, xs, {},
+                                                 std::span<double>(g)),
+                    Catch::Contains("z contains a non-finite value"));
+}
 
 TEST_CASE("barycentres refuse bad weights, options and series", "[learn][bad_input]") {
   auto const x = resilin_test::random_values<double>(3 * 8, 1);

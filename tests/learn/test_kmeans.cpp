@@ -118,9 +118,25 @@ TEST_CASE("k-means with duplicates and k = the number of distinct series", "[lea
     auto opt = options(3, seed);
     auto const res = rl::kmeans(r::measures::dtw(), ds.view(), opt);
     CHECK(ari_with_truth(ds, res.assignments) == 1.0);
-    CHECK(res.inertia < 1e-25);  // barycentres of equal series, up to rounding
+    CHECK(res.inertia == 0.0);  // DBA's mean of equal values is exact
     auto const soft = rl::kmeans(r::measures::soft_dtw_divergence(0.1), ds.view(), opt);
     CHECK(ari_with_truth(ds, soft.assignments) == 1.0);
+  }
+}
+
+TEST_CASE("k-means on identical series settles at once with zero inertia", "[learn][kmeans]") {
+  // the DBA mean of equal values was 1 ulp off, and the series then hopped between the updated
+  // centroid and an untouched seed at distance 0 until max_iter
+  r::dataset<double> ds;
+  std::vector<double> const s{0, 0.5, 1, 1.5, 2, 2.5};
+  for (int i = 0; i < 5; ++i) ds.push_back("a", std::span<double const>(s));
+  for (int k : {2, 5}) {
+    auto opt = options(k, 3);
+    opt.restarts = 1;
+    opt.max_iter = 5;
+    auto const res = rl::kmeans(r::measures::dtw(), ds.view(), opt);
+    CHECK(res.inertia == 0.0);
+    CHECK(res.iterations < opt.max_iter);
   }
 }
 

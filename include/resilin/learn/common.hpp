@@ -5,6 +5,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstddef>
+#include <new>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -28,6 +29,19 @@ concept alignment_measure = is_measure_v<std::remove_cvref_t<M>>;
 namespace detail {
 using resilin::detail::require;
 
+/// Runs f; an allocation failure (a barycentre length or a batch beyond memory) becomes
+/// resilin::runtime_error naming `what`, the library's error for limits that are not the input's
+/// fault (it was std::bad_alloc).
+template <class F>
+decltype(auto) reporting_allocation_failure(char const* what, F&& f) {
+  try {
+    return f();
+  } catch (std::bad_alloc const&) {
+    RESILIN_THROW(resilin::runtime_error(resilin::detail::message(
+        what, ": out of memory (the barycentre length, the series or the batch are too large)")));
+  }
+}
+
 /// Checks a batch of series to average or cluster: at least one series, finite values.
 template <class T>
 void check_inputs(batch_view<T const> series, char const* what) {
@@ -36,21 +50,28 @@ void check_inputs(batch_view<T const> series, char const* what) {
 }
 
 /// The weights normalised to sum 1; empty means uniform. Each must be finite and >= 0, and
-/// their sum > 0.
+/// their sum > 0. Weights whose sum overflows (three of 1e308) are divided by the largest first
+/// (their sum was inf and every normalised weight 0).
 template <class T>
 std::vector<double> normalised_weights(std::span<T const> weights, index_t n) {
   std::vector<double> w(static_cast<std::size_t>(n), 1.0 / static_cast<double>(n));
   if (weights.empty()) return w;
   require(static_cast<index_t>(weights.size()) == n, "weights has ", weights.size(),
           " entries, expected one per series (", n, ")");
-  double sum = 0;
+  double sum = 0, largest = 0;
   for (std::size_t k = 0; k < weights.size(); ++k) {
     double const v = static_cast<double>(weights[k]);
     require(std::isfinite(v) && v >= 0, "weights[", k, "] must be finite and >= 0, got ", v);
     sum += v;
+    largest = std::max(largest, v);
   }
   require(sum > 0, "weights must not all be zero");
-  for (std::size_t k = 0; k < w.size(); ++k) w[k] = static_cast<double>(weights[k]) / sum;
+  double const unit = std::isfinite(sum) ? 1.0 : largest;
+  if (unit != 1.0) {
+    sum = 0;
+    for (std::size_t k = 0; k < weights.size(); ++k) sum += static_cast<double>(weights[k]) / unit;
+  }
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = static_cast<double>(weights[k]) / unit / sum;
   return w;
 }
 

@@ -254,7 +254,8 @@ kmeans_result<T> kmeans_with(Ops const& ops, batch_view<T const> series, kmeans_
 /// opt.barycenter.length (0: the mean length of all series).
 template <alignment_measure Measure, std::floating_point T>
 kmeans_result<T> kmeans(Measure const& m, batch_view<T const> series, kmeans_options const& opt) {
-  return kmeans_with(measure_ops<Measure>{m}, series, opt);
+  return detail::reporting_allocation_failure("kmeans",
+                                              [&] { return kmeans_with(measure_ops<Measure>{m}, series, opt); });
 }
 
 /// The same for a batch of mutable values.

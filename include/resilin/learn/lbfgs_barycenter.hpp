@@ -8,7 +8,6 @@
 #include <cmath>
 #include <concepts>
 #include <cstddef>
-#include <cmath>
 #include <exception>
 #include <limits>
 #include <span>
@@ -43,7 +42,20 @@ struct lbfgs_objective {
   int evaluations = 0;
   int improvements = 0;
 
+  std::exception_ptr raised{};  // what the evaluation or the progress callback threw
+
+  /// LBFGS++ calls this; whatever it throws is kept, so that minimise_lbfgs tells it apart from
+  /// LBFGS++'s own exceptions (a line search that cannot progress) and rethrows it.
   double operator()(Eigen::VectorXd const& x, Eigen::VectorXd& grad) {
+    try {
+      return evaluate_at(x, grad);
+    } catch (...) {
+      raised = std::current_exception();
+      throw;
+    }
+  }
+
+  double evaluate_at(Eigen::VectorXd const& x, Eigen::VectorXd& grad) {
     z.resize(static_cast<std::size_t>(x.size()));
     grad.resize(x.size());
     bool finite = true;
@@ -120,14 +132,13 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
     double fx = 0;
     try {
       iterations = solver.minimize(f, x, fx);
-    } catch (resilin::invalid_argument const&) {
-      throw;
-    } catch (resilin::runtime_error const&) {
-      throw;
     } catch (std::exception const&) {
+      // thrown by the evaluation or the user's progress callback (a cancel, bad_alloc): passed
+      // on; it was taken for a failed line search and the fit returned normally
+      if (f.raised) std::rethrow_exception(f.raised);
       // LBFGS++ throws when the line search cannot make progress (flat to working precision,
       // typically near the optimum in float): the best point evaluated is the answer.
-      iterations = f.improvements;
+      iterations = std::min(f.improvements, opt.max_iter);
     }
   }
   barycenter_result<T> r;

@@ -29,6 +29,7 @@ void check_barycenter_shape(series_view<T const> z, batch_view<T const> series) 
   require(z.data != nullptr && z.length >= 1, "barycenter: z is empty (length ", z.length, ")");
   require(z.channels == series.channels, "barycenter: z has ", z.channels,
           " channels, the series have ", series.channels);
+  resilin::detail::check_series(z, "z");  // named here: the replicated batch is internal
 }
 
 /// The checks of barycenter_loss_and_grad(); returns the normalised weights.
@@ -89,6 +90,7 @@ double barycenter_loss(Measure const& m, series_view<T const> z, batch_view<T co
                        std::type_identity_t<std::span<T const>> weights = {}, int threads = 0) {
   detail::check_inputs(series, "barycenter_loss");
   detail::check_barycenter_shape(z, series);
+  detail::require(threads >= 0, "threads must be >= 0 (0 = all cores), got ", threads);
   auto const w = detail::normalised_weights(weights, series.batch);
   detail::loss_workspace<T> ws;
   return detail::weighted_loss(m, z, series, std::span<double const>(w), threads, ws);
@@ -102,6 +104,7 @@ double barycenter_loss_and_grad(Measure const& m, series_view<T const> z,
                                 std::type_identity_t<std::span<T const>> weights,
                                 std::span<double> grad, int threads = 0) {
   auto const w = detail::check_loss_and_grad_call(z, series, weights, grad);
+  detail::require(threads >= 0, "threads must be >= 0 (0 = all cores), got ", threads);
   detail::loss_workspace<T> ws;
   return detail::weighted_loss_and_grad(m, z, series, std::span<double const>(w), grad, threads, ws);
 }

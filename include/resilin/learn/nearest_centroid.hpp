@@ -139,6 +139,7 @@ std::vector<std::string> predict(Measure const& m, nearest_centroid_model<T> con
                   model.classes.size(), " classes");
   detail::require(!test.empty(), "predict: the test set is empty");
   test.validate("predict: the test set");
+  resilin::detail::check_batch(test.view(), "predict: the test set");
   detail::require(threads >= 0, "threads must be >= 0 (0 = all cores), got ", threads);
   for (std::size_t c = 0; c < model.centroids.size(); ++c) {
     auto const& z = model.centroids[c];

@@ -15,8 +15,10 @@ enum class init_method {
   medoid,          // the input minimising the weighted summed measure, resampled likewise
 };
 
-/// Called once per iteration with the stage ("lbfgs", "dba", "mba", "kmeans"), the iteration
-/// (from 1) and the loss after it. May be empty.
+/// Called with the stage ("lbfgs", "dba", "mba", "kmeans"), a count from 1 and the loss: after
+/// each sweep of DBA/MBA and each k-means round, and for L-BFGS after each evaluation that
+/// lowers the loss (line-search trials included, so it may run more often than max_iter).
+/// What it throws is passed on to the caller. May be empty.
 using progress_callback = std::function<void(std::string_view stage, int iteration, double loss)>;
 
 struct barycenter_options {

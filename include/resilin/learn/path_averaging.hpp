@@ -31,6 +31,11 @@ enum class location_statistic {
 /// The weighted mean or the weighted (lower) median of (value, weight) pairs; pairs is reordered.
 inline double locate(std::vector<std::pair<double, double>>& pairs, location_statistic stat) {
   if (stat == location_statistic::mean) {
+    // equal values average to themselves exactly (the weighted sum was 1 ulp off, and k-means
+    // on duplicate series then never settled)
+    bool const equal = std::all_of(pairs.begin(), pairs.end(),
+                                   [&](auto const& p) { return p.first == pairs.front().first; });
+    if (equal && !pairs.empty()) return pairs.front().first;
     double sum = 0, weight = 0;
     for (auto const& [v, wt] : pairs) { sum += wt * v; weight += wt; }
     return sum / weight;
@@ -132,6 +137,10 @@ barycenter_result<T> path_averaging(measure<Cost, hard_min> const& m, batch_view
 
   path_sweep<Cost, T> sweep, next;
   double loss = sweep.run(m, z, length, series, ws, opt.threads);
+  // as the L-BFGS barycentres: costs that overflow (values near sqrt of the largest finite
+  // value) are refused, not averaged to an inf loss
+  require(std::isfinite(loss), "barycenter: the loss at the initial barycentre is not finite (",
+          loss, "; are the values too large for the measure's costs?)");
   int iterations = 0;
   for (int it = 1; it <= opt.max_iter; ++it) {
     std::vector<T> candidate = sweep.update(length, series, ws, stat);
