@@ -3,8 +3,11 @@
 // visit_metric(), which calls a generic callable with the concrete resilin::measure, or with
 // fast_cdtw_metric for fast-cdtw (no resilin::measure: metric_ops.hpp says what each command
 // does with it).
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <concepts>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <resilin/alignment.hpp>
@@ -116,12 +119,27 @@ void visit_metric(measure_choice const& c, F&& f) {
 }
 
 /// Input checks with the files' names (the library's own messages name its arguments): the
-/// channels agree; fast-cdtw's series have 2 samples or more; euclidean compares equal lengths.
+/// channels agree; no path cost can overflow; fast-cdtw's series have 2 samples or more;
+/// euclidean compares equal lengths.
 template <class T>
 void check_inputs(measure_choice const& c, r::dataset<T> const& a, std::string_view a_name,
                   r::dataset<T> const& b, std::string_view b_name) {
   r::detail::require(a.channels == b.channels, "channel mismatch: ", a_name, " has ", a.channels,
                      " channels, ", b_name, " has ", b.channels);
+  // A path sums at most n + m step costs of `channels` terms each, |a - b| (msm: plus c) or its
+  // square: beyond the largest finite value every distance is inf and every gradient 0, which
+  // is refused here rather than printed (values near 1e154 in double, 1e19 in float).
+  double largest = 0;
+  for (auto const* d : {&a, &b})
+    for (T v : d->values) largest = std::max(largest, std::abs(static_cast<double>(v)));
+  double const gap = 2 * largest + (is_msm(c.metric) ? c.c : 0.0);
+  double const step = c.metric == metric_kind::msm ? gap : gap * gap;
+  // (x2: CDTW weights a step by its arc length, up to sqrt(2) grid spacings)
+  double const paths = 2.0 * static_cast<double>(a.max_length + b.max_length) * static_cast<double>(a.channels);
+  r::detail::require(step * paths < static_cast<double>(std::numeric_limits<T>::max()), a_name, " and ",
+                     b_name, " hold values up to ", largest, ": the path costs of metric '",
+                     metric_names[static_cast<std::size_t>(c.metric)], "' overflow ", sizeof(T) == 4 ? "float" : "double",
+                     " (use --znorm, or rescale the data)");
   if (c.metric == metric_kind::fast_cdtw)
     for (auto const* d : {&a, &b})
       for (std::size_t s = 0; s < d->lengths.size(); ++s)
