@@ -611,3 +611,24 @@ TEST_CASE("bad input to the MC host layer throws resilin::invalid_argument", "[m
       fc::knotted_interpolant(resilin::series_view<double const>{xv.data(), 4, 2}, knots.data());
   CHECK_THROWS_WITH(fc::mc_value(xbad, y, p.warp()), Catch::Contains("strictly increasing"));
 }
+
+namespace {
+/// A warp functor that returns NaN past t = 1/2 (a user bug the estimator cannot see coming).
+struct broken_warp {
+  index_t parameter_count() const noexcept { return 0; }
+  fc::warp_sample<double> operator()(double t) const noexcept {
+    return {t < 0.5 ? t : std::nan(""), 1.0};
+  }
+  void pullback(double, double, double, double*) const noexcept {}
+};
+}  // namespace
+
+TEST_CASE("a functor that returns NaN is reported, not returned as the estimate", "[mc]") {
+  std::vector<double> xa{0.5, -1, 0.5}, yb{2, 1, 2};
+  auto const x = fc::uniform_interpolant(resilin::series_view<double const>{xa.data(), 3, 1});
+  auto const y = fc::uniform_interpolant(resilin::series_view<double const>{yb.data(), 3, 1});
+  CHECK_THROWS_WITH(fc::mc_value(x, y, broken_warp{}, {64, 1, 0, fc::sampling::plain}),
+                    Catch::Contains("mc_value: the estimate is not finite"));
+  CHECK_THROWS_WITH(fc::mc_value_and_grad(x, y, broken_warp{}, {64, 1, 0, fc::sampling::plain}),
+                    Catch::Contains("mc_value_and_grad: the estimate is not finite"));
+}

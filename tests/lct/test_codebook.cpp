@@ -166,6 +166,17 @@ TEST_CASE("codebook: an empty book asks for a refresh; key windows stay in the h
   CHECK(a.refresh);
   CHECK(a.escape_rate == 1.0);
   CHECK(!lct::codebook{}.assess(lct::histogram{}).refresh);  // no data: nothing to decide
+  // an fp16 book measures its 32 keys: counts beyond them are not part of the alphabet (they
+  // were in n, not in the bits)
+  lct::histogram f{};
+  f[0] = 90;
+  f[1] = 10;
+  auto const fp16 = lct::codebook::build(lct::dtype::fp16, f);
+  auto const base = fp16.assess(f);
+  f[100] = 1000;
+  auto const with_noise = fp16.assess(f);
+  CHECK(with_noise.book_bits == base.book_bits);
+  CHECK(with_noise.entropy == base.entropy);
   // an alphabet size beyond the 256 bins is read as 256 (it read past the array)
   h[255] = 7;
   CHECK(lct::key_histogram(h, 3, 512) == lct::key_histogram(h, 3, 256));

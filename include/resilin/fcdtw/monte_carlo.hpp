@@ -267,6 +267,15 @@ mc_estimate<T> finish(mc_sums<T> s, index_t n) {
   return {mean, math::sqrt((var > T(0) ? var : T(0)) / static_cast<T>(n))};
 }
 
+/// The inputs are checked, the functors are the user's: a non-finite estimate means one of them
+/// returned NaN or inf (it was returned as the estimate).
+template <class T>
+mc_estimate<T> checked(mc_estimate<T> e, char const* what) {
+  resilin::detail::require(std::isfinite(e.value), what, ": the estimate is not finite (", e.value,
+                           "): does the signal or the warp functor return NaN or inf?");
+  return e;
+}
+
 template <class F>
 void validate_if_possible(F const& f) {
   if constexpr (requires { f.validate(); }) f.validate();
@@ -312,7 +321,8 @@ template <std::floating_point T, signal_function<T> X, warp_function<T> W>
 mc_estimate<T> mc_value(X const& x, interpolant<T> const& y, W const& warp,
                         mc_options const& opt = {}) {
   detail::check_mc(x, y, warp, opt);
-  return detail::finish(detail::mc_run(x, y, warp, opt, mc_gradients<T>{}), opt.samples);
+  return detail::checked(detail::finish(detail::mc_run(x, y, warp, opt, mc_gradients<T>{}), opt.samples),
+                         "mc_value");
 }
 
 /// The same with a PL x.
@@ -333,7 +343,8 @@ mc_estimate_and_grad<T> mc_value_and_grad(X const& x, interpolant<T> const& y, W
   r.grad_y.assign(static_cast<std::size_t>(y.values.size()), T(0));
   r.grad_warp.assign(static_cast<std::size_t>(warp.parameter_count()), T(0));
   mc_gradients<T> const g{r.grad_x.data(), r.grad_y.data(), r.grad_warp.data()};
-  mc_estimate<T> const e = detail::finish(detail::mc_run(x, y, warp, opt, g), opt.samples);
+  mc_estimate<T> const e =
+      detail::checked(detail::finish(detail::mc_run(x, y, warp, opt, g), opt.samples), "mc_value_and_grad");
   r.value = e.value;
   r.standard_error = e.standard_error;
   return r;

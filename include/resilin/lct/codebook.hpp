@@ -113,8 +113,12 @@ class codebook {
   /// data.
   [[nodiscard]] book_assessment assess(histogram const& key_hist, refresh_policy const& p = {}) const {
     book_assessment a;
-    double const n = static_cast<double>(total(key_hist));
-    a.entropy = entropy_bits(key_hist);
+    // only the dtype's alphabet counts (an fp16 book has 32 keys: counts beyond them were in n
+    // but not in the bits, which understated book_bits)
+    histogram keys{};
+    std::copy_n(key_hist.begin(), alphabet_size(type_), keys.begin());
+    double const n = static_cast<double>(total(keys));
+    a.entropy = entropy_bits(keys);
     if (n == 0) return a;
     if (empty()) {
       a.escape_rate = 1;
@@ -122,9 +126,9 @@ class codebook {
       return a;
     }
     std::uint64_t esc = 0;
-    a.book_bits = expected_bits(key_hist, &esc) / n;
+    a.book_bits = expected_bits(keys, &esc) / n;
     a.escape_rate = static_cast<double>(esc) / n;
-    a.fresh_bits = build(type_, key_hist).expected_bits(key_hist) / n;
+    a.fresh_bits = build(type_, keys).expected_bits(keys) / n;
     a.refresh = a.book_bits > a.fresh_bits * (1.0 + p.max_overhead) || a.escape_rate > p.max_escape_rate;
     return a;
   }
