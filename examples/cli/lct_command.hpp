@@ -2,7 +2,7 @@
 // `resilin lct ...`: codebook, encode, decode and stats on raw little-endian arrays.
 //   resilin lct codebook --dtype T SAMPLE BOOK
 //   resilin lct encode --dtype bf16|fp16|fp32 [--codebook BOOK] IN OUT
-//   resilin lct decode IN OUT
+//   resilin lct decode [--dtype T] IN OUT     (--dtype: refuse a container of another type)
 //   resilin lct stats --dtype T [--codebook BOOK] IN
 // Errors are thrown as std::exception subclasses naming the argument and value.
 #include <CLI/CLI.hpp>
@@ -142,9 +142,13 @@ inline void add_lct_commands(CLI::App& app) {
   });
 
   auto* dec = cmd->add_subcommand("decode", "decompress an lct container into a raw array");
+  auto* dec_type = dec->add_option("--dtype", args->dtype,
+                                   "expected element type (bf16, fp16, fp32); the container's own "
+                                   "type is used, and a different one is refused");
   dec->add_option("IN", args->in, "container file")->required();
   dec->add_option("OUT", args->out, "raw little-endian array to write")->required();
-  dec->callback([args] {
+  dec->callback([args, dec_type] {
+    auto const expected = dec_type->count() > 0 ? d::parse_type(args->dtype) : lct::dtype{};
     auto const c = d::read_file(args->in, "IN");
     lct::container parsed;
     try {
@@ -152,6 +156,9 @@ inline void add_lct_commands(CLI::App& app) {
     } catch (lct::error const& e) {
       throw std::runtime_error("IN: '" + args->in + "': " + e.what());
     }
+    if (dec_type->count() > 0 && parsed.type != expected)
+      throw std::invalid_argument("IN: '" + args->in + "' holds " + std::string(lct::name(parsed.type)) +
+                                  " values, --dtype is " + std::string(lct::name(expected)));
     std::vector<std::uint8_t> out(parsed.count * lct::element_bytes(parsed.type));
     lct::decode(parsed.view(), out.data(), out.size());
     d::write_file(args->out, out.data(), out.size(), "OUT");
