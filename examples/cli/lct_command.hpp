@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <resilin/lct/lct.hpp>
+#include "io.hpp"
 
 namespace resilin_cli {
 
@@ -31,19 +32,20 @@ struct lct_args {
   std::string dtype = "bf16", book, in, out;
 };
 
-/// ": <the system's reason>" for the errno of a failed call, or nothing.
-inline std::string reason(int e) { return e ? ": " + std::generic_category().message(e) : std::string(); }
+using resilin::detail::system_reason;
 
+/// The whole file; the data readers' open_data_file says why one cannot be opened.
 inline std::vector<std::uint8_t> read_file(std::string const& path, char const* what) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw std::runtime_error(std::string(what) + ": cannot read '" + path + "': it is a directory");
-  errno = 0;
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error(std::string(what) + ": cannot open '" + path + "' for reading" + reason(errno));
+  std::ifstream f = [&] {
+    try {
+      return resilin::detail::open_data_file(path);
+    } catch (resilin::runtime_error const& e) {
+      throw std::runtime_error(std::string(what) + ": " + e.what());
+    }
+  }();
   errno = 0;
   std::vector<std::uint8_t> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) throw std::runtime_error(std::string(what) + ": error reading '" + path + "'" + reason(errno));
+  if (f.bad()) throw std::runtime_error(std::string(what) + ": error reading '" + path + "'" + system_reason(errno));
   return b;
 }
 
@@ -52,7 +54,7 @@ inline std::vector<std::uint8_t> read_file(std::string const& path, char const* 
 inline void write_file(std::string const& path, std::uint8_t const* data, std::size_t n, char const* what) {
   errno = 0;
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error(std::string(what) + ": cannot open '" + path + "' for writing" + reason(errno));
+  if (!f) throw std::runtime_error(std::string(what) + ": cannot open '" + path + "' for writing" + system_reason(errno));
   errno = 0;
   f.write(reinterpret_cast<char const*>(data), static_cast<std::streamsize>(n));
   f.close();
@@ -60,14 +62,8 @@ inline void write_file(std::string const& path, std::uint8_t const* data, std::s
     int const e = errno;
     std::error_code ec;
     if (std::filesystem::is_regular_file(path, ec)) std::filesystem::remove(path, ec);
-    throw std::runtime_error(std::string(what) + ": error writing '" + path + "'" + reason(e));
+    throw std::runtime_error(std::string(what) + ": error writing '" + path + "'" + system_reason(e));
   }
-}
-
-/// Flushes stdout; a failed write (full disk, closed pipe) becomes an error, as in the other
-/// commands.
-inline void finish_stdout() {
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) throw std::runtime_error("cannot write the results to stdout");
 }
 
 inline lct::dtype parse_type(std::string const& s) {
@@ -138,7 +134,7 @@ inline void add_lct_commands(CLI::App& app) {
     std::printf("%s: %llu elements, %llu -> %zu bytes, ratio %.4f\n", args->in.c_str(),
                 static_cast<unsigned long long>(e.count), static_cast<unsigned long long>(x.size()), c.size(),
                 c.empty() ? 0.0 : static_cast<double>(x.size()) / static_cast<double>(c.size()));
-    d::finish_stdout();
+    table_writer::finish();
   });
 
   auto* dec = cmd->add_subcommand("decode", "decompress an lct container into a raw array");
@@ -184,7 +180,7 @@ inline void add_lct_commands(CLI::App& app) {
                 e.count ? static_cast<double>(e.original_bytes()) / static_cast<double>(lct::container_size(e)) : 0.0,
                 static_cast<unsigned long long>(e.original_bytes()), static_cast<unsigned long long>(lct::container_size(e)));
     std::printf("escape rate   %.6f\n", e.count ? static_cast<double>(e.escapes()) / n : 0.0);
-    d::finish_stdout();
+    table_writer::finish();
   });
 }
 

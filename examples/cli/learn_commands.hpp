@@ -93,8 +93,9 @@ void run_barycenter(run_settings const& s, Measure const& m, single_input const&
     index_t members = 0;
     for (auto const& l : data.labels) members += l == model.classes[k];
     std::fprintf(stderr, "resilin barycenter: class %s: %lld series, %s loss %.9g, %d iterations\n",
-                 model.classes[k].empty() ? "(no label)" : model.classes[k].c_str(), static_cast<long long>(members), metric_name.c_str(),
-                 model.centroids[k].loss, model.centroids[k].iterations);
+                 model.classes[k].empty() ? "(no label)" : model.classes[k].c_str(),
+                 static_cast<long long>(members), metric_name.c_str(), model.centroids[k].loss,
+                 model.centroids[k].iterations);
   }
   if (!lo.svg.empty()) {
     std::vector<r::series_view<T const>> centres;
@@ -209,7 +210,8 @@ inline void add_kmeans_command(CLI::App& app) {
   in->add(*cmd, "UCR TSV or .ts file (labels, if any, only score the clustering)");
   cmd->callback([opts, lo, in, ki] {
     as_usage([&] {
-      r::detail::require(opts->backend != "cuda", "--backend cuda: kmeans runs on the host only (--backend host)");
+      r::detail::require(opts->backend != "cuda",
+                         "--backend cuda: kmeans runs on the host only (--backend host)");
       r::detail::require(ki->k >= 1, "--k must be >= 1, got ", ki->k);
       r::detail::require(ki->restarts >= 1, "--restarts must be >= 1, got ", ki->restarts);
       r::detail::require(ki->iterations >= 1, "--iterations must be >= 1, got ", ki->iterations);

@@ -49,7 +49,7 @@ inline CLI::Validator const writable_file(
       errno = 0;
       if (!std::ofstream(path, std::ios::binary | std::ios::app)) {
         int const e = errno;
-        return "cannot write '" + path + "'" + (e ? ": " + std::generic_category().message(e) : std::string());
+        return "cannot write '" + path + "'" + r::detail::system_reason(e);
       }
       if (!existed) std::filesystem::remove(path, ec);
       return {};

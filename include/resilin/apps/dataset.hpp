@@ -282,6 +282,11 @@ dataset<T> parse_ucr_tsv(std::istream& in, std::string_view source) {
 /// Reads a UCR 2018 TSV file. Throws resilin::runtime_error when the file cannot be opened,
 /// and resilin::invalid_argument ("path:line: ...") for bad content (see parse_ucr_tsv).
 namespace detail {
+/// ": <the system's reason>" for errno value e, or nothing when e is 0.
+inline std::string system_reason(int e) {
+  return e ? ": " + std::generic_category().message(e) : std::string();
+}
+
 /// Opens a data file for reading; resilin::runtime_error (with the system's reason) otherwise.
 inline std::ifstream open_data_file(std::string const& path) {
   std::error_code ec;
@@ -291,8 +296,7 @@ inline std::ifstream open_data_file(std::string const& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     int const e = errno;
-    RESILIN_THROW(runtime_error(message("cannot open '", path, "'", e ? ": " : "",
-                                        e ? std::generic_category().message(e) : "")));
+    RESILIN_THROW(runtime_error(message("cannot open '", path, "'", system_reason(e))));
   }
   return in;
 }

@@ -117,6 +117,16 @@ bool finite_logits(fit_workspace<T> const& ws, index_t K) noexcept {
   return true;
 }
 
+/// One fit of a batch from the identity (zero logits) into ws: F at the final warp into
+/// `value`, and whether the logits stayed finite.
+template <class T>
+bool fit_from_identity(interpolant<T> const& x, interpolant<T> const& y, index_t K,
+                       fit_options const& o, fit_workspace<T> ws, T& value) noexcept {
+  for (index_t i = 0; i < K; ++i) ws.r[i] = T(0);
+  value = adam_fit(x, y, K, o, ws);
+  return finite_logits(ws, K);
+}
+
 /// Throws resilin::invalid_argument naming the first diverged fit (job index into `diverged`).
 inline void check_converged(std::vector<unsigned char> const& diverged, fit_options const& o,
                             std::string_view what) {
@@ -265,11 +275,9 @@ void distances(fit_options const& o, XB xs, YB ys, std::span<value_of<XB>> out) 
   std::vector<unsigned char> diverged(static_cast<std::size_t>(X.batch), 0);
   parallel_for(X.batch, o.threads, [&](index_t b, int w) {
     index_t const K = detail::segments_for(o, Y.length(b));
-    fit_workspace<T> const ws = bufs[static_cast<std::size_t>(w)].at(K);
-    for (index_t i = 0; i < K; ++i) ws.r[i] = T(0);
-    out[static_cast<std::size_t>(b)] =
-        detail::adam_fit(uniform_interpolant(X[b]), uniform_interpolant(Y[b]), K, o, ws);
-    diverged[static_cast<std::size_t>(b)] = !detail::finite_logits(ws, K);
+    diverged[static_cast<std::size_t>(b)] =
+        !detail::fit_from_identity(uniform_interpolant(X[b]), uniform_interpolant(Y[b]), K, o,
+                                   bufs[static_cast<std::size_t>(w)].at(K), out[static_cast<std::size_t>(b)]);
   });
   detail::check_converged(diverged, o, "distances");
 }
@@ -307,10 +315,9 @@ void distances_and_grads(fit_options const& o, XB xs, YB ys, std::span<value_of<
   parallel_for(X.batch, o.threads, [&](index_t b, int w) {
     index_t const K = detail::segments_for(o, Y.length(b));
     fit_workspace<T> const ws = bufs[static_cast<std::size_t>(w)].at(K);
-    for (index_t i = 0; i < K; ++i) ws.r[i] = T(0);
     auto const xi = uniform_interpolant(X[b]), yi = uniform_interpolant(Y[b]);
-    out[static_cast<std::size_t>(b)] = detail::adam_fit(xi, yi, K, o, ws);
-    diverged[static_cast<std::size_t>(b)] = !detail::finite_logits(ws, K);
+    diverged[static_cast<std::size_t>(b)] =
+        !detail::fit_from_identity(xi, yi, K, o, ws, out[static_cast<std::size_t>(b)]);
     series_view<T> const gx{gxs.data + b * X.max_length * X.channels, X.max_length, X.channels};
     series_view<T> const gy{gys.data + b * Y.max_length * Y.channels, Y.max_length, Y.channels};
     detail::zero(gx);
@@ -348,10 +355,9 @@ void pairwise_distances(fit_options const& o, XB xs, YB ys, matrix_view<value_of
   parallel_for(pairs, o.threads, [&](index_t k, int w) {
     index_t const a = k / Y.batch, b = k % Y.batch;
     index_t const K = detail::segments_for(o, Y.length(b));
-    fit_workspace<T> const ws = bufs[static_cast<std::size_t>(w)].at(K);
-    for (index_t i = 0; i < K; ++i) ws.r[i] = T(0);
-    out(a, b) = detail::adam_fit(uniform_interpolant(X[a]), uniform_interpolant(Y[b]), K, o, ws);
-    diverged[static_cast<std::size_t>(k)] = !detail::finite_logits(ws, K);
+    diverged[static_cast<std::size_t>(k)] =
+        !detail::fit_from_identity(uniform_interpolant(X[a]), uniform_interpolant(Y[b]), K, o,
+                                   bufs[static_cast<std::size_t>(w)].at(K), out(a, b));
   });
   detail::check_converged(diverged, o, "pairwise_distances (row-major pair index)");
 }

@@ -33,12 +33,14 @@ inline double locate(std::vector<std::pair<double, double>>& pairs, location_sta
   if (stat == location_statistic::mean) {
     // equal values average to themselves exactly (the weighted sum was 1 ulp off, and k-means
     // on duplicate series then never settled)
-    bool const equal = std::all_of(pairs.begin(), pairs.end(),
-                                   [&](auto const& p) { return p.first == pairs.front().first; });
-    if (equal && !pairs.empty()) return pairs.front().first;
     double sum = 0, weight = 0;
-    for (auto const& [v, wt] : pairs) { sum += wt * v; weight += wt; }
-    return sum / weight;
+    bool equal = true;
+    for (auto const& [v, wt] : pairs) {
+      sum += wt * v;
+      weight += wt;
+      equal = equal && v == pairs.front().first;
+    }
+    return equal && !pairs.empty() ? pairs.front().first : sum / weight;
   }
   std::sort(pairs.begin(), pairs.end());
   double total = 0;
