@@ -28,7 +28,7 @@ std::vector<double> on_device(Smooth smooth, std::vector<cell_inputs> const& in)
   RESILIN_CUDA_TRY(cudaMalloc(&d_in, sizeof(cell_inputs) * in.size()));
   RESILIN_CUDA_TRY(cudaMalloc(&d_out, sizeof(double) * in.size()));
   RESILIN_CUDA_TRY(cudaMemcpy(d_in, in.data(), sizeof(cell_inputs) * in.size(), cudaMemcpyHostToDevice));
-  cell_kernel<<<(count + 127) / 128, 128>>>(smooth, d_in, d_out, count);
+  RESILIN_LAUNCH((count + 127) / 128, 128, 0, nullptr, cell_kernel<Smooth>)(smooth, d_in, d_out, count);
   RESILIN_CUDA_TRY(cudaGetLastError());
   std::vector<double> out(in.size());
   RESILIN_CUDA_TRY(cudaMemcpy(out.data(), d_out, sizeof(double) * in.size(), cudaMemcpyDeviceToHost));

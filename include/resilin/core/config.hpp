@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#if defined(__CUDACC__) || (defined(__clang__) && defined(__CUDA__))
+// RESILIN_CUDA_EMULATION: the CUDA sources compiled as host C++ for the emulated device of the
+// tests (tests/emulation: kernels run on the CPU); never defined by users.
+#if defined(__CUDACC__) || (defined(__clang__) && defined(__CUDA__)) || defined(RESILIN_CUDA_EMULATION)
 #  define RESILIN_CUDA_COMPILATION 1
 #  define RESILIN_HD __host__ __device__
 #  define RESILIN_KERNEL __global__ static
@@ -14,7 +16,7 @@
 #  define RESILIN_HD
 #endif
 
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) || defined(RESILIN_CUDA_EMULATION)
 #  define RESILIN_DEVICE_PASS 1
 #else
 #  define RESILIN_DEVICE_PASS 0
@@ -38,12 +40,21 @@
 // RESILIN_DEVICE_UNROLL: unroll the next loop fully in device code (register arrays indexed by
 // the loop counter stay in registers); nothing on the host.
 // RESILIN_DEVICE_NO_UNROLL: keep the next loop rolled in device code (compile time, code size).
-#if RESILIN_DEVICE_PASS
+#if RESILIN_DEVICE_PASS && !defined(RESILIN_CUDA_EMULATION)
 #  define RESILIN_DEVICE_UNROLL _Pragma("unroll")
 #  define RESILIN_DEVICE_NO_UNROLL _Pragma("unroll 1")
 #else
 #  define RESILIN_DEVICE_UNROLL
 #  define RESILIN_DEVICE_NO_UNROLL
+#endif
+
+// RESILIN_LAUNCH(grid, block, shared bytes, stream, kernel)(arguments...): a kernel launch,
+// kernel<<<grid, block, shared bytes, stream>>>(arguments...), which the emulated device of the
+// tests runs on the CPU.
+#if defined(RESILIN_CUDA_EMULATION)
+#  define RESILIN_LAUNCH(grid, block, shared, stream, ...) RESILIN_EMULATED_LAUNCH(grid, block, shared, stream, __VA_ARGS__)
+#else
+#  define RESILIN_LAUNCH(grid, block, shared, stream, ...) __VA_ARGS__<<<grid, block, shared, stream>>>
 #endif
 
 namespace resilin {

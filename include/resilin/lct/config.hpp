@@ -1,12 +1,19 @@
 #pragma once
 // Host/device portability macros of the lct header set (independent of the alignment headers).
 
-#if defined(__CUDACC__) || (defined(__clang__) && defined(__CUDA__))
+// RESILIN_CUDA_EMULATION: the emulated device of the tests (see resilin/core/config.hpp).
+#if defined(__CUDACC__) || (defined(__clang__) && defined(__CUDA__)) || defined(RESILIN_CUDA_EMULATION)
 #  define RESILIN_LCT_CUDA_COMPILATION 1
 #  define RESILIN_LCT_HD __host__ __device__
 #else
 #  define RESILIN_LCT_CUDA_COMPILATION 0
 #  define RESILIN_LCT_HD
+#endif
+// RESILIN_LCT_LAUNCH(grid, block, shared bytes, stream, kernel)(arguments...): a kernel launch.
+#if defined(RESILIN_CUDA_EMULATION)
+#  define RESILIN_LCT_LAUNCH(grid, block, shared, stream, ...) RESILIN_EMULATED_LAUNCH(grid, block, shared, stream, __VA_ARGS__)
+#else
+#  define RESILIN_LCT_LAUNCH(grid, block, shared, stream, ...) __VA_ARGS__<<<grid, block, shared, stream>>>
 #endif
 
 // Throws on the host; aborts with the message when exceptions are disabled. Overridable.

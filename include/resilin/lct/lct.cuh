@@ -1,5 +1,5 @@
 #pragma once
-#ifndef __CUDACC__
+#if !defined(__CUDACC__) && !defined(RESILIN_CUDA_EMULATION)
 #  error "resilin/lct/lct.cuh needs a CUDA compiler; include resilin/lct/lct.hpp for host code"
 #endif
 // CUDA umbrella of lct: the host API plus the device encoder and decoder.

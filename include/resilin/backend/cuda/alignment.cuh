@@ -49,6 +49,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <cuda_runtime_api.h>
 #include <resilin/alignment.hpp>
 #include <resilin/backend/cuda/backend.cuh>
@@ -244,7 +245,7 @@ cudaError_t launch_per_channel(void* ws, std::size_t& bytes, cudaStream_t s, bat
   // split, launch per channel, merge; each element-wise step only where it has elements
   auto const elementwise = [&](auto kernel, auto const* src, index_t series, index_t length, auto* dst) {
     index_t const n = series * length * d;
-    if (n > 0) kernel<<<elementwise_blocks(n), 256, 0, s>>>(src, series, length, d, dst, n);
+    if (n > 0) RESILIN_LAUNCH(elementwise_blocks(n), 256, 0, s, kernel)(src, series, length, d, dst, n);
     return cudaGetLastError();
   };
   if (cudaError_t e = elementwise(split_channels_kernel<T>, X.data, X.batch, X.max_length, channel(xo, 0, 0)))
@@ -258,7 +259,8 @@ cudaError_t launch_per_channel(void* ws, std::size_t& bytes, cudaStream_t s, bat
       return e;
   }
   if (out && count > 0) {
-    sum_channels_kernel<T><<<elementwise_blocks(count), 256, 0, s>>>(channel(ro, 0, 0), count, d, out);
+    RESILIN_LAUNCH(elementwise_blocks(count), 256, 0, s, sum_channels_kernel<T>)
+        (channel(ro, 0, 0), count, d, out);
     if (cudaError_t e = cudaGetLastError()) return e;
   }
   if (gx)
@@ -313,8 +315,9 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
     bool const dist = enable_distance_tiles<T, Cost>(tiled_value_kernel<T, Cost, Smooth>, X.channels,
                                                      plan.ring_bytes, shared);
     for (index_t d = 0; d < plan.tile_diagonals; ++d) {
-      tiled_value_kernel<T, Cost, Smooth><<<grid, static_cast<unsigned>(plan.threads), shared,
-                                            exec.stream>>>(ta, d, dist);
+      RESILIN_LAUNCH(grid, static_cast<unsigned>(plan.threads), shared, exec.stream,
+                     tiled_value_kernel<T, Cost, Smooth>)
+          (ta, d, dist);
       if (cudaError_t e = cudaGetLastError()) return e;
     }
   } else {
@@ -322,18 +325,22 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
     auto const launch = [&](index_t first, index_t count) {
       unsigned const blocks = static_cast<unsigned>(count);
       if (plan.shuffle)
-        value_shuffle_kernel<T, Cost, Smooth><<<blocks, threads, 0, exec.stream>>>(a, plan.jobs, first);
+        RESILIN_LAUNCH(blocks, threads, 0, exec.stream, value_shuffle_kernel<T, Cost, Smooth>)
+            (a, plan.jobs, first);
       else if (plan.strip)
         with_univariate(X.channels, [&](auto univariate) {
-          value_strip_kernel<T, Cost, Smooth, decltype(univariate)::value>
-              <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, plan.jobs, first, plan.stage_values);
+          RESILIN_LAUNCH(blocks, threads, plan.shared_bytes(), exec.stream,
+                         value_strip_kernel<T, Cost, Smooth, decltype(univariate)::value>)
+              (a, plan.jobs, first, plan.stage_values);
         });
       else if (plan.mapping.warps)
-        value_warps_kernel<T, Cost, Smooth>
-            <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings, plan.jobs, first);
+        RESILIN_LAUNCH(blocks, threads, plan.shared_bytes(), exec.stream,
+                       value_warps_kernel<T, Cost, Smooth>)
+            (a, rings, plan.jobs, first);
       else
-        value_kernel<T, Cost, Smooth>
-            <<<blocks, threads, plan.shared_bytes(), exec.stream>>>(a, rings, first);
+        RESILIN_LAUNCH(blocks, threads, plan.shared_bytes(), exec.stream,
+                       value_kernel<T, Cost, Smooth>)
+            (a, rings, first);
       return cudaGetLastError();
     };
     if (cudaError_t e = for_each_block_chunk(plan.mapping.blocks(plan.jobs), max_grid_blocks, launch))
@@ -341,10 +348,11 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
   }
   if (!m.divergence) return cudaSuccess;
   if (layout == job_layout::paired) {
-    divergence_paired_kernel<T><<<elementwise_blocks(X.batch), 256, 0, exec.stream>>>(
+    RESILIN_LAUNCH(elementwise_blocks(X.batch), 256, 0, exec.stream, divergence_paired_kernel<T>)(
         results, X.batch, out);
   } else {
-    divergence_pairwise_kernel<T><<<elementwise_blocks(X.batch * Y.batch), 256, 0, exec.stream>>>(
+    RESILIN_LAUNCH(elementwise_blocks(X.batch * Y.batch), 256, 0, exec.stream,
+                   divergence_pairwise_kernel<T>)(
         results, X.batch, Y.batch, out);
   }
   return cudaGetLastError();
@@ -427,15 +435,17 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
       backward_shared = plan.ring_bytes;
     }
     for (index_t t = 0; t < plan.tile_diagonals; ++t) {
-      tiled_train_forward_kernel<T, Cost, Smooth><<<grid, threads, forward_shared, s>>>(a, t, dist);
+      RESILIN_LAUNCH(grid, threads, forward_shared, s, tiled_train_forward_kernel<T, Cost, Smooth>)
+          (a, t, dist);
       if (cudaError_t err = cudaGetLastError()) return err;
     }
     int const launches = tiled_backward_launches<Cost>(gx != nullptr);
     if (gx || e) {
       for (index_t t = plan.tile_diagonals - 1; t >= 0; --t) {
         for (int l = 0; l < launches; ++l) {
-          tiled_train_backward_kernel<T, Cost, Smooth>
-              <<<grid, threads, backward_shared, s>>>(a, t, launches > 1 ? l : -1, dist);
+          RESILIN_LAUNCH(grid, threads, backward_shared, s,
+                         tiled_train_backward_kernel<T, Cost, Smooth>)
+              (a, t, launches > 1 ? l : -1, dist);
           if (cudaError_t err = cudaGetLastError()) return err;
         }
       }
@@ -446,24 +456,26 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
     auto const launch = [&](index_t first, index_t count) {
       unsigned const blocks = static_cast<unsigned>(count);
       if (plan.shuffle)
-        train_shuffle_kernel<T, Cost, Smooth><<<blocks, threads, 0, s>>>(a, plan.jobs, first);
+        RESILIN_LAUNCH(blocks, threads, 0, s,
+                       train_shuffle_kernel<T, Cost, Smooth>)(a, plan.jobs, first);
       else if (plan.mapping.warps)
-        train_warps_kernel<T, Cost, Smooth>
-            <<<blocks, threads, plan.shared_bytes(), s>>>(a, rings, plan.jobs, first);
+        RESILIN_LAUNCH(blocks, threads, plan.shared_bytes(), s, train_warps_kernel<T, Cost, Smooth>)
+            (a, rings, plan.jobs, first);
       else
-        train_kernel<T, Cost, Smooth><<<blocks, threads, plan.shared_bytes(), s>>>(a, rings, first);
+        RESILIN_LAUNCH(blocks, threads, plan.shared_bytes(), s, train_kernel<T, Cost, Smooth>)
+            (a, rings, first);
       return cudaGetLastError();
     };
     if (cudaError_t err = for_each_block_chunk(plan.mapping.blocks(plan.jobs), max_grid_blocks, launch))
       return err;
   }
   if (!m.divergence) return cudaSuccess;
-  divergence_paired_kernel<T><<<elementwise_blocks(B), 256, 0, s>>>(a.results, B, out);
+  RESILIN_LAUNCH(elementwise_blocks(B), 256, 0, s, divergence_paired_kernel<T>)(a.results, B, out);
   if (cudaError_t err = cudaGetLastError()) return err;
   if (gx) {
-    add_two_kernel<T><<<elementwise_blocks(static_cast<index_t>(xs)), 256, 0, s>>>(
+    RESILIN_LAUNCH(elementwise_blocks(static_cast<index_t>(xs)), 256, 0, s, add_two_kernel<T>)(
         gx, a.gx1, a.gx2, static_cast<index_t>(xs));
-    add_two_kernel<T><<<elementwise_blocks(static_cast<index_t>(ys)), 256, 0, s>>>(
+    RESILIN_LAUNCH(elementwise_blocks(static_cast<index_t>(ys)), 256, 0, s, add_two_kernel<T>)(
         gy, a.gy1, a.gy2, static_cast<index_t>(ys));
   }
   return cudaGetLastError();
@@ -515,7 +527,9 @@ cudaError_t launch_pairwise_grads(void* ws, std::size_t& bytes, device_backend e
     return cudaMemsetAsync(gx, 0, values_of(nx * xrow), s);
   auto expand = [&](auto const* src, index_t row, bool outer, auto* dst) {
     index_t const count = jobs * row;
-    expand_pairwise_kernel<<<elementwise_blocks(count), 256, 0, s>>>(src, row, ny, outer, dst, count);
+    using value = std::remove_const_t<std::remove_pointer_t<decltype(src)>>;
+    RESILIN_LAUNCH(elementwise_blocks(count), 256, 0, s, expand_pairwise_kernel<value>)
+        (src, row, ny, outer, dst, count);
     return cudaGetLastError();
   };
   if (cudaError_t e = expand(X.data, xrow, true, reinterpret_cast<T*>(at(ws, xe)))) return e;
@@ -530,7 +544,8 @@ cudaError_t launch_pairwise_grads(void* ws, std::size_t& bytes, device_backend e
                                       reinterpret_cast<T*>(at(ws, gye)), weights, static_cast<T*>(nullptr)))
     return e;
   index_t const count = nx * xrow;
-  sum_pairwise_grads_kernel<T><<<elementwise_blocks(count), 256, 0, s>>>(gx_jobs, xrow, ny, gx, count);
+  RESILIN_LAUNCH(elementwise_blocks(count), 256, 0, s, sum_pairwise_grads_kernel<T>)
+      (gx_jobs, xrow, ny, gx, count);
   return cudaGetLastError();
 }
 

@@ -109,6 +109,18 @@ struct shuffle_warp : warp_exec {
   }
 };
 
+/// The CTA's dynamic shared memory (16-byte aligned; the size of the launch).
+RESILIN_HD inline unsigned char* dynamic_shared_memory() {
+#if defined(RESILIN_CUDA_EMULATION)
+  return ::resilin_emulation::dynamic_shared_memory();
+#elif RESILIN_DEVICE_PASS
+  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  return resilin_shared;
+#else
+  return nullptr;
+#endif
+}
+
 // The per-job kernels take the index of their first block: a call of more blocks than a grid
 // holds launches consecutive chunks (device_detail::for_each_block_chunk).
 
@@ -137,7 +149,7 @@ RESILIN_HD inline index_t warp_job(index_t jobs, index_t first_block) {
 template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void value_kernel(device_detail::value_args<T, Cost, Smooth> a, T* rings,
                                  index_t first_block) {
-  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  unsigned char* const resilin_shared = dynamic_shared_memory();
   index_t const k = block_of_call(first_block);
   T* const ring = rings ? rings + k * 3 * a.stride : reinterpret_cast<T*>(resilin_shared);
   device_detail::value_block(cta_exec{}, a, k, ring);
@@ -147,7 +159,7 @@ RESILIN_KERNEL void value_kernel(device_detail::value_args<T, Cost, Smooth> a, T
 template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void train_kernel(device_detail::train_args<T, Cost, Smooth> a, T* rings,
                                  index_t first_block) {
-  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  unsigned char* const resilin_shared = dynamic_shared_memory();
   index_t const k = block_of_call(first_block);
   T* const ring = rings ? rings + k * 7 * a.stride : reinterpret_cast<T*>(resilin_shared);
   device_detail::train_block(cta_exec{}, a, k, ring);
@@ -171,7 +183,7 @@ RESILIN_HD T* warp_ring(T* rings, index_t k, index_t values, unsigned char* shar
 template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void value_warps_kernel(device_detail::value_args<T, Cost, Smooth> a, T* rings,
                                        index_t jobs, index_t first_block) {
-  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  unsigned char* const resilin_shared = dynamic_shared_memory();
   if (index_t const k = warp_job(jobs, first_block); k >= 0)
     device_detail::value_block(warp_exec{}, a, k, warp_ring(rings, k, 3 * a.stride, resilin_shared));
 }
@@ -189,7 +201,7 @@ RESILIN_KERNEL void value_shuffle_kernel(device_detail::value_args<T, Cost, Smoo
 template <class T, class Cost, class Smooth, bool Univariate>
 RESILIN_KERNEL void value_strip_kernel(device_detail::value_args<T, Cost, Smooth> a, index_t jobs,
                                        index_t first_block, index_t stage_values) {
-  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  unsigned char* const resilin_shared = dynamic_shared_memory();
   if (index_t const k = warp_job(jobs, first_block); k >= 0)
     device_detail::value_strip_block<Univariate>(
         shuffle_warp{}, a, k, stage_values ? warp_ring<T>(nullptr, k, stage_values, resilin_shared) : nullptr,
@@ -200,7 +212,7 @@ RESILIN_KERNEL void value_strip_kernel(device_detail::value_args<T, Cost, Smooth
 template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void train_warps_kernel(device_detail::train_args<T, Cost, Smooth> a, T* rings,
                                        index_t jobs, index_t first_block) {
-  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  unsigned char* const resilin_shared = dynamic_shared_memory();
   if (index_t const k = warp_job(jobs, first_block); k >= 0)
     device_detail::train_block(warp_exec{}, a, k, warp_ring(rings, k, 7 * a.stride, resilin_shared));
 }
@@ -223,7 +235,7 @@ RESILIN_HD T* distance_tile(unsigned char* shared, index_t ring_values, bool dis
 template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void tiled_value_kernel(device_detail::tiled_args<T, Cost, Smooth> a, index_t d,
                                        bool distances) {
-  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  unsigned char* const resilin_shared = dynamic_shared_memory();
   device_detail::tiled_value_block(cta_exec{}, a, static_cast<index_t>(blockIdx.y), d,
                                    static_cast<index_t>(blockIdx.x), reinterpret_cast<T*>(resilin_shared),
                                    distance_tile<T>(resilin_shared, 3 * device_detail::tile_size, distances));
@@ -233,7 +245,7 @@ RESILIN_KERNEL void tiled_value_kernel(device_detail::tiled_args<T, Cost, Smooth
 template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void tiled_train_forward_kernel(device_detail::train_args<T, Cost, Smooth> a, index_t d,
                                                bool distances) {
-  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  unsigned char* const resilin_shared = dynamic_shared_memory();
   device_detail::tiled_train_forward_block(cta_exec{}, a, static_cast<index_t>(blockIdx.y), d,
                                            static_cast<index_t>(blockIdx.x),
                                            reinterpret_cast<T*>(resilin_shared),
@@ -245,7 +257,7 @@ RESILIN_KERNEL void tiled_train_forward_kernel(device_detail::train_args<T, Cost
 template <class T, class Cost, class Smooth>
 RESILIN_KERNEL void tiled_train_backward_kernel(device_detail::train_args<T, Cost, Smooth> a,
                                                 index_t d, int parity, bool distances) {
-  extern __shared__ __align__(16) unsigned char resilin_shared[];
+  unsigned char* const resilin_shared = dynamic_shared_memory();
   device_detail::tiled_train_backward_block(cta_exec{}, a, static_cast<index_t>(blockIdx.y), d,
                                             static_cast<index_t>(blockIdx.x), parity,
                                             reinterpret_cast<T*>(resilin_shared),

@@ -388,19 +388,20 @@ cudaError_t launch_pairs(void* ws, std::size_t& bytes, device_backend exec,
   if (b.x.batch == 0) return cudaSuccess;
   cudaStream_t const s = exec.stream;
   if (thread_layout) {
-    pair_kernel<T><<<blocks_for(b.x.batch), block_threads, 0, s>>>(b, out, g ? *g : pair_grads<T>{});
+    RESILIN_LAUNCH(blocks_for(b.x.batch), block_threads, 0, s, pair_kernel<T>)
+        (b, out, g ? *g : pair_grads<T>{});
     return cudaGetLastError();
   }
   auto const pairs = static_cast<unsigned>(b.x.batch);
-  segment_kernel<T><<<pairs, block_threads, 0, s>>>(
+  RESILIN_LAUNCH(pairs, block_threads, 0, s, segment_kernel<T>)(
       b, out, slots ? static_cast<T*>(ws) : nullptr, slots ? g->dv : nullptr);
   if (cudaError_t e = cudaGetLastError()) return e;
   if (g && g->dx) {
-    gather_kernel<T><<<pairs, block_threads, 0, s>>>(b, g->dx, true);
+    RESILIN_LAUNCH(pairs, block_threads, 0, s, gather_kernel<T>)(b, g->dx, true);
     if (cudaError_t e = cudaGetLastError()) return e;
   }
   if (g && g->dy) {
-    gather_kernel<T><<<pairs, block_threads, 0, s>>>(b, g->dy, false);
+    RESILIN_LAUNCH(pairs, block_threads, 0, s, gather_kernel<T>)(b, g->dy, false);
     if (cudaError_t e = cudaGetLastError()) return e;
   }
   return cudaSuccess;
@@ -512,11 +513,12 @@ cudaError_t mc_value_and_grad(void* ws, std::size_t& bytes, device_backend exec,
   T* const slices = want ? reinterpret_cast<T*>(base + plan.grads_offset) : nullptr;
   T* const scratch = reinterpret_cast<T*>(base + plan.scratch_offset);
   cudaStream_t const s = exec.stream;
-  cd::mc_chunk_kernel<T, X, W><<<cd::blocks_for(plan.chunks), cd::block_threads, 0, s>>>(
+  RESILIN_LAUNCH(cd::blocks_for(plan.chunks), cd::block_threads, 0, s,
+                 cd::mc_chunk_kernel<T, X, W>)(
       x, y, warp, opt, samples_per_thread, plan.chunks, px, pw, sums, slices, scratch);
   if (cudaError_t e = cudaGetLastError()) return e;
   index_t const outputs = 1 + (want ? px + py + pw : 0);
-  cd::mc_reduce_kernel<T><<<cd::blocks_for(outputs), cd::block_threads, 0, s>>>(
+  RESILIN_LAUNCH(cd::blocks_for(outputs), cd::block_threads, 0, s, cd::mc_reduce_kernel<T>)(
       plan.chunks, opt.samples, sums, slices, px, py, pw, out, grads);
   return cudaGetLastError();
 }

@@ -1,5 +1,5 @@
 #pragma once
-#ifndef __CUDACC__
+#if !defined(__CUDACC__) && !defined(RESILIN_CUDA_EMULATION)
 #  error "resilin/lct/cuda/*.cuh need a CUDA compiler; include resilin/lct/lct.hpp for host code"
 #endif
 // Device bit-stream helpers: the stream is stored as bytes MSB first; words are read as

@@ -1,5 +1,5 @@
 #pragma once
-#ifndef __CUDACC__
+#if !defined(__CUDACC__) && !defined(RESILIN_CUDA_EMULATION)
 #  error "resilin/lct/cuda/*.cuh need a CUDA compiler; include resilin/lct/lct.hpp for host code"
 #endif
 // CUDA decoder (spec/lct.md §3.6): one CTA per chunk; each thread owns a run of 128-bit windows
@@ -14,6 +14,7 @@
 #include <cub/block/block_scan.cuh>
 
 #include <resilin/lct/cuda/bits.cuh>
+#include <resilin/lct/config.hpp>
 #include <resilin/lct/dtype.hpp>
 #include <resilin/lct/format.hpp>
 #include <resilin/lct/tables.hpp>
@@ -152,15 +153,15 @@ inline cudaError_t decode(device_stream const& s, void* out, void* workspace, st
     return cudaErrorInvalidValue;
   auto* lut = static_cast<std::uint16_t*>(workspace);
   auto* error = reinterpret_cast<std::uint32_t*>(static_cast<char*>(workspace) + lut_size * sizeof(std::uint16_t));
-  detail::build_lut_kernel<<<1, 1, 0, stream>>>(s.lengths, s.key_ref, lut, error);
+  RESILIN_LCT_LAUNCH(1, 1, 0, stream, detail::build_lut_kernel)(s.lengths, s.key_ref, lut, error);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   std::uint64_t const C = chunk_count(s.count, s.chunk_log2);
   if (C == 0) return cudaSuccess;
   if (C > 0x7FFFFFFFull) return cudaErrorInvalidValue;
   switch (s.type) {
-    case dtype::bf16: detail::decode_chunks_kernel<dtype::bf16><<<static_cast<unsigned>(C), block_threads, 0, stream>>>(s, lut, error, out); break;
-    case dtype::fp16: detail::decode_chunks_kernel<dtype::fp16><<<static_cast<unsigned>(C), block_threads, 0, stream>>>(s, lut, error, out); break;
-    case dtype::fp32: detail::decode_chunks_kernel<dtype::fp32><<<static_cast<unsigned>(C), block_threads, 0, stream>>>(s, lut, error, out); break;
+    case dtype::bf16: RESILIN_LCT_LAUNCH(static_cast<unsigned>(C), block_threads, 0, stream, detail::decode_chunks_kernel<dtype::bf16>)(s, lut, error, out); break;
+    case dtype::fp16: RESILIN_LCT_LAUNCH(static_cast<unsigned>(C), block_threads, 0, stream, detail::decode_chunks_kernel<dtype::fp16>)(s, lut, error, out); break;
+    case dtype::fp32: RESILIN_LCT_LAUNCH(static_cast<unsigned>(C), block_threads, 0, stream, detail::decode_chunks_kernel<dtype::fp32>)(s, lut, error, out); break;
   }
   return cudaGetLastError();
 }

@@ -1,5 +1,5 @@
 #pragma once
-#ifndef __CUDACC__
+#if !defined(__CUDACC__) && !defined(RESILIN_CUDA_EMULATION)
 #  error "resilin/lct/cuda/*.cuh need a CUDA compiler; include resilin/lct/lct.hpp for host code"
 #endif
 // CUDA encoder (spec/lct.md §3.7): histogram kernel -> one-thread kernel picking the modal
@@ -17,6 +17,7 @@
 
 #include <resilin/lct/cuda/bits.cuh>
 #include <resilin/lct/cuda/decode.cuh>
+#include <resilin/lct/config.hpp>
 #include <resilin/lct/dtype.hpp>
 #include <resilin/lct/format.hpp>
 #include <resilin/lct/tables.hpp>
@@ -237,21 +238,23 @@ inline cudaError_t encode(dtype t, void const* in, std::uint64_t n, code_lengths
   unsigned const hist_blocks = static_cast<unsigned>(n == 0 ? 1 : (n + 4095) / 4096 < 1024 ? (n + 4095) / 4096 : 1024);
   std::size_t const slot = detail::slot_words(t, chunk_log2);
   switch (t) {
-    case dtype::bf16: detail::histogram_kernel<dtype::bf16><<<hist_blocks, 256, 0, stream>>>(in, n, ws.hist); break;
-    case dtype::fp16: detail::histogram_kernel<dtype::fp16><<<hist_blocks, 256, 0, stream>>>(in, n, ws.hist); break;
-    case dtype::fp32: detail::histogram_kernel<dtype::fp32><<<hist_blocks, 256, 0, stream>>>(in, n, ws.hist); break;
+    case dtype::bf16: RESILIN_LCT_LAUNCH(hist_blocks, 256, 0, stream, detail::histogram_kernel<dtype::bf16>)(in, n, ws.hist); break;
+    case dtype::fp16: RESILIN_LCT_LAUNCH(hist_blocks, 256, 0, stream, detail::histogram_kernel<dtype::fp16>)(in, n, ws.hist); break;
+    case dtype::fp32: RESILIN_LCT_LAUNCH(hist_blocks, 256, 0, stream, detail::histogram_kernel<dtype::fp32>)(in, n, ws.hist); break;
   }
-  detail::prepare_kernel<<<1, 1, 0, stream>>>(lengths, ws.hist, ws.table, out.key_ref, out.histogram);
+  RESILIN_LCT_LAUNCH(1, 1, 0, stream, detail::prepare_kernel)
+      (lengths, ws.hist, ws.table, out.key_ref, out.histogram);
   if (C > 0) {
     unsigned const grid = static_cast<unsigned>(C);
     switch (t) {
-      case dtype::bf16: detail::encode_chunks_kernel<dtype::bf16><<<grid, block_threads, 0, stream>>>(in, n, chunk_log2, ws.table, ws.slots, slot, ws.sizes, out.bits, out.raw); break;
-      case dtype::fp16: detail::encode_chunks_kernel<dtype::fp16><<<grid, block_threads, 0, stream>>>(in, n, chunk_log2, ws.table, ws.slots, slot, ws.sizes, out.bits, out.raw); break;
-      case dtype::fp32: detail::encode_chunks_kernel<dtype::fp32><<<grid, block_threads, 0, stream>>>(in, n, chunk_log2, ws.table, ws.slots, slot, ws.sizes, out.bits, out.raw); break;
+      case dtype::bf16: RESILIN_LCT_LAUNCH(grid, block_threads, 0, stream, detail::encode_chunks_kernel<dtype::bf16>)(in, n, chunk_log2, ws.table, ws.slots, slot, ws.sizes, out.bits, out.raw); break;
+      case dtype::fp16: RESILIN_LCT_LAUNCH(grid, block_threads, 0, stream, detail::encode_chunks_kernel<dtype::fp16>)(in, n, chunk_log2, ws.table, ws.slots, slot, ws.sizes, out.bits, out.raw); break;
+      case dtype::fp32: RESILIN_LCT_LAUNCH(grid, block_threads, 0, stream, detail::encode_chunks_kernel<dtype::fp32>)(in, n, chunk_log2, ws.table, ws.slots, slot, ws.sizes, out.bits, out.raw); break;
     }
   }
-  detail::scan_sizes_kernel<<<1, 1024, 0, stream>>>(ws.sizes, C, out.offsets);
-  if (C > 0) detail::compact_kernel<<<static_cast<unsigned>(C), 256, 0, stream>>>(ws.slots, slot, ws.sizes, out.offsets, out.stream);
+  RESILIN_LCT_LAUNCH(1, 1024, 0, stream, detail::scan_sizes_kernel)(ws.sizes, C, out.offsets);
+  if (C > 0) RESILIN_LCT_LAUNCH(static_cast<unsigned>(C), 256, 0, stream, detail::compact_kernel)
+      (ws.slots, slot, ws.sizes, out.offsets, out.stream);
   return cudaGetLastError();
 }
 

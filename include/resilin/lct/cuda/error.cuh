@@ -1,5 +1,5 @@
 #pragma once
-#ifndef __CUDACC__
+#if !defined(__CUDACC__) && !defined(RESILIN_CUDA_EMULATION)
 #  error "resilin/lct/cuda/*.cuh need a CUDA compiler; include resilin/lct/lct.hpp for host code"
 #endif
 // CUDA error type of lct's convenience layer (the expert layer returns cudaError_t).

@@ -1,0 +1,3 @@
+#pragma once
+// The emulated device's runtime (tests only): see resilin_emulation/emulator.hpp.
+#include <resilin_emulation/emulator.hpp>
