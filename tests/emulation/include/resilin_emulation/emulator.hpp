@@ -148,7 +148,7 @@ struct block_run {
 };
 
 inline thread_local block_run* running = nullptr;
-inline thread_local std::vector<fiber>* fiber_pool = nullptr;
+inline thread_local std::vector<fiber> fiber_pool;  // stacks kept between blocks and launches
 
 inline block_run& current_block() {
   if (!running) fail("a device function (threadIdx, __syncthreads, a shuffle) was called outside a kernel");
@@ -225,8 +225,7 @@ inline bool reverse_order() {
 /// Runs one block: every thread until all have returned.
 inline void run_block(block_run& b) {
   int const n = b.count;
-  if (!fiber_pool) fiber_pool = new std::vector<fiber>();  // kept for the thread's lifetime
-  std::vector<fiber>& threads = *fiber_pool;
+  std::vector<fiber>& threads = fiber_pool;
   if (threads.size() < static_cast<std::size_t>(n)) threads.resize(static_cast<std::size_t>(n));
   b.threads = &threads;
   b.exchange.assign(static_cast<std::size_t>(n) * 16, 0);
@@ -315,14 +314,14 @@ inline void* allocate(std::size_t bytes) {
   return data;
 }
 
-/// The allocation holding p, or null.
-inline allocation const* find_allocation(void const* p) {
+/// Whether p points into a device allocation.
+inline bool is_device_pointer(void const* p) {
   auto const a = reinterpret_cast<std::uintptr_t>(p);
   std::lock_guard lock(state().memory_mutex);
   auto it = state().blocks.upper_bound(a);
-  if (it == state().blocks.begin()) return nullptr;
+  if (it == state().blocks.begin()) return false;
   --it;
-  return a < it->first + std::max<std::size_t>(it->second.bytes, 1) ? &it->second : nullptr;
+  return a < it->first + std::max<std::size_t>(it->second.bytes, 1);
 }
 
 inline bool release(void* p) {
@@ -507,7 +506,7 @@ inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return cudaFree(p); }
 inline cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, void const* p) {
   if (!a) return resilin_emulation::fails(cudaErrorInvalidValue);
   *a = {};
-  if (resilin_emulation::find_allocation(p)) {
+  if (resilin_emulation::is_device_pointer(p)) {
     a->type = cudaMemoryTypeDevice;
     a->devicePointer = const_cast<void*>(p);
   }
