@@ -47,12 +47,10 @@
 #define __device__
 #define __global__
 #define __forceinline__ inline __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
 #define __restrict__ __restrict
 #define __shared__ static
-#define __constant__ static
 
 struct uint3 {
   unsigned int x = 0, y = 0, z = 0;
@@ -115,19 +113,31 @@ resilin_emulation_switch:
   .size resilin_emulation_switch, .-resilin_emulation_switch
 )");
 extern "C" void resilin_emulation_switch(void** save_sp, void* load_sp);
+/// A suspended execution: its stack pointer.
+struct context {
+  void* sp = nullptr;
+};
 #else
 #  define RESILIN_EMULATION_FAST_SWITCH 0
+struct context {
+  ucontext_t uc{};
+};
 #endif
+
+/// Suspends the execution that calls it into `save` and resumes `load`.
+inline void switch_context(context& save, context& load) {
+#if RESILIN_EMULATION_FAST_SWITCH
+  resilin_emulation_switch(&save.sp, load.sp);
+#else
+  if (swapcontext(&save.uc, &load.uc) != 0) fail("swapcontext failed");
+#endif
+}
 
 struct fiber {
   std::unique_ptr<char[]> stack;
   uint3 index;
   wait state = wait::running;
-#if RESILIN_EMULATION_FAST_SWITCH
-  void* sp = nullptr;
-#else
-  ucontext_t context{};
-#endif
+  context suspended;
 };
 
 /// The block being run on this thread.
@@ -137,11 +147,7 @@ struct block_run {
   std::vector<fiber>* threads = nullptr;
   int count = 0;
   int current = -1;
-#if RESILIN_EMULATION_FAST_SWITCH
-  void* scheduler_sp = nullptr;
-#else
-  ucontext_t scheduler{};
-#endif
+  context scheduler;
   std::function<void()> const* body = nullptr;
   unsigned char* dynamic_shared = nullptr;
   std::vector<unsigned char> exchange;  // 16 bytes per thread: the warp shuffles' mailbox
@@ -155,30 +161,12 @@ inline block_run& current_block() {
   return *running;
 }
 
-/// From the running fiber to the scheduler.
-inline void to_scheduler(block_run& b, fiber& f) {
-#if RESILIN_EMULATION_FAST_SWITCH
-  resilin_emulation_switch(&f.sp, b.scheduler_sp);
-#else
-  if (swapcontext(&f.context, &b.scheduler) != 0) fail("swapcontext failed");
-#endif
-}
-
-/// From the scheduler to fiber f, until it waits or returns.
-inline void to_fiber(block_run& b, fiber& f) {
-#if RESILIN_EMULATION_FAST_SWITCH
-  resilin_emulation_switch(&b.scheduler_sp, f.sp);
-#else
-  if (swapcontext(&b.scheduler, &f.context) != 0) fail("swapcontext failed");
-#endif
-}
-
 /// Back to the scheduler until the barrier `w` opens.
 inline void block_until(wait w) {
   block_run& b = current_block();
   fiber& f = (*b.threads)[static_cast<std::size_t>(b.current)];
   f.state = w;
-  to_scheduler(b, f);
+  switch_context(f.suspended, b.scheduler);
 }
 
 /// A fiber's life: the kernel, then back to the scheduler for good.
@@ -187,7 +175,7 @@ inline void block_until(wait w) {
   (*b.body)();
   fiber& f = (*b.threads)[static_cast<std::size_t>(b.current)];
   f.state = wait::done;
-  to_scheduler(b, f);
+  switch_context(f.suspended, b.scheduler);
   fail("a returned thread was resumed");
 }
 
@@ -203,13 +191,14 @@ inline void start_fiber(fiber& f) {
   sp -= 1;
   std::uint32_t const control[2] = {0x1F80u, 0x037Fu};  // MXCSR and x87 control word at reset
   std::memcpy(sp, control, sizeof control);
-  f.sp = sp;
+  f.suspended.sp = sp;
 #else
-  if (getcontext(&f.context) != 0) fail("getcontext failed");
-  f.context.uc_stack.ss_sp = f.stack.get();
-  f.context.uc_stack.ss_size = fiber_stack_bytes;
-  f.context.uc_link = nullptr;
-  makecontext(&f.context, reinterpret_cast<void (*)()>(&fiber_main), 0);
+  ucontext_t& uc = f.suspended.uc;
+  if (getcontext(&uc) != 0) fail("getcontext failed");
+  uc.uc_stack.ss_sp = f.stack.get();
+  uc.uc_stack.ss_size = fiber_stack_bytes;
+  uc.uc_link = nullptr;
+  makecontext(&uc, reinterpret_cast<void (*)()>(&fiber_main), 0);
 #endif
 }
 
@@ -244,7 +233,7 @@ inline void run_block(block_run& b) {
       fiber& f = threads[static_cast<std::size_t>(t)];
       if (f.state != wait::running) continue;
       b.current = t;
-      to_fiber(b, f);
+      switch_context(b.scheduler, f.suspended);
     }
     b.current = -1;
     // every thread now waits or has returned: open the barriers whose live threads all wait
@@ -291,7 +280,7 @@ struct allocation {
 };
 
 struct device_state {
-  std::recursive_mutex launch_mutex;  // launches (and their statics) take turns
+  std::mutex launch_mutex;  // launches (and their statics) take turns
   std::mutex memory_mutex;
   std::map<std::uintptr_t, allocation> blocks;  // by data address
   std::map<void const*, std::size_t> shared_limits;  // cudaFuncSetAttribute
@@ -365,15 +354,9 @@ enum cudaError_t {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
-  cudaErrorInitializationError = 3,
   cudaErrorInvalidConfiguration = 9,
   cudaErrorInvalidDevicePointer = 17,
   cudaErrorInsufficientDriver = 35,
-  cudaErrorNoDevice = 100,
-  cudaErrorInvalidDevice = 101,
-  cudaErrorInvalidResourceHandle = 400,
-  cudaErrorIllegalAddress = 700,
-  cudaErrorLaunchOutOfResources = 701,
   cudaErrorNotSupported = 801,
   cudaErrorStreamCaptureUnsupported = 900,
 };
@@ -381,7 +364,6 @@ using cudaError = cudaError_t;
 using cudaStream_t = resilin_emulation::stream*;
 using cudaGraph_t = resilin_emulation::graph*;
 using cudaGraphExec_t = resilin_emulation::graph*;
-using cudaEvent_t = struct cuda_event_emulated*;
 
 enum cudaMemcpyKind {
   cudaMemcpyHostToHost = 0,
@@ -427,7 +409,6 @@ inline cudaError_t cudaGetLastError() {
   resilin_emulation::last_error() = cudaSuccess;
   return e;
 }
-inline cudaError_t cudaPeekAtLastError() { return resilin_emulation::last_error(); }
 inline char const* cudaGetErrorName(cudaError_t e) {
   switch (e) {
     case cudaSuccess: return "cudaSuccess";
@@ -459,15 +440,11 @@ inline cudaError_t cudaGetDevice(int* device) {
   *device = 0;
   return cudaSuccess;
 }
-inline cudaError_t cudaSetDevice(int device) {
-  return device == 0 ? cudaSuccess : resilin_emulation::fails(cudaErrorInvalidDevice);
-}
 inline cudaError_t cudaDriverGetVersion(int* v) {
   if (!v) return resilin_emulation::fails(cudaErrorInvalidValue);
   *v = 13000;
   return cudaSuccess;
 }
-inline cudaError_t cudaRuntimeGetVersion(int* v) { return cudaDriverGetVersion(v); }
 inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
   if (!value || device != 0) return resilin_emulation::fails(cudaErrorInvalidValue);
   switch (attr) {
@@ -654,13 +631,9 @@ inline uint3 const& thread_index() {
   return (*b.threads)[static_cast<std::size_t>(b.current)].index;
 }
 inline uint3 const& block_index() { return current_block().block_index; }
-inline uint3 const& as_uint3(dim3 const& d) { return reinterpret_cast<uint3 const&>(d); }
-inline uint3 const& block_dim() { return as_uint3(current_block().block_dim); }
-inline uint3 const& grid_dim() { return as_uint3(current_block().grid_dim); }
+inline dim3 const& block_dim() { return current_block().block_dim; }
+inline dim3 const& grid_dim() { return current_block().grid_dim; }
 inline unsigned char* dynamic_shared_memory() { return current_block().dynamic_shared; }
-
-/// The calling thread's lane and the first thread of its warp.
-inline int lane() { return current_block().current % warp_size; }
 
 /// Exchanges v across the warp: every live lane posts, then reads lane `from(lane)`.
 template <class T, class From>
@@ -723,12 +696,6 @@ T atomicOr(T* p, T v) {
   return old;
 }
 template <class T>
-T atomicMax(T* p, T v) {
-  T const old = *p;
-  *p = std::max(old, v);
-  return old;
-}
-template <class T>
 T __ldg(T const* p) {
   return *p;
 }
@@ -751,10 +718,6 @@ std::common_type_t<A, B> max(A a, B b) {
   using C = std::common_type_t<A, B>;
   return static_cast<C>(a) < static_cast<C>(b) ? static_cast<C>(b) : static_cast<C>(a);
 }
-inline int __popc(unsigned int x) { return __builtin_popcount(x); }
-inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x)); }
-inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x)); }
 
 /// RESILIN_LAUNCH(grid, block, shared bytes, stream, kernel)(arguments...)
 #define RESILIN_EMULATED_LAUNCH(grid, block, shared, stream, ...) \

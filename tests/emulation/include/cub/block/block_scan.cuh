@@ -30,18 +30,6 @@ class BlockScan {
     output = before;
     aggregate = total;
   }
-  void ExclusiveSum(T input, T& output) {
-    T aggregate;
-    ExclusiveSum(input, output, aggregate);
-  }
-  void InclusiveSum(T input, T& output, T& aggregate) {
-    ExclusiveSum(input, output, aggregate);
-    output = output + input;
-  }
-  void InclusiveSum(T input, T& output) {
-    T aggregate;
-    InclusiveSum(input, output, aggregate);
-  }
 
  private:
   TempStorage& storage_;
