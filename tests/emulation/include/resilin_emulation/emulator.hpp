@@ -17,12 +17,15 @@
 // dynamic part a guarded buffer of exactly the launch's size. Atomics are plain read-modify-writes
 // (one fiber runs at a time). Between two barriers the threads run in ascending order, or in
 // descending order with RESILIN_EMULATION_ORDER=reverse: a result that changes with the order
-// reads what another thread writes without a barrier between them.
+// reads what another thread writes without a barrier between them. The same variable runs the
+// blocks of a launch in descending order too (a result that changes then reads, within one
+// launch, what another block writes), and every block starts with NaN bytes in its dynamic
+// shared memory (a result that turns NaN reads shared memory before any thread wrote it).
 //
 // Launch checks as on a device of compute capability 9.0 (an H200): at most 1024 threads per
 // block, grid y and z at most 65535, dynamic shared memory at most 48 KiB unless
 // cudaFuncSetAttribute raised the kernel's limit, and never above 227 KiB.
-// What it does not model: concurrency between blocks or streams, the memory model, the
+// What it does not model: concurrency between blocks or streams (blocks run one at a time), the memory model, the
 // static shared memory limit, register pressure and __launch_bounds__, timing.
 #include <ucontext.h>
 
@@ -604,19 +607,23 @@ struct launcher {
     if (!dynamic) fail("no host memory for " + std::to_string(bytes) + " bytes of dynamic shared memory");
     std::function<void()> const body = [&] { std::apply(k, params); };
     block_run* const outer = running;
-    for (unsigned z = 0; z < g.z; ++z)
-      for (unsigned y = 0; y < g.y; ++y)
-        for (unsigned x = 0; x < g.x; ++x) {
-          block_run run;
-          run.block_index = {x, y, z};
-          run.block_dim = b;
-          run.grid_dim = g;
-          run.count = static_cast<int>(b.x * b.y * b.z);
-          run.body = &body;
-          run.dynamic_shared = static_cast<unsigned char*>(dynamic.get());
-          running = &run;
-          run_block(run);
-        }
+    std::size_t const blocks = std::size_t{g.x} * g.y * g.z;
+    bool const reverse = reverse_order();
+    for (std::size_t done = 0; done < blocks; ++done) {
+      std::size_t const linear = reverse ? blocks - 1 - done : done;
+      block_run run;
+      run.block_index = {static_cast<unsigned>(linear % g.x), static_cast<unsigned>(linear / g.x % g.y),
+                         static_cast<unsigned>(linear / (std::size_t{g.x} * g.y))};
+      run.block_dim = b;
+      run.grid_dim = g;
+      run.count = static_cast<int>(b.x * b.y * b.z);
+      run.body = &body;
+      // each block finds NaN bytes, not the previous block's data, in its dynamic shared memory
+      std::memset(dynamic.get(), 0xFF, bytes);
+      run.dynamic_shared = static_cast<unsigned char*>(dynamic.get());
+      running = &run;
+      run_block(run);
+    }
     running = outer;
   }
 };
