@@ -621,7 +621,25 @@ struct broken_warp {
   }
   void pullback(double, double, double, double*) const noexcept {}
 };
+
+/// The identity warp with one parameter whose pullback returns NaN (the estimate stays finite).
+struct nan_pullback_warp {
+  index_t parameter_count() const noexcept { return 1; }
+  fc::warp_sample<double> operator()(double t) const noexcept { return {t, 1.0}; }
+  void pullback(double, double, double, double* grad) const noexcept { grad[0] += std::nan(""); }
+};
 }  // namespace
+
+TEST_CASE("a pullback that returns NaN is reported with the gradient entry", "[mc]") {
+  std::vector<double> xa{0.5, -1, 0.5}, yb{2, 1, 2};
+  auto const x = fc::uniform_interpolant(resilin::series_view<double const>{xa.data(), 3, 1});
+  auto const y = fc::uniform_interpolant(resilin::series_view<double const>{yb.data(), 3, 1});
+  fc::mc_options const opt{64, 1, 0, fc::sampling::plain};
+  CHECK(std::isfinite(fc::mc_value(x, y, nan_pullback_warp{}, opt).value));
+  CHECK_THROWS_WITH(fc::mc_value_and_grad(x, y, nan_pullback_warp{}, opt),
+                    Catch::Contains("mc_value_and_grad: grad_warp[0] is not finite") &&
+                        Catch::Contains("warp functor's pullback"));
+}
 
 TEST_CASE("a functor that returns NaN is reported, not returned as the estimate", "[mc]") {
   std::vector<double> xa{0.5, -1, 0.5}, yb{2, 1, 2};

@@ -276,6 +276,14 @@ mc_estimate<T> checked(mc_estimate<T> e, char const* what) {
   return e;
 }
 
+/// The same for a gradient: the estimate can be finite while a pullback returns NaN or inf.
+template <class T>
+void check_gradient(std::vector<T> const& g, char const* what, char const* name, char const* functor) {
+  for (std::size_t k = 0; k < g.size(); ++k)
+    resilin::detail::require(std::isfinite(g[k]), what, ": ", name, "[", k, "] is not finite (", g[k],
+                             "): does the ", functor, " functor's pullback return NaN or inf?");
+}
+
 template <class F>
 void validate_if_possible(F const& f) {
   if constexpr (requires { f.validate(); }) f.validate();
@@ -333,7 +341,9 @@ mc_estimate<T> mc_value(interpolant<T> const& x, interpolant<T> const& y, W cons
 }
 
 /// The estimate and its unbiased gradients with respect to x's parameters, y's values and the
-/// warp's parameters (the same draws as mc_value with the same options).
+/// warp's parameters (the same draws as mc_value with the same options). Throws
+/// resilin::invalid_argument as mc_value does, and where a gradient entry is not finite (a
+/// pullback that returns NaN or inf), naming the entry.
 template <std::floating_point T, signal_function<T> X, warp_function<T> W>
 mc_estimate_and_grad<T> mc_value_and_grad(X const& x, interpolant<T> const& y, W const& warp,
                                           mc_options const& opt = {}) {
@@ -345,6 +355,9 @@ mc_estimate_and_grad<T> mc_value_and_grad(X const& x, interpolant<T> const& y, W
   mc_gradients<T> const g{r.grad_x.data(), r.grad_y.data(), r.grad_warp.data()};
   mc_estimate<T> const e =
       detail::checked(detail::finish(detail::mc_run(x, y, warp, opt, g), opt.samples), "mc_value_and_grad");
+  detail::check_gradient(r.grad_x, "mc_value_and_grad", "grad_x", "signal");
+  detail::check_gradient(r.grad_warp, "mc_value_and_grad", "grad_warp", "warp");
+  detail::check_gradient(r.grad_y, "mc_value_and_grad", "grad_y", "signal or the warp");
   r.value = e.value;
   r.standard_error = e.standard_error;
   return r;
