@@ -7,7 +7,8 @@
 // resilin kmeans --k K [options] FILE (or --synthetic-cbf): k-means with k-means++ seeding.
 //   stdout: "series<TAB>cluster<TAB>label" per series (1-based series, 0-based cluster), then
 //   "inertia<TAB>x", "iterations<TAB>n" and, when the file has more than one label,
-//   "ari<TAB>x" (adjusted Rand index against the labels) as the last lines.
+//   "ari<TAB>x" (adjusted Rand index against the labels) as the last lines; stderr: a warning
+//   when the assignments still changed in the last iteration.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -149,6 +150,11 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   ko.progress = [&fp](std::string_view stage, int it, double loss) { fp(stage, it, loss); };
   auto const result = kmeans_of(m, data, ko);
   fp.finish();
+  if (!result.converged)
+    std::fprintf(stderr,
+                 "resilin kmeans: not converged: the assignments still changed in iteration %d "
+                 "of %d; more --iterations may lower the inertia\n",
+                 result.iterations, ki.iterations);
 
   table_writer w;
   w.line("series\tcluster\tlabel");

@@ -137,7 +137,27 @@ TEST_CASE("k-means on identical series settles at once with zero inertia", "[lea
     auto const res = rl::kmeans(r::measures::dtw(), ds.view(), opt);
     CHECK(res.inertia == 0.0);
     CHECK(res.iterations < opt.max_iter);
+    CHECK(res.converged);
   }
+}
+
+TEST_CASE("k-means reports whether its assignments settled within max_iter", "[learn][kmeans]") {
+  auto const ds = two_classes(3, 32, 8);
+  auto opt = options(2, 0);
+  opt.initial_centres = {0, 0};  // the second cluster starts empty: the assignments must move
+  auto const settled = rl::kmeans(r::measures::dtw(), ds.view(), opt);
+  CHECK(settled.converged);
+  CHECK(settled.iterations >= 2);  // the assignments changed, then stayed
+  REQUIRE(settled.iterations < opt.max_iter);
+  // cut short one iteration before the one that found them unchanged
+  opt.max_iter = settled.iterations - 1;
+  auto const cut = rl::kmeans(r::measures::dtw(), ds.view(), opt);
+  CHECK_FALSE(cut.converged);
+  CHECK(cut.iterations == opt.max_iter);
+  opt.max_iter = settled.iterations;  // exactly enough
+  CHECK(rl::kmeans(r::measures::dtw(), ds.view(), opt).converged);
+  opt.max_iter = 0;  // the seeds' assignments, no iteration
+  CHECK_FALSE(rl::kmeans(r::measures::dtw(), ds.view(), opt).converged);
 }
 
 TEST_CASE("an empty cluster takes the series farthest from its centroid", "[learn][kmeans]") {

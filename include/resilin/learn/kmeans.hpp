@@ -43,6 +43,10 @@ struct kmeans_result {
   std::vector<barycenter_result<T>> centroids;  // (k)
   double inertia = 0;                          // sum_i M(x_i, centroid of its cluster)
   int iterations = 0;                          // Lloyd iterations of the winning restart
+  /// Whether the winning restart's assignments stopped changing (its last iteration changed
+  /// none) within max_iter; false: max_iter ran out first (or is 0), the clustering may improve
+  /// with more iterations.
+  bool converged = false;
 };
 
 /// What k-means asks of a measure, for kmeans_with(): M(x, x) of each series, the matrix
@@ -198,7 +202,10 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
     if (opt.progress) opt.progress("kmeans", it, inertia);
     bool const stable = next == which;
     which = next;
-    if (stable) break;
+    if (stable) {
+      r.converged = true;
+      break;
+    }
   }
   if (opt.max_iter == 0) {
     double inertia = 0;
