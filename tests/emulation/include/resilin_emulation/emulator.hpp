@@ -25,8 +25,9 @@
 // Launch checks as on a device of compute capability 9.0 (an H200): at most 1024 threads per
 // block, grid y and z at most 65535, dynamic shared memory at most 48 KiB unless
 // cudaFuncSetAttribute raised the kernel's limit, and never above 227 KiB.
-// What it does not model: concurrency between blocks or streams (blocks run one at a time), the memory model, the
-// static shared memory limit, register pressure and __launch_bounds__, timing.
+// What it does not model: concurrency between blocks or streams (blocks run one at a time),
+// the memory model, the static shared memory limit, register pressure and __launch_bounds__,
+// timing.
 #include <ucontext.h>
 
 #include <algorithm>
@@ -276,6 +277,7 @@ inline void run_block(block_run& b) {
 
 inline constexpr std::size_t guard_bytes = 256;  // also cudaMalloc's alignment
 inline constexpr unsigned char guard_value = 0xA5;
+inline constexpr unsigned char fresh_value = 0xFF;  // new device and shared memory: NaN in every float type
 
 struct allocation {
   std::size_t bytes;
@@ -298,7 +300,7 @@ inline void* allocate(std::size_t bytes) {
   auto* base = static_cast<unsigned char*>(std::aligned_alloc(guard_bytes, (total + guard_bytes - 1) / guard_bytes * guard_bytes));
   if (!base) return nullptr;
   std::memset(base, guard_value, guard_bytes);
-  std::memset(base + guard_bytes, 0xFF, bytes);
+  std::memset(base + guard_bytes, fresh_value, bytes);
   std::memset(base + guard_bytes + bytes, guard_value, guard_bytes);
   unsigned char* const data = base + guard_bytes;
   std::lock_guard lock(state().memory_mutex);
@@ -619,7 +621,7 @@ struct launcher {
       run.count = static_cast<int>(b.x * b.y * b.z);
       run.body = &body;
       // each block finds NaN bytes, not the previous block's data, in its dynamic shared memory
-      std::memset(dynamic.get(), 0xFF, bytes);
+      std::memset(dynamic.get(), fresh_value, bytes);
       run.dynamic_shared = static_cast<unsigned char*>(dynamic.get());
       running = &run;
       run_block(run);
