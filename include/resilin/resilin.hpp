@@ -14,6 +14,7 @@
 #include <resilin/cost/dtw.hpp>
 #include <resilin/cost/msm.hpp>
 #include <resilin/cost/soft_msm.hpp>
+#include <resilin/cost/warp_penalty.hpp>
 #include <resilin/smoothing/hard_min.hpp>
 #include <resilin/smoothing/soft_min.hpp>
 #include <resilin/backend/host.hpp>

@@ -18,6 +18,7 @@ struct ref_measure {
   bool divergence = false;
   cost_kind cost = cost_kind::dtw;
   double c = 1;
+  double warp_penalty = 0;  // > 0: soft-DTW (dtw, gamma > 0, double) with_warp_penalty
 };
 
 template <class T>

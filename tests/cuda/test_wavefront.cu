@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <random>
 #include <span>
+#include <type_traits>
 #include <vector>
 #include <support/catch.hpp>
 #include <support/device_buffer.cuh>
@@ -196,6 +197,12 @@ TEMPLATE_TEST_CASE("cuda: values, pairwise and gradients equal the host", "[cuda
         auto meas = r::measures::dtw().with_band(band);
         meas.divergence = div;
         compare_all<T>(ref_measure{0.0, band, div}, meas, ++seed, stream);
+      }
+      if constexpr (std::is_same_v<T, double>) {  // a cost-model wrapper (warp_penalty_cost)
+        auto meas = r::with_warp_penalty(r::measures::soft_dtw<T>(T(0.5), band), 0.3);
+        meas.divergence = div;
+        compare_all<T>(ref_measure{0.5, band, div, ref_measure::cost_kind::dtw, 1.0, 0.3}, meas, ++seed,
+                       stream);
       }
     }
   }

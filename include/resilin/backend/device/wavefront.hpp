@@ -30,6 +30,7 @@
 #include <resilin/core/recursion.hpp>
 #include <resilin/core/views.hpp>
 #include <resilin/cost/dtw.hpp>
+#include <resilin/cost/warp_penalty.hpp>
 #include <resilin/smoothing/hard_min.hpp>
 
 namespace resilin {
@@ -56,6 +57,10 @@ struct grad_stencil<dtw_cost<D>> {
 };
 template <class C>
 struct grad_stencil<transposed_cost<C>> {
+  static constexpr int value = grad_stencil<C>::value;
+};
+template <class C>
+struct grad_stencil<warp_penalty_cost<C>> {
   static constexpr int value = grad_stencil<C>::value;
 };
 

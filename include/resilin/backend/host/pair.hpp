@@ -7,6 +7,7 @@
 #include <resilin/backend/host/exp_domain.hpp>
 #include <resilin/backend/host/exp_domain_grad.hpp>
 #include <resilin/backend/host/lane_cost_soft_msm.hpp>
+#include <resilin/backend/host/lane_cost_warp_penalty.hpp>
 #include <resilin/backend/host/lockstep.hpp>
 #include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/backend/host/strip.hpp>
