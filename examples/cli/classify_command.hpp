@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <resilin/alignment.hpp>
 #include <resilin/apps/synthetic.hpp>
+#include <resilin/search/nearest.hpp>
 #include "io.hpp"
 #include "learn_options.hpp"
 #include "metric_ops.hpp"
@@ -41,9 +42,18 @@ void synthetic_cbf_split(std::uint64_t seed, r::dataset<T>& train, r::dataset<T>
 template <class T, class Measure>
 std::vector<index_t> nearest(run_settings const& s, Measure const& m, r::dataset<T> const& train,
                              r::dataset<T> const& test) {
-  std::vector<T> d(static_cast<std::size_t>(test.size() * train.size()));
   std::vector<index_t> best(static_cast<std::size_t>(test.size()));
   progress p("classify", "test series", test.size());
+  if constexpr (r::has_keogh_bound_v<Measure>) {
+    if (!s.cuda) {  // hard DTW on the host: pruned by LB_Keogh, the same neighbours
+      for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
+        auto const found = r::nearest_neighbors(s.exec, m, rows(test.view(), begin, end), train.view());
+        for (index_t i = begin; i < end; ++i) best[static_cast<std::size_t>(i)] = found[static_cast<std::size_t>(i - begin)].index;
+      });
+      return best;
+    }
+  }
+  std::vector<T> d(static_cast<std::size_t>(test.size() * train.size()));
   for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
     r::matrix_view<T> const out{d.data() + begin * train.size(), end - begin, train.size()};
     pairwise_values(s, m, rows(test.view(), begin, end), train.view(), out);

@@ -7,9 +7,11 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
+#include <resilin/alignment.hpp>
 
 namespace resilin_test {
 
@@ -135,6 +137,40 @@ std::string message_of(F&& f) {
   }
   return "<no exception>";
 }
+
+/// A ragged batch with its storage: `count` series of length in [1, max_length].
+template <class T>
+struct ragged {
+  resilin::index_t count, max_length, channels;
+  std::vector<resilin::index_t> lengths;
+  std::vector<T> data;
+
+  ragged(resilin::index_t b, resilin::index_t L, resilin::index_t d, std::uint64_t seed, bool full = false)
+      : count(b), max_length(L), channels(d) {
+    auto const u = random_values(static_cast<std::size_t>(b), seed * 7 + 1, 0, 1);
+    for (resilin::index_t k = 0; k < b; ++k)
+      lengths.push_back(full ? L : 1 + static_cast<resilin::index_t>(u[static_cast<std::size_t>(k)] * double(L)) % L);
+    if (!full && b > 1) lengths[1] = L;  // at least one full-length series
+    data = cast<T>(random_values(static_cast<std::size_t>(b * L * d), seed, -1, 1));
+    for (resilin::index_t k = 0; k < b; ++k)  // padding: values that would change any result
+      for (resilin::index_t t = lengths[static_cast<std::size_t>(k)]; t < L; ++t)
+        for (resilin::index_t c = 0; c < d; ++c) data[static_cast<std::size_t>((k * L + t) * d + c)] = T(1e3);
+  }
+  resilin::batch_view<T const> view() const {
+    return resilin::make_batch(std::span<T const>(data), count, max_length, channels,
+                               std::span<resilin::index_t const>(lengths));
+  }
+  /// Series `to` becomes a copy of series `from` (its length and values): a planted tie.
+  void copy(resilin::index_t from, resilin::index_t to) {
+    lengths[static_cast<std::size_t>(to)] = lengths[static_cast<std::size_t>(from)];
+    std::copy_n(data.begin() + from * max_length * channels, max_length * channels,
+                data.begin() + to * max_length * channels);
+  }
+  std::vector<T> series(resilin::index_t k) const {
+    auto const b = data.begin() + k * max_length * channels;
+    return {b, b + lengths[static_cast<std::size_t>(k)] * channels};
+  }
+};
 
 }  // namespace resilin_test
 

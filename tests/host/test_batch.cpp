@@ -15,36 +15,9 @@ namespace ref = resilin_test::reference;
 using resilin_test::bits_equal;
 using resilin_test::bitwise_equal;
 using resilin_test::random_values;
+using resilin_test::ragged;
 
 namespace {
-
-/// A ragged batch with its storage: `count` series of length in [1, max_length].
-template <class T>
-struct ragged {
-  r::index_t count, max_length, channels;
-  std::vector<r::index_t> lengths;
-  std::vector<T> data;
-
-  ragged(r::index_t b, r::index_t L, r::index_t d, std::uint64_t seed, bool full = false)
-      : count(b), max_length(L), channels(d) {
-    auto const u = random_values(static_cast<std::size_t>(b), seed * 7 + 1, 0, 1);
-    for (r::index_t k = 0; k < b; ++k)
-      lengths.push_back(full ? L : 1 + static_cast<r::index_t>(u[static_cast<std::size_t>(k)] * double(L)) % L);
-    if (!full && b > 1) lengths[1] = L;  // at least one full-length series
-    data = resilin_test::cast<T>(random_values(static_cast<std::size_t>(b * L * d), seed, -1, 1));
-    for (r::index_t k = 0; k < b; ++k)  // padding: values that would change any result
-      for (r::index_t t = lengths[static_cast<std::size_t>(k)]; t < L; ++t)
-        for (r::index_t c = 0; c < d; ++c) data[static_cast<std::size_t>((k * L + t) * d + c)] = T(1e3);
-  }
-  r::batch_view<T const> view() const {
-    return r::make_batch(std::span<T const>(data), count, max_length, channels,
-                         std::span<r::index_t const>(lengths));
-  }
-  std::vector<T> series(r::index_t k) const {
-    auto const b = data.begin() + k * max_length * channels;
-    return {b, b + lengths[static_cast<std::size_t>(k)] * channels};
-  }
-};
 
 template <class T, class Measure>
 void check_paired(Measure const& meas, char const* name) {

@@ -5,6 +5,7 @@
 // series. Chinatown is compared with the raw-file numbers the README gives (full DTW 0.0262,
 // ED = learned w = 0: 0.0554). The data folder comes from RESILIN_UCR_DIR; without it the tests
 // warn and return (reported as skipped in the log).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -160,6 +161,22 @@ void check_dataset(published const& p) {
   CHECK(four_decimals(e_learned) == four_decimals(p.learned));
   if (radius == 0)  // the diagonal path alone: the Euclidean distances (up to summation order)
     CHECK(resilin_test::max_rel_diff(Dw, ed) <= 1e-12);
+  // The pruned 1-NN search (search/nearest.hpp): the argmin of the matrices above, bit for bit.
+  for (auto const& [m, dist] : {std::pair{r::measures::dtw(), &D},
+                                std::pair{r::measures::dtw(r::band_spec::radius(radius)), &Dw}}) {
+    r::search_stats st;
+    auto const found = r::nearest_neighbors(r::host, m, X, Y, &st);
+    r::index_t wrong = 0;
+    for (r::index_t a = 0; a < test.count; ++a) {
+      auto const row = dist->begin() + a * train.count;
+      auto const arg = std::min_element(row, row + train.count) - row;
+      auto const& f = found[static_cast<std::size_t>(a)];
+      wrong += f.index != arg || !resilin_test::bits_equal(f.distance, row[arg]);
+    }
+    INFO("band kind " << int(m.band.type()) << ": DTW computed for " << st.computed << " of "
+                      << st.pairs << " pairs");
+    CHECK(wrong == 0);
+  }
   // The same radius through the window convention.
   if (p.w > 0) {
     std::vector<double> Dv(cells);

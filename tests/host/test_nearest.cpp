@@ -1,0 +1,196 @@
+// Exact nearest-neighbour search (search/nearest.hpp) and its lower bound (search/lower_bound.hpp):
+// the envelope against a direct minimum and maximum over each band span; LB_Keogh below the
+// computed DTW on random ragged pairs (every band kind, distance, channel count, independent
+// channels, float and double), equal to it where the band leaves one path; the search's
+// neighbours and distances bit for bit those of pairwise()'s argmin, with planted ties, for
+// pruned and unpruned measures and 1 or 2 threads; pruning that happens; bad input.
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+#include <support/catch.hpp>
+#include <resilin/apps/synthetic.hpp>
+#include <resilin/resilin.hpp>
+#include <resilin/search/nearest.hpp>
+#include "helpers.hpp"
+
+namespace r = resilin;
+using resilin_test::bits_equal;
+using resilin_test::ragged;
+
+namespace {
+
+std::vector<r::band_spec> bands() {
+  return {r::band_spec::none(), r::band_spec::radius(0), r::band_spec::radius(3),
+          r::band_spec::window(0.1), r::band_spec::window(0.5)};
+}
+
+/// The argmin of pairwise(): the reference of the smallest value, the first on ties.
+template <class T, class M>
+std::vector<r::neighbor<T>> brute_force(M const& m, r::batch_view<T const> q, r::batch_view<T const> refs) {
+  std::vector<T> d(static_cast<std::size_t>(q.batch * refs.batch));
+  r::pairwise(r::host.with_threads(1), m, q, refs, r::matrix_view<T>{d.data(), q.batch, refs.batch});
+  std::vector<r::neighbor<T>> out(static_cast<std::size_t>(q.batch));
+  for (r::index_t a = 0; a < q.batch; ++a) {
+    r::index_t arg = 0;
+    for (r::index_t b = 1; b < refs.batch; ++b)
+      if (d[static_cast<std::size_t>(a * refs.batch + b)] < d[static_cast<std::size_t>(a * refs.batch + arg)]) arg = b;
+    out[static_cast<std::size_t>(a)] = {arg, d[static_cast<std::size_t>(a * refs.batch + arg)]};
+  }
+  return out;
+}
+
+template <class T>
+void check_same(std::vector<r::neighbor<T>> const& got, std::vector<r::neighbor<T>> const& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t a = 0; a < got.size(); ++a) {
+    INFO("query " << a);
+    CHECK(got[a].index == want[a].index);
+    CHECK(bits_equal(got[a].distance, want[a].distance));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("nearest: the envelope is the minimum and maximum over each band span", "[search]") {
+  ragged<double> const X(40, 37, 2, 11);
+  ragged<double> const Y(40, 29, 2, 12);
+  r::keogh_envelope<double> env;
+  for (auto const& band : bands()) {
+    for (r::index_t k = 0; k < X.count; ++k) {
+      auto const x = X.view()[k];
+      r::index_t const rows = Y.view().length(k);
+      env.build(band, x, rows);
+      auto const g = r::band_geometry::make(rows, x.length, band.radius_for(x.length, rows));
+      for (r::index_t j = 0; j < rows; ++j) {
+        auto const span = g.row(j);
+        REQUIRE(span.size() > 0);
+        for (r::index_t c = 0; c < 2; ++c) {
+          double lo = x(span.lo, c), hi = x(span.lo, c);
+          for (r::index_t i = span.lo; i <= span.hi; ++i) {
+            lo = std::min(lo, x(i, c));
+            hi = std::max(hi, x(i, c));
+          }
+          INFO("pair " << k << " row " << j << " channel " << c << " band kind " << int(band.type()));
+          CHECK(env.lower(j, c) == lo);
+          CHECK(env.upper(j, c) == hi);
+        }
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("nearest: LB_Keogh is below the computed DTW", "[search]", float, double) {
+  using T = TestType;
+  auto run = [](auto const& base, char const* name) {
+    using D = typename std::remove_cvref_t<decltype(base)>::cost_type::distance_type;
+    r::keogh_envelope<T> env;
+    for (r::index_t d : {1, 3}) {
+      ragged<T> const X(60, 41, d, 100 + std::uint64_t(d));
+      ragged<T> const Y(60, 53, d, 200 + std::uint64_t(d));
+      for (auto const& band : bands()) {
+        for (bool independent : {false, true}) {
+          auto m = base.with_band(band);
+          m.independent_channels = independent;
+          r::index_t tight = 0;
+          for (r::index_t k = 0; k < X.count; ++k) {
+            auto const x = X.view()[k], y = Y.view()[k];
+            env.build(band, x, y.length);
+            T const lb = r::keogh_bound<D>(env, x, y);
+            T const dtw = r::value(m, x, y);
+            INFO(name << " channels " << d << " band kind " << int(band.type()) << " independent "
+                      << independent << " n " << x.length << " m " << y.length);
+            CHECK(lb >= T(0));
+            CHECK(r::rounding_safe(lb, x.length, y.length, d) <= dtw);
+            tight += lb > T(0.5) * dtw;
+          }
+          CHECK(tight > 0);  // not a bound of zero
+        }
+      }
+    }
+  };
+  run(r::measures::dtw(), "squared Euclidean");
+  run(r::measures::dtw<r::half_squared_euclidean>(), "half squared Euclidean");
+  run(r::measures::dtw<r::l1_distance>(), "L1");
+}
+
+TEMPLATE_TEST_CASE("nearest: with a band of radius 0 and equal lengths the bound is the DTW",
+                   "[search]", float, double) {
+  using T = TestType;
+  ragged<T> const X(20, 64, 2, 31, true), Y(20, 64, 2, 32, true);
+  auto const m = r::measures::dtw(r::band_spec::radius(0));
+  r::keogh_envelope<T> env;
+  for (r::index_t k = 0; k < X.count; ++k) {
+    env.build(m.band, X.view()[k], 64);
+    T const lb = r::keogh_bound<r::squared_euclidean>(env, X.view()[k], Y.view()[k]);
+    CHECK(lb == Approx(r::value(m, X.view()[k], Y.view()[k])).epsilon(1e-5));
+  }
+}
+
+TEMPLATE_TEST_CASE("nearest: the neighbours of pairwise()'s argmin, bit for bit", "[search]",
+                   float, double) {
+  using T = TestType;
+  ragged<T> const Q(23, 48, 2, 41);
+  ragged<T> refs(37, 45, 2, 42);
+  refs.copy(30, 5);  // ties: two copies of one series, and of a query
+  refs.copy(30, 33);
+  auto qs = Q;
+  std::copy_n(refs.data.begin() + 30 * 45 * 2, 45 * 2, qs.data.begin() + 7 * 48 * 2);
+  qs.lengths[7] = refs.lengths[30];
+  // under the sanitizers (-O0): the two window bands and 2 threads
+  for (auto const& band : resilin_test::unless_sanitized(bands(), 2)) {
+    for (int threads : resilin_test::unless_sanitized<int>({1, 2})) {
+      INFO("band kind " << int(band.type()) << " threads " << threads);
+      auto const exec = r::host.with_threads(threads);
+      auto const dtw = r::measures::dtw(band);
+      r::search_stats st;
+      auto const got = r::nearest_neighbors(exec, dtw, qs.view(), refs.view(), &st);
+      check_same(got, brute_force(dtw, qs.view(), refs.view()));
+      CHECK(got[7].index == 5);  // the copy of reference 30 that comes first
+      CHECK(got[7].distance == T(0));
+      CHECK(st.pairs == 23 * 37);
+      CHECK(st.computed <= st.pairs);
+      auto indep = r::measures::dtw<r::l1_distance>(band);
+      indep.independent_channels = true;
+      check_same(r::nearest_neighbors(exec, indep, qs.view(), refs.view()),
+                 brute_force(indep, qs.view(), refs.view()));
+      // measures without the bound compute every pair
+      auto const soft = r::measures::soft_dtw<T>(T(0.5), band);
+      check_same(r::nearest_neighbors(exec, soft, qs.view(), refs.view(), &st),
+                 brute_force(soft, qs.view(), refs.view()));
+      CHECK(st.computed == st.pairs);
+      auto const div = r::measures::soft_dtw_divergence<T>(T(0.5), band);
+      check_same(r::nearest_neighbors(exec, div, qs.view(), refs.view()),
+                 brute_force(div, qs.view(), refs.view()));
+      auto const msm = r::measures::msm(1.0, band);
+      if constexpr (std::is_same_v<T, double>)
+        check_same(r::nearest_neighbors(exec, msm, qs.view(), refs.view()),
+                   brute_force(msm, qs.view(), refs.view()));
+    }
+  }
+}
+
+TEST_CASE("nearest: the bound prunes on classes of similar series", "[search]") {
+  // Cylinder-Bell-Funnel: 1-NN with a 10 % window, the UCR setting
+  auto const train = r::make_cbf<double>({.per_class = 20, .length = 128, .seed = 5});
+  auto const test = r::make_cbf<double>({.per_class = 10, .length = 128, .seed = 6});
+  auto const m = r::measures::dtw(r::band_spec::window(0.1));
+  r::search_stats st;
+  auto const got = r::nearest_neighbors(r::host.with_threads(2), m, test.view(), train.view(), &st);
+  check_same(got, brute_force(m, test.view(), train.view()));
+  CHECK(st.pairs == 30 * 60);
+  CHECK(st.computed < st.pairs / 2);
+}
+
+TEST_CASE("nearest: bad input is refused", "[search]") {
+  ragged<double> const Q(3, 10, 2, 1), R(4, 10, 1, 2), R2(4, 10, 2, 3);
+  auto const m = r::measures::dtw();
+  CHECK_THROWS_AS(r::nearest_neighbors(r::host, m, Q.view(), R.view()), r::invalid_argument);
+  r::batch_view<double const> const none{R2.data.data(), 0, 10, 2, nullptr};
+  CHECK_THROWS_AS(r::nearest_neighbors(r::host, m, Q.view(), none), r::invalid_argument);
+  CHECK(r::nearest_neighbors(r::host, m, none, R2.view()).empty());
+  std::vector<double> bad(20, 0.0);
+  bad[3] = std::numeric_limits<double>::infinity();
+  auto const B = r::make_batch(bad, 2, 5, 2);
+  CHECK_THROWS_AS(r::nearest_neighbors(r::host, m, B, R2.view()), r::invalid_argument);
+}
