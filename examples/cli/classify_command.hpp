@@ -49,7 +49,7 @@ std::vector<index_t> nearest(run_settings const& s, Measure const& m, r::dataset
       for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
         auto const found = r::nearest_neighbors(s.exec, m, rows(test.view(), begin, end), train.view());
         for (index_t i = begin; i < end; ++i) best[static_cast<std::size_t>(i)] = found[static_cast<std::size_t>(i - begin)].index;
-      });
+      }, 256);  // queries advance together: many per call fill the lock-step groups
       return best;
     }
   }

@@ -100,8 +100,8 @@ r::batch_view<T> rows(r::batch_view<T> v, index_t begin, index_t end) noexcept {
 /// Calls f(begin, end) over consecutive row ranges covering [0, total): about 40 chunks, each
 /// of at least 16 rows so every chunk still has enough pairs for all threads.
 template <class F>
-void for_row_chunks(index_t total, progress& p, F&& f) {
-  index_t const chunk = std::max<index_t>(16, (total + 39) / 40);
+void for_row_chunks(index_t total, progress& p, F&& f, index_t min_chunk = 16) {
+  index_t const chunk = std::max<index_t>(min_chunk, (total + 39) / 40);
   for (index_t begin = 0; begin < total; begin += chunk) {
     index_t const end = std::min(total, begin + chunk);
     f(begin, end);

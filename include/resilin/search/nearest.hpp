@@ -112,28 +112,42 @@ void best_first(measure<Cost, Smooth> const& m, batch_view<T const> Q, batch_vie
   std::vector<std::pair<index_t, index_t>> pairs;                   // (query row, reference)
   std::vector<T> values;
   index_t const widest = host_detail::lockstep_pairs<T>;
+  // The next candidate of query a that its bounds let through, as a pair; false when none is left.
+  auto take = [&](index_t a) {
+    auto& pos = next[static_cast<std::size_t>(a)];
+    T const* const bound = ranked.bounds.data() + a * count;
+    index_t const* const order = ranked.order.data() + a * count;
+    neighbor<T> const& best = out[a];
+    for (; pos < count; ++pos) {
+      index_t const b = order[pos];
+      if (best.index >= 0 && bound[b] > best.distance) {
+        pos = count;  // pruned: every later bound is at least as large
+        return false;
+      }
+      if (best.index >= 0 && !reference_env.empty()) {  // the cascade's second bound
+        series_view<T const> const q = Q[begin + a], r = R[b];
+        T const lb = rounding_safe(keogh_bound<D>(reference_env[static_cast<std::size_t>(b)], r, q),
+                                   q.length, r.length, q.channels);
+        if (lb > best.distance) continue;
+      }
+      pairs.emplace_back(a, b);
+      ++pos;
+      return true;
+    }
+    return false;
+  };
+  auto const G = static_cast<std::size_t>(widest * resolve_threads(threads, count * queries));
   for (index_t offer = 1;; offer = std::min(widest, 2 * offer)) {
     pairs.clear();
-    for (index_t a = 0; a < queries; ++a) {
-      auto& pos = next[static_cast<std::size_t>(a)];
-      T const* const bound = ranked.bounds.data() + a * count;
-      index_t const* const order = ranked.order.data() + a * count;
-      neighbor<T> const& best = out[a];
-      for (index_t offered = 0; offered < offer && pos < count; ++pos) {
-        index_t const b = order[pos];
-        if (best.index >= 0 && bound[b] > best.distance) {
-          pos = count;  // pruned: every later bound is at least as large
-          break;
-        }
-        if (best.index >= 0 && !reference_env.empty()) {  // the cascade's second bound
-          series_view<T const> const q = Q[begin + a], r = R[b];
-          T const lb = rounding_safe(keogh_bound<D>(reference_env[static_cast<std::size_t>(b)], r, q),
-                                     q.length, r.length, q.channels);
-          if (lb > best.distance) continue;
-        }
-        pairs.emplace_back(a, b);
-        ++offered;
-      }
+    for (index_t a = 0; a < queries; ++a)
+      for (index_t k = 0; k < offer; ++k)
+        if (!take(a)) break;
+    // fill the last lock-step groups, one more candidate per query in turn: a pair outside a
+    // group takes the single-pair path, several times slower (and batch_values groups pairs
+    // only when there is a group for every thread)
+    for (bool more = true; more && pairs.size() % G != 0;) {
+      more = false;
+      for (index_t a = 0; a < queries && pairs.size() % G != 0; ++a) more = take(a) || more;
     }
     if (pairs.empty()) return;
     values.resize(pairs.size());
