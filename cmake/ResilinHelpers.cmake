@@ -47,6 +47,17 @@ function(resilin_add_tests prefix)
   endforeach()
 endfunction()
 
+# resilin_add_fuzzer(NAME SOURCE LIB): a libFuzzer target (ASan, UBSan), only with clang;
+# tests/fuzz/run_fuzz.sh builds and runs the same sources standalone, as CI does.
+function(resilin_add_fuzzer name source lib)
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    add_executable(${name} ${source})
+    target_link_libraries(${name} PRIVATE ${lib})
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
+  endif()
+endfunction()
+
 # Our own programs (the tool, benchmarks) are built for the machine they run on: the host
 # recursion uses every SIMD lane the target enables. Consumers of the headers choose for
 # themselves. Off: -DRESILIN_NATIVE_ARCH=OFF (portable binaries).
