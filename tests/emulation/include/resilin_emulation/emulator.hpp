@@ -21,6 +21,7 @@
 // blocks of a launch in descending order too (a result that changes then reads, within one
 // launch, what another block writes), and every block starts with NaN bytes in its dynamic
 // shared memory (a result that turns NaN reads shared memory before any thread wrote it).
+// A shuffle fails unless every lane its mask names takes part in it with the same mask.
 //
 // Launch checks as on a device of compute capability 9.0 (an H200): at most 1024 threads per
 // block, grid y and z at most 65535, dynamic shared memory at most 48 KiB unless
@@ -155,6 +156,7 @@ struct block_run {
   std::function<void()> const* body = nullptr;
   unsigned char* dynamic_shared = nullptr;
   std::vector<unsigned char> exchange;  // 16 bytes per thread: the warp shuffles' mailbox
+  std::vector<unsigned> shuffle_masks;  // per thread: the mask of the shuffle it is in, else 0
 };
 
 inline thread_local block_run* running = nullptr;
@@ -222,6 +224,7 @@ inline void run_block(block_run& b) {
   if (threads.size() < static_cast<std::size_t>(n)) threads.resize(static_cast<std::size_t>(n));
   b.threads = &threads;
   b.exchange.assign(static_cast<std::size_t>(n) * 16, 0);
+  b.shuffle_masks.assign(static_cast<std::size_t>(n), 0u);
   for (int t = 0; t < n; ++t) {
     fiber& f = threads[static_cast<std::size_t>(t)];
     if (!f.stack) f.stack.reset(new char[fiber_stack_bytes]);
@@ -652,13 +655,26 @@ T shuffle(unsigned mask, T v, From from) {
   int const me = b.current, base = me - me % warp_size;
   if (((mask >> (me - base)) & 1u) == 0) fail("a shuffle by a lane outside its own mask");
   std::memcpy(b.exchange.data() + 16 * static_cast<std::size_t>(me), &v, sizeof(T));
+  b.shuffle_masks[static_cast<std::size_t>(me)] = mask;
   block_until(wait::warp);
+  // Every lane the mask names must take part in this shuffle with the same mask (sm_70 and
+  // later: a named lane that has returned, does not exist, waits at __syncwarp or shuffles with
+  // another mask is undefined behaviour on the GPU, where the warp barrier here would open).
+  for (int l = 0; l < warp_size; ++l) {
+    if (((mask >> l) & 1u) == 0) continue;
+    if (base + l >= b.count) fail("a shuffle's mask names lane " + std::to_string(l) + ", beyond the block's threads");
+    if ((*b.threads)[static_cast<std::size_t>(base + l)].state == wait::done)
+      fail("a shuffle's mask names lane " + std::to_string(l) + ", which has returned");
+    if (b.shuffle_masks[static_cast<std::size_t>(base + l)] != mask)
+      fail("a shuffle's mask names lane " + std::to_string(l) + ", which is not in a shuffle with the same mask");
+  }
   int const src = from(me - base);
   if (base + src >= b.count || (*b.threads)[static_cast<std::size_t>(base + src)].state == wait::done)
     fail("a shuffle reads lane " + std::to_string(src) + ", which has returned or does not exist");
   T r;
   std::memcpy(&r, b.exchange.data() + 16 * static_cast<std::size_t>(base + src), sizeof(T));
   block_until(wait::warp);
+  b.shuffle_masks[static_cast<std::size_t>(me)] = 0u;
   return r;
 }
 
