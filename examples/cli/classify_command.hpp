@@ -1,9 +1,12 @@
 #pragma once
-// resilin classify --method 1nn|centroid [options] TRAIN TEST (or --synthetic-cbf):
-// 1-nearest-neighbour or nearest-centroid classification. stdout: a header and a summary row,
+// resilin classify --method 1nn|knn|centroid [options] TRAIN TEST (or --synthetic-cbf):
+// nearest-neighbour or nearest-centroid classification. stdout: a header and a summary row,
 // then "error_rate<TAB>x" and "accuracy<TAB>x" as the last two lines. 1nn: ties go to the
-// first training series. centroid: one barycentre per class (learn/barycenter.hpp), ties go to
-// the class seen first in TRAIN; --svg draws each class with its barycentre.
+// first training series. knn (--k K): the most frequent label among the K nearest (ties of
+// distance to the first training series), a tie of votes to the label of the nearest among
+// the tied. centroid: one barycentre per class (learn/barycenter.hpp), ties go to the class
+// seen first in TRAIN; --svg draws each class with its barycentre.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +28,7 @@ namespace resilin_cli {
 
 struct classify_inputs {
   std::string method = "1nn";
+  index_t k = 1;  // neighbours that vote (knn)
   std::string train;
   std::string test;
   bool synthetic_cbf = false;
@@ -38,33 +42,53 @@ void synthetic_cbf_split(std::uint64_t seed, r::dataset<T>& train, r::dataset<T>
   test = r::make_cbf<T>({.per_class = 300, .length = 128, .seed = seed + 1});
 }
 
-/// Index of the nearest training series per test row (first on ties).
+/// The k nearest training series of each test row, nearest first (k per row; ties of
+/// distance: the first training series).
 template <class T, class Measure>
 std::vector<index_t> nearest(run_settings const& s, Measure const& m, r::dataset<T> const& train,
-                             r::dataset<T> const& test) {
-  std::vector<index_t> best(static_cast<std::size_t>(test.size()));
+                             r::dataset<T> const& test, index_t k) {
+  std::vector<index_t> found(static_cast<std::size_t>(test.size() * k));
   progress p("classify", "test series", test.size());
+  auto const keep = [&](index_t i, r::neighbor<T> const* list) {
+    for (index_t j = 0; j < k; ++j) found[static_cast<std::size_t>(i * k + j)] = list[j].index;
+  };
   if constexpr (r::has_keogh_bound_v<Measure>) {
     if (!s.cuda) {  // hard DTW on the host: pruned by LB_Keogh, the same neighbours
       for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
-        auto const found = r::nearest_neighbors(s.exec, m, rows(test.view(), begin, end), train.view());
-        for (index_t i = begin; i < end; ++i) best[static_cast<std::size_t>(i)] = found[static_cast<std::size_t>(i - begin)].index;
+        auto const rows_found = r::k_nearest_neighbors(s.exec, m, rows(test.view(), begin, end), train.view(), k);
+        for (index_t i = begin; i < end; ++i) keep(i, rows_found.data() + (i - begin) * k);
       }, 256);  // queries advance together: many per call fill the lock-step groups
-      return best;
+      return found;
     }
   }
   std::vector<T> d(static_cast<std::size_t>(test.size() * train.size()));
+  std::vector<r::neighbor<T>> list(static_cast<std::size_t>(k));
   for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
     r::matrix_view<T> const out{d.data() + begin * train.size(), end - begin, train.size()};
     pairwise_values(s, m, rows(test.view(), begin, end), train.view(), out);
     for (index_t i = begin; i < end; ++i) {
-      index_t arg = 0;
-      for (index_t j = 1; j < train.size(); ++j)
-        if (out(i - begin, j) < out(i - begin, arg)) arg = j;
-      best[static_cast<std::size_t>(i)] = arg;
+      std::fill(list.begin(), list.end(), r::neighbor<T>{});
+      for (index_t j = 0; j < train.size(); ++j) r::search_detail::offer(list.data(), k, j, out(i - begin, j));
+      keep(i, list.data());
     }
   });
-  return best;
+  return found;
+}
+
+/// The label most frequent among a test series' neighbours (nearest first); a tie of votes goes
+/// to the label of the nearest neighbour among the tied labels.
+inline std::string vote(std::vector<std::string> const& labels, index_t const* neighbours, index_t k) {
+  std::vector<std::pair<std::string const*, index_t>> counts;  // in order of first appearance
+  for (index_t j = 0; j < k; ++j) {
+    std::string const& l = labels[static_cast<std::size_t>(neighbours[j])];
+    auto it = std::find_if(counts.begin(), counts.end(), [&](auto const& c) { return *c.first == l; });
+    if (it == counts.end()) counts.emplace_back(&l, 1);
+    else ++it->second;
+  }
+  auto best = counts.begin();  // the first of the largest counts: its nearest is the nearest
+  for (auto it = counts.begin(); it != counts.end(); ++it)
+    if (it->second > best->second) best = it;
+  return *best->first;
 }
 
 /// Nearest-centroid labels of `test`: one barycentre per class of `train`.
@@ -107,8 +131,11 @@ void run_classify(run_settings const& s, Measure const& m, classify_inputs const
     predicted = centroid_labels<T>(s, m, lo, train, test,
                                    "nearest centroid, " + metric_name + ": " + train_name);
   } else {
-    for (index_t b : nearest<T>(s, m, train, test))
-      predicted.push_back(train.labels[static_cast<std::size_t>(b)]);
+    r::detail::require(in.k <= train.size(), "--k ", in.k, " is more than the ", train.size(),
+                       " training series of ", train_name);
+    std::vector<index_t> const found = nearest<T>(s, m, train, test, in.k);
+    for (index_t i = 0; i < test.size(); ++i)
+      predicted.push_back(vote(train.labels, found.data() + i * in.k, in.k));
   }
   double const seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -119,8 +146,9 @@ void run_classify(run_settings const& s, Measure const& m, classify_inputs const
   double const error_rate = static_cast<double>(errors) / static_cast<double>(test.size());
 
   char row[512];
+  std::string const method = in.method == "knn" ? "knn k=" + std::to_string(in.k) : in.method;
   std::snprintf(row, sizeof row, "%s\t%s\t%s\t%s\t%s\t%d\t%lld\t%lld\t%lld\t%.3f",
-                in.method.c_str(), metric_name.c_str(), s.band_text.c_str(),
+                method.c_str(), metric_name.c_str(), s.band_text.c_str(),
                 is_soft(s.measure.metric) ? short_number(s.measure.gamma).c_str() : "-",
                 std::is_same_v<T, float> ? "float" : "double",
                 r::resolve_threads(s.exec.threads, test.size() * train.size()),
@@ -140,14 +168,19 @@ void run_classify(run_settings const& s, Measure const& m, classify_inputs const
 inline void add_classify_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "classify",
-      "1-NN or nearest-centroid classification of TEST by TRAIN (or --synthetic-cbf): last two "
-      "stdout lines error_rate, accuracy");
+      "1-NN, k-NN or nearest-centroid classification of TEST by TRAIN (or --synthetic-cbf): "
+      "last two stdout lines error_rate, accuracy");
   auto opts = std::make_shared<alignment_options>();
   auto in = std::make_shared<classify_inputs>();
   auto lo = std::make_shared<learn_options>();
   cmd->add_option("--method", in->method,
-                  "1nn (nearest training series) or centroid (nearest class barycentre)")
+                  "1nn (nearest training series), knn (vote of the --k nearest) or centroid "
+                  "(nearest class barycentre)")
       ->capture_default_str();
+  auto* k_opt = cmd->add_option("--k", in->k, "neighbours that vote, for --method knn (ties of "
+                                "votes: the label of the nearest among the tied)")
+                    ->capture_default_str()
+                    ->check(CLI::PositiveNumber);
   add_alignment_options(*cmd, *opts);
   add_learn_options(*cmd, *lo);
   add_svg_option(*cmd, *lo);
@@ -160,10 +193,11 @@ inline void add_classify_command(CLI::App& app) {
       ->needs(cbf);
   auto* train = cmd->add_option("TRAIN", in->train, "UCR TSV training file");
   auto* test = cmd->add_option("TEST", in->test, "UCR TSV test file");
-  cmd->callback([opts, in, lo, train, test] {
+  cmd->callback([opts, in, lo, train, test, k_opt] {
     as_usage([&] {
-      r::detail::require(in->method == "1nn" || in->method == "centroid",
-                         "--method must be 1nn or centroid, got '", in->method, "'");
+      r::detail::require(in->method == "1nn" || in->method == "knn" || in->method == "centroid",
+                         "--method must be 1nn, knn or centroid, got '", in->method, "'");
+      r::detail::require(in->method == "knn" || k_opt->count() == 0, "--k applies to --method knn only");
       bool const learn_opts = lo->max_iter_opt->count() > 0 || lo->init_opt->count() > 0 ||
                               !lo->svg.empty();
       r::detail::require(in->method == "centroid" || !learn_opts,

@@ -175,7 +175,7 @@ inline void run_demo(demo_inputs const& in) {
     run_settings s;
     s.exec = r::host.with_threads(in.threads);
     std::vector<std::string> predicted;
-    for (r::index_t b : nearest<double>(s, r::measures::dtw(), train, test))
+    for (r::index_t b : nearest<double>(s, r::measures::dtw(), train, test, 1))
       predicted.push_back(train.labels[static_cast<std::size_t>(b)]);
     rows.push_back({"1-NN", "dtw (full)", "accuracy " + fixed(accuracy_of(predicted, test), 4),
                     "-", backend, since(start)});

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
       "  resilin demo --out demo-out\n"
       "  resilin classify --method 1nn --metric dtw --synthetic-cbf\n"
       "  resilin classify --method 1nn --metric dtw --window 0.1 TRAIN.tsv TEST.tsv\n"
+      "  resilin classify --method knn --k 5 --metric dtw --window 0.1 TRAIN.tsv TEST.tsv\n"
       "  resilin distance --metric soft-dtw --gamma 0.1 A.tsv [B.tsv]\n"
       "  resilin grad --metric soft-dtw-div A.tsv B.tsv\n"
       "  resilin classify --method centroid --metric soft-msm --gamma 0.1 TRAIN.tsv TEST.tsv\n"

@@ -3,7 +3,8 @@
 // computed DTW on random ragged pairs (every band kind, distance, channel count, independent
 // channels, float and double), equal to it where the band leaves one path; the search's
 // neighbours and distances bit for bit those of pairwise()'s argmin, with planted ties, for
-// pruned and unpruned measures and 1 or 2 threads; pruning that happens; bad input.
+// pruned and unpruned measures and 1 or 2 threads; the k nearest against pairwise()'s rows
+// sorted by (value, index); pruning that happens; bad input.
 #include <algorithm>
 #include <cstdint>
 #include <span>
@@ -36,6 +37,24 @@ std::vector<r::neighbor<T>> brute_force(M const& m, r::batch_view<T const> q, r:
     for (r::index_t b = 1; b < refs.batch; ++b)
       if (d[static_cast<std::size_t>(a * refs.batch + b)] < d[static_cast<std::size_t>(a * refs.batch + arg)]) arg = b;
     out[static_cast<std::size_t>(a)] = {arg, d[static_cast<std::size_t>(a * refs.batch + arg)]};
+  }
+  return out;
+}
+
+/// The first k entries of each row of pairwise(), sorted by (value, index).
+template <class T, class M>
+std::vector<r::neighbor<T>> brute_force_k(M const& m, r::batch_view<T const> q,
+                                          r::batch_view<T const> refs, r::index_t k) {
+  std::vector<T> d(static_cast<std::size_t>(q.batch * refs.batch));
+  r::pairwise(r::host.with_threads(1), m, q, refs, r::matrix_view<T>{d.data(), q.batch, refs.batch});
+  std::vector<r::neighbor<T>> out;
+  for (r::index_t a = 0; a < q.batch; ++a) {
+    std::vector<r::neighbor<T>> row;
+    for (r::index_t b = 0; b < refs.batch; ++b) row.push_back({b, d[static_cast<std::size_t>(a * refs.batch + b)]});
+    std::sort(row.begin(), row.end(), [](auto const& x, auto const& y) {
+      return x.distance < y.distance || (x.distance == y.distance && x.index < y.index);
+    });
+    out.insert(out.end(), row.begin(), row.begin() + k);
   }
   return out;
 }
@@ -170,6 +189,40 @@ TEMPLATE_TEST_CASE("nearest: the neighbours of pairwise()'s argmin, bit for bit"
   }
 }
 
+TEMPLATE_TEST_CASE("nearest: the k nearest are pairwise()'s rows sorted, bit for bit", "[search]",
+                   float, double) {
+  using T = TestType;
+  ragged<T> const Q(19, 48, 1, 51);
+  ragged<T> refs(29, 44, 1, 52);
+  refs.copy(3, 11);  // ties between neighbours: three copies of one series
+  refs.copy(3, 20);
+  auto qs = Q;
+  std::copy_n(refs.data.begin() + 3 * 44, 44, qs.data.begin() + 4 * 48);
+  qs.lengths[4] = refs.lengths[3];
+  for (auto const& band : resilin_test::unless_sanitized(bands(), 2)) {
+    for (r::index_t k : {r::index_t(1), r::index_t(3), r::index_t(8), refs.view().batch}) {
+      INFO("band kind " << int(band.type()) << " k " << k);
+      auto const exec = r::host.with_threads(2);
+      auto const dtw = r::measures::dtw(band);
+      r::search_stats st;
+      auto const got = r::k_nearest_neighbors(exec, dtw, qs.view(), refs.view(), k, &st);
+      check_same(got, brute_force_k(dtw, qs.view(), refs.view(), k));
+      CHECK(st.computed <= st.pairs);
+      if (k >= 3) {  // the copies in index order, at distance 0
+        CHECK(got[static_cast<std::size_t>(4 * k)].index == 3);
+        CHECK(got[static_cast<std::size_t>(4 * k + 1)].index == 11);
+        CHECK(got[static_cast<std::size_t>(4 * k + 2)].index == 20);
+        CHECK(got[static_cast<std::size_t>(4 * k + 2)].distance == T(0));
+      }
+      if (k == 1) check_same(got, r::nearest_neighbors(exec, dtw, qs.view(), refs.view()));
+      auto const soft = r::measures::soft_dtw<T>(T(0.5), band);  // no bound: every pair
+      check_same(r::k_nearest_neighbors(exec, soft, qs.view(), refs.view(), k, &st),
+                 brute_force_k(soft, qs.view(), refs.view(), k));
+      CHECK(st.computed == st.pairs);
+    }
+  }
+}
+
 TEST_CASE("nearest: the bound prunes on classes of similar series", "[search]") {
   // Cylinder-Bell-Funnel: 1-NN with a 10 % window, the UCR setting
   auto const train = r::make_cbf<double>({.per_class = 20, .length = 128, .seed = 5});
@@ -189,6 +242,9 @@ TEST_CASE("nearest: bad input is refused", "[search]") {
   r::batch_view<double const> const none{R2.data.data(), 0, 10, 2, nullptr};
   CHECK_THROWS_AS(r::nearest_neighbors(r::host, m, Q.view(), none), r::invalid_argument);
   CHECK(r::nearest_neighbors(r::host, m, none, R2.view()).empty());
+  CHECK_THROWS_AS(r::k_nearest_neighbors(r::host, m, Q.view(), R2.view(), 0), r::invalid_argument);
+  CHECK_THROWS_AS(r::k_nearest_neighbors(r::host, m, Q.view(), R2.view(), 5), r::invalid_argument);
+  CHECK(r::k_nearest_neighbors(r::host, m, Q.view(), R2.view(), 4).size() == 12);
   std::vector<double> bad(20, 0.0);
   bad[3] = std::numeric_limits<double>::infinity();
   auto const B = r::make_batch(bad, 2, 5, 2);

@@ -1,10 +1,11 @@
 #pragma once
 // Exact nearest neighbours: for each query, the reference series at the smallest M(query, ref)
-// (first index on ties), the same answer and the same bits as the argmin of pairwise().
+// (first index on ties), the same answer and the same bits as the argmin of pairwise(); or the
+// k nearest, in ascending order of (M, index).
 //
 // For measures with a lower bound (hard DTW, lower_bound.hpp) each query ranks the references
-// by LB_Keogh and computes M in that order until the next bound exceeds the best value found:
-// the pruned pairs could not have been nearer. The queries advance together, so that the pairs
+// by LB_Keogh and computes M in that order until the next bound exceeds the k-th best value
+// found: the pruned pairs could not have been nearer. The queries advance together, so that the pairs
 // of a round fill lock-step groups (pair.hpp computes a lone pair several times slower). Other
 // measures compute every pair. Deterministic: the pairs computed do not depend on the threads.
 #include <algorithm>
@@ -40,6 +41,16 @@ namespace search_detail {
 template <class T>
 bool nearer(T v, index_t i, T best, index_t bi) noexcept {
   return bi < 0 || v < best || (v == best && i < bi);
+}
+
+/// Offers reference i at value v to the k nearest found so far (list[0..k), ascending by
+/// (distance, index); index -1: not yet found).
+template <class T>
+void offer(neighbor<T>* list, index_t k, index_t i, T v) noexcept {
+  if (!nearer(v, i, list[k - 1].distance, list[k - 1].index)) return;
+  index_t j = k - 1;
+  for (; j > 0 && nearer(v, i, list[j - 1].distance, list[j - 1].index); --j) list[j] = list[j - 1];
+  list[j] = {i, v};
 }
 
 /// The references of each query in ascending order of their rounding-safe bound.
@@ -93,11 +104,11 @@ void rank_by_bound(band_spec const& band, batch_view<T const> Q, batch_view<T co
   });
 }
 
-/// Best-first search of queries [begin, end): in rounds, each query offers its next candidates
-/// in bound order (1, 2, 4, ... up to a lock-step group), all queries' candidates are computed
-/// in one batch (lock-step groups across queries), and a query stops at the first candidate
-/// whose bound exceeds its best value: that candidate and the later ones cannot be nearer, nor
-/// tie it. A candidate that passes is then checked against LB_Keogh the other way round (the
+/// Best-first search of queries [begin, end) for their k nearest (out: k per query): in rounds,
+/// each query offers its next candidates in bound order (1, 2, 4, ... up to a lock-step group),
+/// all queries' candidates are computed in one batch (lock-step groups across queries), and a
+/// query stops, once it holds k, at the first candidate whose bound exceeds its k-th value:
+/// that candidate and the later ones cannot be nearer, nor tie it. A candidate that passes is then checked against LB_Keogh the other way round (the
 /// reference's envelope), where reference envelopes are given (a cascade: the second bound is
 /// computed only for the few candidates the first lets through). Which pairs are computed
 /// depends on the data only, not on the threads.
@@ -105,7 +116,8 @@ template <class T, class Cost, class Smooth>
 void best_first(measure<Cost, Smooth> const& m, batch_view<T const> Q, batch_view<T const> R,
                 index_t begin, index_t end, int threads, ranked_references<T> const& ranked,
                 std::vector<keogh_envelope<T>> const& reference_env,
-                std::vector<host_detail::workspace<T>>& ws, neighbor<T>* out, index_t& computed) {
+                std::vector<host_detail::workspace<T>>& ws, index_t k, neighbor<T>* out,
+                index_t& computed) {
   using D = typename Cost::distance_type;
   index_t const count = R.batch, queries = end - begin;
   std::vector<index_t> next(static_cast<std::size_t>(queries), 0);  // position in the order
@@ -117,18 +129,18 @@ void best_first(measure<Cost, Smooth> const& m, batch_view<T const> Q, batch_vie
     auto& pos = next[static_cast<std::size_t>(a)];
     T const* const bound = ranked.bounds.data() + a * count;
     index_t const* const order = ranked.order.data() + a * count;
-    neighbor<T> const& best = out[a];
+    neighbor<T> const& kth = out[a * k + k - 1];  // the k-th nearest so far
     for (; pos < count; ++pos) {
       index_t const b = order[pos];
-      if (best.index >= 0 && bound[b] > best.distance) {
+      if (kth.index >= 0 && bound[b] > kth.distance) {
         pos = count;  // pruned: every later bound is at least as large
         return false;
       }
-      if (best.index >= 0 && !reference_env.empty()) {  // the cascade's second bound
+      if (kth.index >= 0 && !reference_env.empty()) {  // the cascade's second bound
         series_view<T const> const q = Q[begin + a], r = R[b];
         T const lb = rounding_safe(keogh_bound<D>(reference_env[static_cast<std::size_t>(b)], r, q),
                                    q.length, r.length, q.channels);
-        if (lb > best.distance) continue;
+        if (lb > kth.distance) continue;
       }
       pairs.emplace_back(a, b);
       ++pos;
@@ -137,10 +149,10 @@ void best_first(measure<Cost, Smooth> const& m, batch_view<T const> Q, batch_vie
     return false;
   };
   auto const G = static_cast<std::size_t>(widest * resolve_threads(threads, count * queries));
-  for (index_t offer = 1;; offer = std::min(widest, 2 * offer)) {
+  for (index_t offered = 1;; offered = std::min(widest, 2 * offered)) {
     pairs.clear();
     for (index_t a = 0; a < queries; ++a)
-      for (index_t k = 0; k < offer; ++k)
+      for (index_t c = 0; c < offered; ++c)
         if (!take(a)) break;
     // fill the last lock-step groups, one more candidate per query in turn: a pair outside a
     // group takes the single-pair path, several times slower (and batch_values groups pairs
@@ -153,14 +165,14 @@ void best_first(measure<Cost, Smooth> const& m, batch_view<T const> Q, batch_vie
     values.resize(pairs.size());
     host_detail::batch_values<T>(
         m, static_cast<index_t>(pairs.size()), threads,
-        [&](index_t k) {
-          auto const [a, b] = pairs[static_cast<std::size_t>(k)];
+        [&](index_t p) {
+          auto const [a, b] = pairs[static_cast<std::size_t>(p)];
           return std::pair{Q[begin + a], R[b]};
         },
-        [&](index_t k, T v) { values[static_cast<std::size_t>(k)] = v; }, ws);
-    for (std::size_t k = 0; k < pairs.size(); ++k) {
-      auto const [a, b] = pairs[k];
-      if (nearer(values[k], b, out[a].distance, out[a].index)) out[a] = {b, values[k]};
+        [&](index_t p, T v) { values[static_cast<std::size_t>(p)] = v; }, ws);
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+      auto const [a, b] = pairs[p];
+      offer(out + a * k, k, b, values[p]);
     }
     computed += static_cast<index_t>(pairs.size());
   }
@@ -168,16 +180,17 @@ void best_first(measure<Cost, Smooth> const& m, batch_view<T const> Q, batch_vie
 
 }  // namespace search_detail
 
-/// out[a] = the reference nearest to query a under m: the smallest M(queries[a], references[b]),
-/// the first b on ties, with the same bits as pairwise(). Hard DTW measures prune with LB_Keogh
-/// (has_keogh_bound_v); any other measure computes every pair. `stats`, when given, receives
-/// the number of pairs evaluated. Throws resilin::invalid_argument for the inputs pairwise()
-/// refuses, and for an empty set of references with queries to answer.
+/// The k nearest references of each query under m: out[a * k + j] is query a's (j + 1)-th
+/// nearest, in ascending order of (M(queries[a], references[b]), b), with the same bits as
+/// pairwise(). Hard DTW measures prune with LB_Keogh (has_keogh_bound_v); any other measure
+/// computes every pair. `stats`, when given, receives the number of pairs evaluated. Throws
+/// resilin::invalid_argument for the inputs pairwise() refuses, for an empty set of references
+/// with queries to answer, and unless 1 <= k <= |references|.
 template <class Cost, class Smooth, batch_like QB, batch_like RB>
   requires std::same_as<value_of<QB>, value_of<RB>>
-std::vector<neighbor<value_of<QB>>> nearest_neighbors(host_backend exec, measure<Cost, Smooth> const& m,
-                                                      QB queries, RB references,
-                                                      search_stats* stats = nullptr) {
+std::vector<neighbor<value_of<QB>>> k_nearest_neighbors(host_backend exec, measure<Cost, Smooth> const& m,
+                                                        QB queries, RB references, index_t k,
+                                                        search_stats* stats = nullptr) {
   using T = value_of<QB>;
   detail::check_measure<Cost, Smooth, T>(m);
   auto const Q = detail::as_const(queries);
@@ -186,8 +199,10 @@ std::vector<neighbor<value_of<QB>>> nearest_neighbors(host_backend exec, measure
   detail::check_batch(R, "references");
   detail::require(Q.channels == R.channels, "channel mismatch: the queries have ", Q.channels,
                   ", the references ", R.channels);
-  detail::require(R.batch > 0 || Q.batch == 0, "nearest_neighbors: no reference series");
-  std::vector<neighbor<T>> out(static_cast<std::size_t>(Q.batch));
+  detail::require(R.batch > 0 || Q.batch == 0, "nearest neighbours: no reference series");
+  detail::require(k >= 1 && (k <= R.batch || Q.batch == 0), "nearest neighbours: k must be in [1, ",
+                  R.batch, "] (the number of references), got ", k);
+  std::vector<neighbor<T>> out(static_cast<std::size_t>(Q.batch * k));
   search_stats total{Q.batch * R.batch, 0};
   // blocks of queries: bounded memory for the ranked references and the pairs of a round
   index_t const block = std::max<index_t>(1, (index_t(1) << 20) / std::max<index_t>(1, R.batch));
@@ -201,8 +216,8 @@ std::vector<neighbor<value_of<QB>>> nearest_neighbors(host_backend exec, measure
       for (index_t begin = 0; begin < Q.batch; begin += block) {
         index_t const end = std::min(Q.batch, begin + block);
         search_detail::rank_by_bound<T, D>(m.band, Q, R, begin, end, exec.threads, ranked);
-        search_detail::best_first(m, Q, R, begin, end, exec.threads, ranked, reference_env, ws,
-                                  out.data() + begin, total.computed);
+        search_detail::best_first(m, Q, R, begin, end, exec.threads, ranked, reference_env, ws, k,
+                                  out.data() + begin * k, total.computed);
       }
       if (stats) *stats = total;
       return out;
@@ -216,18 +231,23 @@ std::vector<neighbor<value_of<QB>>> nearest_neighbors(host_backend exec, measure
     batch_view<T const> const rows{Q.data + begin * Q.max_length * Q.channels, end - begin,
                                    Q.max_length, Q.channels, Q.lengths ? Q.lengths + begin : nullptr};
     pairwise(exec, m, rows, R, matrix_view<T>{d.data(), end - begin, R.batch});
-    for (index_t a = begin; a < end; ++a) {
-      neighbor<T> best;
-      for (index_t b = 0; b < R.batch; ++b) {
-        T const v = d[static_cast<std::size_t>((a - begin) * R.batch + b)];
-        if (search_detail::nearer(v, b, best.distance, best.index)) best = {b, v};
-      }
-      out[static_cast<std::size_t>(a)] = best;
-    }
+    for (index_t a = begin; a < end; ++a)
+      for (index_t b = 0; b < R.batch; ++b)
+        search_detail::offer(out.data() + a * k, k, b, d[static_cast<std::size_t>((a - begin) * R.batch + b)]);
   }
   total.computed = total.pairs;
   if (stats) *stats = total;
   return out;
+}
+
+/// out[a] = the reference nearest to query a under m: the smallest M(queries[a], references[b]),
+/// the first b on ties, with the same bits as pairwise() (k_nearest_neighbors with k = 1).
+template <class Cost, class Smooth, batch_like QB, batch_like RB>
+  requires std::same_as<value_of<QB>, value_of<RB>>
+std::vector<neighbor<value_of<QB>>> nearest_neighbors(host_backend exec, measure<Cost, Smooth> const& m,
+                                                      QB queries, RB references,
+                                                      search_stats* stats = nullptr) {
+  return k_nearest_neighbors(exec, m, queries, references, 1, stats);
 }
 
 }  // namespace resilin
