@@ -61,14 +61,14 @@ std::vector<index_t> nearest(run_settings const& s, Measure const& m, r::dataset
       return found;
     }
   }
-  std::vector<T> d(static_cast<std::size_t>(test.size() * train.size()));
+  std::vector<T> d;  // one chunk's rows of values
   std::vector<r::neighbor<T>> list(static_cast<std::size_t>(k));
   for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
-    r::matrix_view<T> const out{d.data() + begin * train.size(), end - begin, train.size()};
+    d.resize(static_cast<std::size_t>((end - begin) * train.size()));
+    r::matrix_view<T> const out{d.data(), end - begin, train.size()};
     pairwise_values(s, m, rows(test.view(), begin, end), train.view(), out);
     for (index_t i = begin; i < end; ++i) {
-      std::fill(list.begin(), list.end(), r::neighbor<T>{});
-      for (index_t j = 0; j < train.size(); ++j) r::search_detail::offer(list.data(), k, j, out(i - begin, j));
+      r::search_detail::k_smallest(&out(i - begin, 0), train.size(), k, list.data());
       keep(i, list.data());
     }
   });

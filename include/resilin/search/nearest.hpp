@@ -53,6 +53,14 @@ void offer(neighbor<T>* list, index_t k, index_t i, T v) noexcept {
   list[j] = {i, v};
 }
 
+/// The k nearest of one row of values (row[b]: reference b's) into list[0..k), ascending by
+/// (value, index).
+template <class T>
+void k_smallest(T const* row, index_t count, index_t k, neighbor<T>* list) noexcept {
+  std::fill(list, list + k, neighbor<T>{});
+  for (index_t b = 0; b < count; ++b) offer(list, k, b, row[b]);
+}
+
 /// The references of each query in ascending order of their rounding-safe bound.
 template <class T>
 struct ranked_references {
@@ -232,8 +240,7 @@ std::vector<neighbor<value_of<QB>>> k_nearest_neighbors(host_backend exec, measu
                                    Q.max_length, Q.channels, Q.lengths ? Q.lengths + begin : nullptr};
     pairwise(exec, m, rows, R, matrix_view<T>{d.data(), end - begin, R.batch});
     for (index_t a = begin; a < end; ++a)
-      for (index_t b = 0; b < R.batch; ++b)
-        search_detail::offer(out.data() + a * k, k, b, d[static_cast<std::size_t>((a - begin) * R.batch + b)]);
+      search_detail::k_smallest(d.data() + (a - begin) * R.batch, R.batch, k, out.data() + a * k);
   }
   total.computed = total.pairs;
   if (stats) *stats = total;
