@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -129,6 +130,7 @@ struct kmeans_inputs {
   int k = 0;
   int restarts = 3;
   int iterations = 20;
+  double tol = 0;
   std::uint64_t seed = 0;
 };
 
@@ -145,6 +147,7 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   ko.k = ki.k;
   ko.restarts = ki.restarts;
   ko.max_iter = ki.iterations;
+  ko.tol = ki.tol;
   ko.seed = ki.seed;
   ko.barycenter = barycenter_settings(lo, s.exec.threads, nullptr);
   ko.progress = [&fp](std::string_view stage, int it, double loss) { fp(stage, it, loss); };
@@ -153,7 +156,7 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   if (!result.converged)
     std::fprintf(stderr,
                  "resilin kmeans: not converged: the assignments still changed in iteration %d "
-                 "of %d; more --iterations may lower the inertia\n",
+                 "of %d; more --iterations (or a --tol) may settle them\n",
                  result.iterations, ki.iterations);
 
   table_writer w;
@@ -208,6 +211,10 @@ inline void add_kmeans_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--iterations", ki->iterations, "assignment/update rounds per restart")
       ->capture_default_str();
+  cmd->add_option("--tol", ki->tol,
+                  "also stop when a round changes the inertia by at most tol x |inertia| (0: only "
+                  "when no assignment changes)")
+      ->capture_default_str();
   cmd->add_option("--kmeans-seed", ki->seed, "seed of the k-means++ draws")
       ->capture_default_str()
       ->check(non_negative_integer);
@@ -221,6 +228,8 @@ inline void add_kmeans_command(CLI::App& app) {
       r::detail::require(ki->k >= 1, "--k must be >= 1, got ", ki->k);
       r::detail::require(ki->restarts >= 1, "--restarts must be >= 1, got ", ki->restarts);
       r::detail::require(ki->iterations >= 1, "--iterations must be >= 1, got ", ki->iterations);
+      r::detail::require(ki->tol >= 0 && ki->tol < std::numeric_limits<double>::infinity(),
+                         "--tol must be finite and >= 0, got ", ki->tol);
     });
     run_settings const s = resolve(*opts);
     require_barycentre_metric(s);

@@ -286,7 +286,7 @@ void pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
       [&](index_t k, T v) {
         index_t const a = k / Y.batch, b = k % Y.batch;
         if (m.divergence)
-          v = v - T(0.5) * self_x[static_cast<std::size_t>(a)] - T(0.5) * self_y[static_cast<std::size_t>(b)];
+          v = divergence_of(v, self_x[static_cast<std::size_t>(a)], self_y[static_cast<std::size_t>(b)]);
         out(a, b) = v;
       },
       ws);

@@ -46,6 +46,41 @@ TEMPLATE_TEST_CASE("native ISA: S(x, y) = S(y, x) bit for bit", "[symmetry][nati
   }
 }
 
+TEMPLATE_TEST_CASE("native ISA: divergences are symmetric bit for bit", "[symmetry][native]", float, double) {
+  using T = TestType;
+  // D(x, y) = S(x, y) - (S(x, x) + S(y, y)) / 2: the self terms are added before they are
+  // subtracted, in value(), value_and_grad() and pairwise() alike
+  for (auto const& band : {r::band_spec{}, r::band_spec::radius(2), r::band_spec::window(0.3)}) {
+    INFO("band kind " << int(band.type()));
+    CHECK(asymmetric_pairs<T>(r::measures::soft_dtw_divergence<T>(T(0.5), band), 1.0, 80) == 0);
+    CHECK(asymmetric_pairs<T>(r::measures::soft_msm_divergence<T>(T(1), 1, band), 1.5, 90) == 0);
+    CHECK(asymmetric_pairs<T>(r::measures::soft_cdtw_divergence<T>(T(0.2), band), 1.0, 100) == 0);
+  }
+  index_t const nx = 7, ny = 9, L = 19;
+  auto const xs = resilin_test::cast<T>(random_values(static_cast<std::size_t>(nx * L), 11));
+  auto const ys = resilin_test::cast<T>(random_values(static_cast<std::size_t>(ny * (L + 3)), 12));
+  auto const X = r::make_batch(std::span<T const>(xs), nx, L, 1);
+  auto const Y = r::make_batch(std::span<T const>(ys), ny, L + 3, 1);
+  auto const m = r::measures::soft_dtw_divergence<T>(T(1));
+  std::vector<T> xy(static_cast<std::size_t>(nx * ny)), yx(xy.size());
+  r::pairwise(r::host, m, X, Y, r::matrix_view<T>{xy.data(), nx, ny});
+  r::pairwise(r::host, m, Y, X, r::matrix_view<T>{yx.data(), ny, nx});
+  int differ = 0;
+  for (index_t a = 0; a < nx; ++a)
+    for (index_t b = 0; b < ny; ++b) {
+      T const v = xy[static_cast<std::size_t>(a * ny + b)];
+      differ += !resilin_test::bits_equal(v, yx[static_cast<std::size_t>(b * nx + a)]);
+      differ += !resilin_test::bits_equal(v, r::value(m, X[a], Y[b]));
+      std::vector<T> gx(static_cast<std::size_t>(L)), gy(static_cast<std::size_t>(L + 3));
+      T const g = r::value_and_grad(m, X[a], Y[b], r::series_view<T>{gx.data(), L, 1},
+                                    r::series_view<T>{gy.data(), L + 3, 1});
+      T const h = r::value_and_grad(m, Y[b], X[a], r::series_view<T>{gy.data(), L + 3, 1},
+                                    r::series_view<T>{gx.data(), L, 1});
+      differ += !resilin_test::bits_equal(g, h);
+    }
+  CHECK(differ == 0);
+}
+
 TEMPLATE_TEST_CASE("native ISA: batches give the single-pair bits", "[batch][native]", float, double) {
   using T = TestType;
   index_t const B = 40, L = 23, d = 2;

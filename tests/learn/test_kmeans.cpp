@@ -2,9 +2,12 @@
 // (ARI = 1) with DBA and with soft-DTW barycentres, the run is deterministic for a seed and
 // independent of the thread count, duplicates with k = the number of distinct series, an
 // empty cluster repaired, and bad input.
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 #include <support/catch.hpp>
 #include <host/helpers.hpp>
@@ -158,6 +161,45 @@ TEST_CASE("k-means reports whether its assignments settled within max_iter", "[l
   CHECK(rl::kmeans(r::measures::dtw(), ds.view(), opt).converged);
   opt.max_iter = 0;  // the seeds' assignments, no iteration
   CHECK_FALSE(rl::kmeans(r::measures::dtw(), ds.view(), opt).converged);
+}
+
+TEST_CASE("k-means also stops where an iteration barely changes the inertia (tol)", "[learn][kmeans]") {
+  auto const ds = two_classes(4, 32, 8);
+  auto const m = r::measures::soft_dtw(1.0);
+  auto opt = options(2, 0);
+  opt.initial_centres = {0, 0};  // the second cluster starts empty: the assignments must move
+  opt.max_iter = 0;
+  double const start = rl::kmeans(m, ds.view(), opt).inertia;  // the seeds' assignments
+  opt.max_iter = 10;
+  std::vector<double> inertia{start};  // before iteration 1, then after each
+  opt.progress = [&](std::string_view, int, double v) { inertia.push_back(v); };
+  auto const full = rl::kmeans(m, ds.view(), opt);
+  opt.progress = nullptr;
+  REQUIRE(full.converged);
+  REQUIRE(full.iterations >= 2);
+  REQUIRE(static_cast<int>(inertia.size()) == full.iterations + 1);
+  CHECK(full.inertia == inertia.back());
+  // with tol = the relative change of iteration k, the run stops at the first iteration whose
+  // change is at most that
+  for (int k = 1; k <= full.iterations; ++k) {
+    auto const change = [&](int i) { return std::abs(inertia[static_cast<std::size_t>(i)] - inertia[static_cast<std::size_t>(i - 1)]) /
+                                            std::abs(inertia[static_cast<std::size_t>(i)]); };
+    opt.tol = change(k);
+    int first = 1;
+    while (change(first) > opt.tol) ++first;
+    INFO("tol " << opt.tol << ", iteration " << k);
+    auto const cut = rl::kmeans(m, ds.view(), opt);
+    CHECK(cut.converged);
+    CHECK(cut.iterations == first);
+    CHECK(cut.inertia == inertia[static_cast<std::size_t>(first)]);
+  }
+  opt.tol = 0;  // only unchanged assignments
+  CHECK(rl::kmeans(m, ds.view(), opt).iterations == full.iterations);
+  for (double bad : {-1e-9, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    opt.tol = bad;
+    CHECK(resilin_test::message_of<r::invalid_argument>([&] { rl::kmeans(m, ds.view(), opt); })
+              .find("tol must be finite and >= 0") != std::string::npos);
+  }
 }
 
 TEST_CASE("an empty cluster takes the series farthest from its centroid", "[learn][kmeans]") {

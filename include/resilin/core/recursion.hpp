@@ -42,6 +42,14 @@ RESILIN_HD RESILIN_INLINE value_and_weights<V> cell_value_and_weights(Smooth con
   }
 }
 
+/// The divergence S(x,y) - S(x,x)/2 - S(y,y)/2 from its three values. The halved self terms
+/// are summed before they are subtracted, so that swapping x and y, which swaps them, gives the
+/// same bits (S(x, y) = S(y, x) exactly, and addition commutes).
+template <class T>
+RESILIN_HD constexpr T divergence_of(T sxy, T sxx, T syy) noexcept {
+  return sxy - (T(0.5) * sxx + T(0.5) * syy);
+}
+
 /// The same problem seen with x and y swapped: rows become columns and the vertical and
 /// horizontal moves trade places. Value-only traversals use it to keep their rolling buffer
 /// along the shorter series (O(min(n, m)) memory).

@@ -9,6 +9,7 @@
 // for exact DTW and for divergences it is M itself; for soft measures (whose M(x, x) < 0) it is
 // the divergence, >= 0 and 0 for equal series.
 #include <algorithm>
+#include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +31,11 @@ struct kmeans_options {
   int k = 2;
   int restarts = 3;              // k-means++ seedings tried; the lowest inertia wins
   int max_iter = 20;             // Lloyd iterations per restart
+  /// Also stop when an iteration changes the inertia by at most tol * |inertia| (the `tol` of
+  /// tslearn's and aeon's k-means): with soft measures the barycentres are approximate, so the
+  /// assignments of a few borderline series may keep flipping at no gain. 0: stop only when no
+  /// assignment changes.
+  double tol = 0;
   std::uint64_t seed = 0;
   barycenter_options barycenter{};  // length 0: the mean length of all series, for every centroid
   progress_callback progress;    // ("kmeans", iteration, inertia) after each Lloyd iteration
@@ -43,9 +49,9 @@ struct kmeans_result {
   std::vector<barycenter_result<T>> centroids;  // (k)
   double inertia = 0;                          // sum_i M(x_i, centroid of its cluster)
   int iterations = 0;                          // Lloyd iterations of the winning restart
-  /// Whether the winning restart's assignments stopped changing (its last iteration changed
-  /// none) within max_iter; false: max_iter ran out first (or is 0), the clustering may improve
-  /// with more iterations.
+  /// Whether the winning restart settled within max_iter: its last iteration changed no
+  /// assignment, or changed the inertia by at most tol * |inertia|; false: max_iter ran out
+  /// first (or is 0), the clustering may improve with more iterations.
   bool converged = false;
 };
 
@@ -118,8 +124,7 @@ std::vector<index_t> kmeans_plus_plus(Ops const& ops, batch_view<T const> series
     double total = 0;
     for (index_t i = 0; i < n; ++i) {
       auto const s = static_cast<std::size_t>(i);
-      double const g = static_cast<double>(d[s]) - 0.5 * self[s] -
-                       0.5 * self[static_cast<std::size_t>(c)];
+      double const g = divergence_of(static_cast<double>(d[s]), self[s], self[static_cast<std::size_t>(c)]);
       gap[s] = std::min(gap[s], std::max(0.0, g));
       if (!taken[s]) total += gap[s];
     }
@@ -161,6 +166,12 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
   std::vector<double> value;
   auto const centres = stack(std::span<barycenter_result<T> const>(r.centroids));
   nearest_of(ops, series, centres.view(), threads, which, value);
+  auto const total = [](std::vector<double> const& v) {
+    double sum = 0;
+    for (double e : v) sum += e;
+    return sum;
+  };
+  r.inertia = total(value);
   for (int it = 1; it <= opt.max_iter; ++it) {
     std::vector<std::vector<index_t>> members(static_cast<std::size_t>(k));
     for (index_t i = 0; i < n; ++i) members[static_cast<std::size_t>(which[static_cast<std::size_t>(i)])].push_back(i);
@@ -176,7 +187,7 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
         auto const s = static_cast<std::size_t>(i);
         index_t const a = which[s];
         if (members[static_cast<std::size_t>(a)].size() < 2) continue;
-        double const g = value[s] - 0.5 * self[s] - 0.5 * self_c[static_cast<std::size_t>(a)];
+        double const g = divergence_of(value[s], self[s], self_c[static_cast<std::size_t>(a)]);
         if (g > far_gap) { far = i; far_gap = g; }
       }
       if (far < 0) continue;
@@ -196,21 +207,15 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
     auto const updated = stack(std::span<barycenter_result<T> const>(r.centroids));
     nearest_of(ops, series, updated.view(), threads, next, value);
     r.iterations = it;
-    double inertia = 0;
-    for (double v : value) inertia += v;
-    r.inertia = inertia;
+    double const inertia = total(value);
     if (opt.progress) opt.progress("kmeans", it, inertia);
-    bool const stable = next == which;
+    bool const settled = next == which || std::abs(inertia - r.inertia) <= opt.tol * std::abs(inertia);
+    r.inertia = inertia;
     which = next;
-    if (stable) {
+    if (settled) {
       r.converged = true;
       break;
     }
-  }
-  if (opt.max_iter == 0) {
-    double inertia = 0;
-    for (double v : value) inertia += v;
-    r.inertia = inertia;
   }
   r.assignments = std::move(which);
   return r;
@@ -230,6 +235,8 @@ kmeans_result<T> kmeans_with(Ops const& ops, batch_view<T const> series, kmeans_
   detail::require(opt.k <= n, "kmeans: k must be <= the number of series (", n, "), got ", opt.k);
   detail::require(opt.restarts >= 1, "kmeans: restarts must be >= 1, got ", opt.restarts);
   detail::require(opt.max_iter >= 0, "kmeans: max_iter must be >= 0, got ", opt.max_iter);
+  detail::require(opt.tol >= 0 && opt.tol < math::infinity<double>(),
+                  "kmeans: tol must be finite and >= 0, got ", opt.tol);
   detail::require(opt.initial_centres.empty() ||
                       static_cast<index_t>(opt.initial_centres.size()) == opt.k,
                   "kmeans: initial_centres has ", opt.initial_centres.size(),

@@ -1614,7 +1614,7 @@ RESILIN_HD void tiled_train_backward_block(Exec const& ex, train_args<T, Cost, S
 /// out[b] = S(x,y) - S(x,x)/2 - S(y,y)/2 over a paired batch (jobs as in job_of).
 template <class T>
 RESILIN_HD void divergence_paired(T const* jobs, index_t batch, T* out, index_t b) noexcept {
-  out[b] = jobs[b] - T(0.5) * jobs[batch + b] - T(0.5) * jobs[2 * batch + b];
+  out[b] = divergence_of(jobs[b], jobs[batch + b], jobs[2 * batch + b]);
 }
 
 /// out[k] = S(X[a],Y[b]) - S(X[a],X[a])/2 - S(Y[b],Y[b])/2 for k = a * ny + b.
@@ -1622,7 +1622,7 @@ template <class T>
 RESILIN_HD void divergence_pairwise(T const* jobs, index_t nx, index_t ny, T* out,
                                     index_t k) noexcept {
   index_t const a = k / ny, b = k % ny;
-  out[k] = jobs[k] - T(0.5) * jobs[nx * ny + a] - T(0.5) * jobs[nx * ny + nx + b];
+  out[k] = divergence_of(jobs[k], jobs[nx * ny + a], jobs[nx * ny + nx + b]);
 }
 
 /// g[k] += p[k] + q[k] (the self terms of the divergence gradient).

@@ -124,7 +124,7 @@ T independent_channels_value(measure<Cost, Smooth> const& m, series_view<T const
   for (index_t c = 0; c < x.channels; ++c) {
     T const sxy = plain_value(one, copy_channel(x, c, ws.channel.data()),
                               copy_channel(y, c, ws.channel.data() + x.length), ws);
-    sum += m.divergence ? sxy - T(0.5) * sxx[c] - T(0.5) * syy[c] : sxy;
+    sum += m.divergence ? divergence_of(sxy, sxx[c], syy[c]) : sxy;
   }
   return sum;
 }
@@ -144,7 +144,7 @@ T value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T co
   }
   T const sxy = plain_value(m, x, y, ws);
   if (!m.divergence) return sxy;
-  return sxy - T(0.5) * plain_value(m, x, x, ws) - T(0.5) * plain_value(m, y, y, ws);
+  return divergence_of(sxy, plain_value(m, x, x, ws), plain_value(m, y, y, ws));
 }
 
 /// Adds seed * dS(x,y)/dx to gx and seed * dS(x,y)/dy to gy (gx and gy may alias when x and y
@@ -215,7 +215,7 @@ T value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x, series_
   // D = S(x,y) - S(x,x)/2 - S(y,y)/2; S(x,x) depends on x through both of its arguments.
   T const sxx = plain_value_and_grad(m, x, x, gx, gx, -seed / T(2), ws);
   T const syy = plain_value_and_grad(m, y, y, gy, gy, -seed / T(2), ws);
-  return sxy - T(0.5) * sxx - T(0.5) * syy;
+  return divergence_of(sxy, sxx, syy);
 }
 
 /// S(x, y) and the soft alignment matrix E(i, j) = dS/dR(i, j), the probability that the
