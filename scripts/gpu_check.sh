@@ -182,6 +182,7 @@ cp1_cp="$(cell bm_soft_dtw_cuda CP1/4x8192x16/checkpointed/fwd+bwd 4) G cells/s,
 cp1_tiled="$(cell bm_soft_dtw_cuda CP1/4x8192x16/tiled-checkpointed/fwd+bwd 4) G cells/s, $(cell bm_soft_dtw_cuda CP1/4x8192x16/tiled-checkpointed/fwd+bwd 5) MB"
 fc_thread="$(cell bm_fcdtw_cuda fcdtw/P100000x128/thread_per_pair/value+grad 5)"
 fc_block="$(cell bm_fcdtw_cuda fcdtw/P16x4096/block_per_pair/value+grad 5)"
+fc_fit="$(cell bm_fcdtw_cuda fcdtw/P32768x128/fit300/thread_per_pair 4)"
 lct_dec="$(cell bm_lct_cuda bf16/256Mi/decode 4)"
 lct_enc="$(cell bm_lct_cuda bf16/256Mi/encode 4)"
 # correctness the benchmarks check before timing (lct: device bytes == host bytes, round trip)
@@ -221,6 +222,7 @@ result="bench/results/$(date +%Y-%m-%d)-${gpu_tag}.md"
   echo "| training 4 x 8192 x 16: whole grid / checkpointed / tiled checkpointed | $cp1_whole / $cp1_cp / $cp1_tiled |"
   echo "| FastCDTW value+grad 1e5 pairs n=128 (thread/pair) | ${fc_thread:-(not measured)} G pieces/s$fc_check |"
   echo "| FastCDTW value+grad 16 pairs n=4096 (block/pair) | ${fc_block:-(not measured)} G pieces/s$fc_check |"
+  echo "| FastCDTW 300-step fit 32768 pairs n=128 (thread/pair) | ${fc_fit:-(not measured)} M pairs/s$fc_check |"
   for b in bm_soft_dtw_cuda bm_fcdtw_cuda bm_lct_cuda; do
     [ -s "$build/$b.md" ] || continue
     echo

@@ -3,6 +3,7 @@
 // monotone PL warps with K = n - 1 segments. Two shapes, one per layout:
 //   P100000x128   100000 pairs, n = m = 128, thread_per_pair (1-NN cdist scale)
 //   P16x4096      16 pairs, n = m = 4096, block_per_pair (long series)
+// and the 300-step fit (fit_distances) of 32768 pairs of n = m = 128, one thread per pair.
 // Reported: ms, M pairs/s and G pieces/s, where pieces = the sweep's pieces of positive length
 // summed over the pairs (counted once on the host with the same sweep). Time from CUDA events
 // around the enqueued work (UseManualTime); buffers and workspace are allocated once outside the
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -107,6 +109,41 @@ host_problem const& problem(index_t pairs, index_t length) {
   return *cache.back();
 }
 
+/// Whether the GPU's first values agree with the host's within tol (relative, at least 1); the
+/// first disagreement is printed, and any marks the run FAILED.
+bool agrees_with_host(benchmark::State& state, config const& c, std::vector<float> const& got,
+                      std::vector<float> const& want, float tol, char const* failure) {
+  bool ok = true;
+  for (std::size_t p = 0; p < got.size(); ++p) {
+    if (!(std::abs(got[p] - want[p]) <= tol * std::max(1.f, std::abs(want[p])))) {
+      if (ok)
+        std::fprintf(stderr, "\n*** FAILED: fcdtw %s pair %zu: gpu %.9g host %.9g ***\n\n", c.id.c_str(), p,
+                     static_cast<double>(got[p]), static_cast<double>(want[p]));
+      ok = false;
+    }
+  }
+  if (!ok) {
+    g_failed = true;
+    state.SkipWithError(failure);
+  }
+  return ok;
+}
+
+/// Times `launch` and records the row: pairs/s and `pieces` (per launch) per second.
+template <class Launch>
+void time_and_record(benchmark::State& state, config const& c, cudaStream_t s, Launch&& launch,
+                     double pieces, bool ok) {
+  double const ms = resilin_bench::timed_iterations(state, s, launch);
+  double const mpairs = double(c.pairs) / (ms * 1e-3) / 1e6;
+  double const gpieces = pieces / (ms * 1e-3) / 1e9;
+  state.SetItemsProcessed(static_cast<std::int64_t>(c.pairs) * static_cast<std::int64_t>(state.iterations()));
+  state.counters["Mpairs_per_s"] = mpairs;
+  state.counters["Gpieces_per_s"] = gpieces;
+  row rw{c.id, ms, mpairs, gpieces, ok};
+  resilin_bench::keep_row(g_rows, rw);
+  g_summary.update();
+}
+
 void run(benchmark::State& state, config const& c) {
   host_problem const& h = problem(c.pairs, c.length);
   cudaStream_t s = nullptr;
@@ -143,33 +180,39 @@ void run(benchmark::State& state, config const& c) {
   index_t const checked = std::min<index_t>(c.pairs, 256);
   std::vector<float> got(static_cast<std::size_t>(checked));
   RESILIN_CUDA_TRY(cudaMemcpy(got.data(), out.p, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
-  bool ok = true;
-  for (index_t p = 0; p < checked; ++p) {
-    float const want = fc::value(h.hx(p), h.hy(p), h.hv(p));
-    float const err = std::abs(got[static_cast<std::size_t>(p)] - want);
-    if (!(err <= 1e-4f * std::max(1.f, std::abs(want)))) {
-      if (ok)
-        std::fprintf(stderr, "\n*** FAILED: fcdtw %s pair %lld: gpu %.9g host %.9g ***\n\n", c.id.c_str(),
-                     static_cast<long long>(p), static_cast<double>(got[static_cast<std::size_t>(p)]),
-                     static_cast<double>(want));
-      ok = false;
-    }
-  }
-  if (!ok) {
-    g_failed = true;
-    state.SkipWithError("FAILED: GPU value differs from the host closed form");
-  }
-
-  double const ms = resilin_bench::timed_iterations(state, s, launch);
-  double const mpairs = double(c.pairs) / (ms * 1e-3) / 1e6;
-  double const gpieces = double(h.pieces) / (ms * 1e-3) / 1e9;
-  state.SetItemsProcessed(static_cast<std::int64_t>(c.pairs) * static_cast<std::int64_t>(state.iterations()));
-  state.counters["Mpairs_per_s"] = mpairs;
-  state.counters["Gpieces_per_s"] = gpieces;
+  std::vector<float> want(got.size());
+  for (index_t p = 0; p < checked; ++p) want[static_cast<std::size_t>(p)] = fc::value(h.hx(p), h.hy(p), h.hv(p));
+  bool const ok = agrees_with_host(state, c, got, want, 1e-4f, "FAILED: GPU value differs from the host closed form");
   state.counters["pieces_per_pair"] = double(h.pieces) / double(c.pairs);
-  row rw{c.id, ms, mpairs, gpieces, ok};
-  resilin_bench::keep_row(g_rows, rw);
-  g_summary.update();
+  time_and_record(state, c, s, launch, double(h.pieces), ok);
+  (void)cudaStreamDestroy(s);
+}
+
+/// The 300-step fit (fit_distances: fit_options defaults), one thread per pair, on `pairs` pairs of
+/// the shape's series; the first 8 distances checked against the host fit (1e-3 relative: 300
+/// float steps with the device's exp and log1p). Pieces/s counts the pieces of the warps of the
+/// shape's table once per step (an estimate: the fitted warps have their own pieces).
+void run_fit(benchmark::State& state, config const& c) {
+  host_problem const& h = problem(c.pairs, c.length);
+  cudaStream_t s = nullptr;
+  RESILIN_CUDA_TRY(cudaStreamCreate(&s));
+  auto const exec = r::device.on(s);
+  dev<float> x(h.x), y(h.y), out(static_cast<std::size_t>(c.pairs));
+  r::batch_view<float const> const X{x.p, c.pairs, c.length, 1, nullptr}, Y{y.p, c.pairs, c.length, 1, nullptr};
+  fc::fit_options const o;
+  std::size_t bytes = 0;
+  RESILIN_CUDA_TRY(fc::expert::fit_distances<float>(nullptr, bytes, exec, o, X, Y, out.p));
+  dev<unsigned char> ws(bytes);
+  auto launch = [&] { return fc::expert::fit_distances<float>(ws.p, bytes, exec, o, X, Y, out.p); };
+  RESILIN_CUDA_TRY(launch());
+  RESILIN_CUDA_TRY(cudaStreamSynchronize(s));
+  index_t const checked = std::min<index_t>(c.pairs, 8);
+  std::vector<float> got(static_cast<std::size_t>(checked)), want(got.size());
+  RESILIN_CUDA_TRY(cudaMemcpy(got.data(), out.p, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  fc::distances(o, r::batch_view<float const>{h.x.data(), checked, c.length, 1, nullptr},
+                r::batch_view<float const>{h.y.data(), checked, c.length, 1, nullptr}, std::span<float>(want));
+  bool const ok = agrees_with_host(state, c, got, want, 1e-3f, "FAILED: GPU fit differs from the host fit");
+  time_and_record(state, c, s, launch, double(h.pieces) * double(o.steps), ok);
   (void)cudaStreamDestroy(s);
 }
 
@@ -188,7 +231,7 @@ std::string summary_text() {
   std::string text;
   char line[512];
   std::snprintf(line, sizeof line,
-                "FastCDTW closed form on %s: float, d = 1, K = n - 1 warp segments, manual time (CUDA "
+                "FastCDTW closed form and fit on %s: float, d = 1, K = n - 1 warp segments, manual time (CUDA "
                 "events); values checked against the host: %s\n\n",
                 gpu.c_str(), g_failed ? "FAILED" : "ok");
   text += line;
@@ -206,6 +249,8 @@ std::string summary_text() {
 int main(int argc, char** argv) {
   int const rc = resilin_bench::run_main(argc, argv, g_summary, &summary_text, [] {
     for (auto const& c : configs()) resilin_bench::register_timed("fcdtw/" + c.id, run, c);
+    config const fit{"P32768x128/fit300/thread_per_pair", 32768, 128, fc::pair_layout::thread_per_pair, false};
+    resilin_bench::register_timed("fcdtw/" + fit.id, run_fit, fit);
   });
   return rc != 0 ? rc : (g_failed ? 1 : 0);
 }

@@ -278,7 +278,7 @@ TEST_CASE("bad input throws resilin::invalid_argument", "[fcdtw][solver]") {
                       Catch::Contains("fit: the Adam fit of pair 0 diverged"));
   }
   o = {};
-  o.segments = resilin::index_t{1} << 61;  // 6 K + 2 overflowed the index type (undefined behaviour)
+  o.segments = resilin::index_t{1} << 61;  // 8 K + 2 (was 6 K + 2) overflowed the index type (undefined behaviour)
   CHECK_THROWS_WITH(bad(o), Catch::Contains("segments must be in [0, 2^40]"));
   o.segments = fit_options::max_segments;  // accepted (the fit itself is not run here)
   CHECK_NOTHROW(resilin::fcdtw::detail::check_options(o));

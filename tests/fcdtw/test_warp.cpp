@@ -3,6 +3,8 @@
 #include <support/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <vector>
 #include <resilin/fcdtw/warp.hpp>
 #include "host/helpers.hpp"
@@ -163,6 +165,38 @@ TEST_CASE("logits_from_knots inverts warp_from_logits", "[fcdtw][warp]") {
     CHECK(std::abs(back[2] - back[1]) < 1e-12);
     CHECK(std::abs(back[1] - 0.3) < 1e-12);
   }
+}
+
+TEMPLATE_TEST_CASE("the fit's kept increments give warp_from_logits' and logits_backward's bits",
+                   "[fcdtw][warp]", float, double) {
+  // adam_fit keeps each step's increments and exp(-|r|) for the backward instead of
+  // recomputing them: the same warp and gradient bits, or nothing kept where the recomputing
+  // path differs (softmax, a normaliser that overflowed and was rescaled)
+  using T = TestType;
+  auto const check = [](warp_map map, std::vector<T> const& r, bool expect_kept) {
+    auto const K = static_cast<index_t>(r.size());
+    std::vector<T> v(r.size() + 1), vk(v.size()), p(r.size()), e(r.size()), dv(v.size());
+    for (std::size_t j = 0; j < dv.size(); ++j) dv[j] = static_cast<T>(std::sin(1.0 + 0.7 * static_cast<double>(j)));
+    warp_from_logits(map, r.data(), K, v.data());
+    T const total = fcdtw::detail::warp_from_logits_kept(map, r.data(), K, vk.data(), p.data(), e.data());
+    CHECK((total > T(0)) == expect_kept);
+    for (std::size_t j = 0; j < v.size(); ++j) CHECK(resilin_test::bits_equal(v[j], vk[j]));
+    if (total > T(0)) {
+      std::vector<T> dr(r.size()), drk(r.size());
+      logits_backward(map, r.data(), K, dv.data(), dr.data());
+      fcdtw::detail::logits_backward_kept(r.data(), K, dv.data(), p.data(), e.data(), total, drk.data());
+      for (std::size_t i = 0; i < dr.size(); ++i) CHECK(resilin_test::bits_equal(dr[i], drk[i]));
+    }
+  };
+  for (std::uint64_t seed : {4u, 5u, 6u}) {
+    auto const wide = resilin_test::random_values(37, seed, -40, 40), narrow = resilin_test::random_values(9, seed, -1, 1);
+    check(warp_map::softplus_cumsum, std::vector<T>(wide.begin(), wide.end()), true);
+    check(warp_map::softplus_cumsum, std::vector<T>(narrow.begin(), narrow.end()), true);
+    check(warp_map::softmax_cumsum, std::vector<T>(narrow.begin(), narrow.end()), false);
+  }
+  check(warp_map::softplus_cumsum, {T(0), T(0), T(0)}, true);
+  T const big = std::numeric_limits<T>::max() / T(2);
+  check(warp_map::softplus_cumsum, {big, big, big}, false);
 }
 
 TEST_CASE("logits near the largest finite value keep the warp's shape", "[fcdtw][warp]") {

@@ -173,6 +173,21 @@ struct gradient_visitor {
   path_norm norm;
   objective_grads<T> out;
   T total = T(0);
+  // What the Leibniz terms need of warp segment j, computed once per segment (a segment holds
+  // about (K + Tx + Ty) / K pieces; its square root and divisions bound the piece's latency).
+  index_t segment = -1;
+  T g0 = T(0), h = T(0), twice_s = T(0), ds_over_h = T(0);
+
+  RESILIN_HD void begin_segment(index_t j) noexcept {
+    segment = j;
+    g0 = phi.knot(j);
+    h = phi.knot(j + 1) - g0;
+    T const sigma = (phi[j + 1] - phi[j]) / h;
+    T const s = norm == path_norm::l2 ? math::sqrt(T(1) + sigma * sigma) : T(1) + sigma;
+    T const ds = norm == path_norm::l2 ? sigma / s : T(1);  // d s / d sigma
+    twice_s = T(2) * s;
+    ds_over_h = ds / h;
+  }
 
   RESILIN_HD void operator()(piece<T> const& p) noexcept {
     piece_geometry<T> const geo(p, norm);
@@ -199,17 +214,14 @@ struct gradient_visitor {
     total += geo.length * bracket / T(3);
     if (!out.dv) return;
     // Leibniz form (B.3.6): integrate dg/dv over the piece; no boundary terms, no 1/dv.
-    T const g0 = phi.knot(p.j), h = phi.knot(p.j + 1) - g0;
-    T const sigma = (phi[p.j + 1] - phi[p.j]) / h;
-    T const s = norm == path_norm::l2 ? math::sqrt(T(1) + sigma * sigma) : T(1) + sigma;
-    T const ds = norm == path_norm::l2 ? sigma / s : T(1);  // d s / d sigma
+    if (p.j != segment) begin_segment(p.j);
     T const dt = p.tau1 - p.tau0;
     T const w0 = (p.tau0 - g0) / h, w1 = (p.tau1 - g0) / h;
     T const i0 = dt * bracket / T(3);
     T const iew = (T(2) * e0 * w0 + e0 * w1 + e1 * w0 + T(2) * e1 * w1) / T(6);
     T const ie = (e0 + e1) / T(2);
-    out.dv[p.j + 1] += out.seed * (T(2) * s * dt * iew + ds / h * i0);
-    out.dv[p.j] += out.seed * (T(2) * s * dt * (ie - iew) - ds / h * i0);
+    out.dv[p.j + 1] += out.seed * (twice_s * dt * iew + ds_over_h * i0);
+    out.dv[p.j] += out.seed * (twice_s * dt * (ie - iew) - ds_over_h * i0);
   }
 };
 

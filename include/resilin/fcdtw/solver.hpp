@@ -15,6 +15,7 @@
 #include <cmath>
 #include <concepts>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 #include <resilin/core/config.hpp>
@@ -41,7 +42,7 @@ struct fit_options {
   path_norm norm = path_norm::l2;
   index_t segments = 0;  // K, the warp's segments; 0: len(y) - 1 ("one knot per timestamp")
   int threads = 0;       // batch APIs: 0 = every hardware thread
-  /// The most segments accepted (2^40, beyond any memory: a fit's buffers take 6 K + 2 values).
+  /// The most segments accepted (2^40, beyond any memory: a fit's buffers take 8 K + 2 values).
   static constexpr index_t max_segments = index_t{1} << 40;
 };
 
@@ -55,7 +56,18 @@ struct fit_workspace {
   T* dr;  // (K)
   T* m;   // (K) Adam first moment
   T* s;   // (K) Adam second moment
+  T* p;   // (K) the current increments, kept for the backward
+  T* e;   // (K) exp(-|r_i|) of the current logits, kept for the backward
 };
+
+/// Values of T a fit with K segments needs (fit_workspace_in).
+RESILIN_HD constexpr index_t fit_workspace_size(index_t K) noexcept { return 8 * K + 2; }
+
+/// The workspace of a fit with K segments in fit_workspace_size(K) values at p.
+template <class T>
+RESILIN_HD fit_workspace<T> fit_workspace_in(T* p, index_t K) noexcept {
+  return {p, p + K, p + 2 * K + 1, p + 3 * K + 2, p + 4 * K + 2, p + 5 * K + 2, p + 6 * K + 2, p + 7 * K + 2};
+}
 
 namespace detail {
 
@@ -69,10 +81,11 @@ RESILIN_HD T adam_fit(interpolant<T> const& x, interpolant<T> const& y, index_t 
   for (index_t i = 0; i < K; ++i) ws.m[i] = ws.s[i] = T(0);
   T b1t = T(1), b2t = T(1);  // beta^t, by products (no pow on the device path)
   for (index_t step = 0; step < o.steps; ++step) {
-    warp_from_logits(o.map, ws.r, K, ws.v);
+    T const total = warp_from_logits_kept(o.map, ws.r, K, ws.v, ws.p, ws.e);
     for (index_t j = 0; j <= K; ++j) ws.dv[j] = T(0);
     value_and_grad(x, y, uniform_warp<T>(ws.v, K), objective_grads<T>{ws.dv}, o.norm);
-    logits_backward(o.map, ws.r, K, ws.dv, ws.dr);
+    if (total > T(0)) logits_backward_kept(ws.r, K, ws.dv, ws.p, ws.e, total, ws.dr);
+    else logits_backward(o.map, ws.r, K, ws.dv, ws.dr);
     b1t *= b1;
     b2t *= b2;
     for (index_t i = 0; i < K; ++i) {
@@ -91,36 +104,43 @@ RESILIN_HD T adam_fit(interpolant<T> const& x, interpolant<T> const& y, index_t 
 /// to T (the fit runs in T: lr = 1e39, eps = 1e-50 or beta = 1 - 1e-9 became inf, 0 or 1 in
 /// float and the logits NaN).
 template <class T = double>
+std::string options_error(fit_options const& o) {
+  using resilin::detail::message;
+  if (!(o.steps >= 0)) return message("steps must be >= 0, got ", o.steps);
+  if (!(std::isfinite(o.lr) && o.lr > 0)) return message("lr must be finite and > 0, got ", o.lr);
+  if (!(o.beta1 >= 0 && o.beta1 < 1)) return message("beta1 must be in [0, 1), got ", o.beta1);
+  if (!(o.beta2 >= 0 && o.beta2 < 1)) return message("beta2 must be in [0, 1), got ", o.beta2);
+  if (!(std::isfinite(o.eps) && o.eps > 0)) return message("eps must be finite and > 0, got ", o.eps);
+  if (!(o.segments >= 0 && o.segments <= fit_options::max_segments))
+    return message("segments must be in [0, 2^40] (0: len(y) - 1), got ", o.segments);
+  if (!(o.threads >= 0)) return message("threads must be >= 0 (0 = all cores), got ", o.threads);
+  if (!(std::isfinite(static_cast<T>(o.lr)) && static_cast<T>(o.lr) > T(0)))
+    return message("lr must be finite and > 0 in the value type, got ", o.lr);
+  if (!(static_cast<T>(o.eps) > T(0))) return message("eps must be > 0 in the value type, got ", o.eps);
+  if (!(static_cast<T>(o.beta1) < T(1) && static_cast<T>(o.beta2) < T(1)))
+    return message("beta1 and beta2 must stay below 1 in the value type, got ", o.beta1, " and ", o.beta2);
+  return {};
+}
+
+template <class T = double>
 void check_options(fit_options const& o) {
-  using resilin::detail::require;
-  require(o.steps >= 0, "steps must be >= 0, got ", o.steps);
-  require(std::isfinite(o.lr) && o.lr > 0, "lr must be finite and > 0, got ", o.lr);
-  require(o.beta1 >= 0 && o.beta1 < 1, "beta1 must be in [0, 1), got ", o.beta1);
-  require(o.beta2 >= 0 && o.beta2 < 1, "beta2 must be in [0, 1), got ", o.beta2);
-  require(std::isfinite(o.eps) && o.eps > 0, "eps must be finite and > 0, got ", o.eps);
-  require(o.segments >= 0 && o.segments <= fit_options::max_segments,
-          "segments must be in [0, 2^40] (0: len(y) - 1), got ", o.segments);
-  require(o.threads >= 0, "threads must be >= 0 (0 = all cores), got ", o.threads);
-  require(std::isfinite(static_cast<T>(o.lr)) && static_cast<T>(o.lr) > T(0),
-          "lr must be finite and > 0 in the value type, got ", o.lr);
-  require(static_cast<T>(o.eps) > T(0), "eps must be > 0 in the value type, got ", o.eps);
-  require(static_cast<T>(o.beta1) < T(1) && static_cast<T>(o.beta2) < T(1),
-          "beta1 and beta2 must stay below 1 in the value type, got ", o.beta1, " and ", o.beta2);
+  std::string const e = options_error<T>(o);
+  resilin::detail::require(e.empty(), e);
 }
 
 /// Whether a fit's logits stayed finite: Adam with a huge lr overflows them (to inf, then NaN,
 /// and the warp with them), which is refused rather than returned as a distance.
 template <class T>
-bool finite_logits(fit_workspace<T> const& ws, index_t K) noexcept {
+RESILIN_HD bool finite_logits(fit_workspace<T> const& ws, index_t K) noexcept {
   for (index_t i = 0; i < K; ++i)
-    if (!std::isfinite(ws.r[i])) return false;
+    if (!(ws.r[i] - ws.r[i] == T(0))) return false;  // inf - inf and NaN are NaN
   return true;
 }
 
 /// One fit of a batch from the identity (zero logits) into ws: F at the final warp into
 /// `value`, and whether the logits stayed finite.
 template <class T>
-bool fit_from_identity(interpolant<T> const& x, interpolant<T> const& y, index_t K,
+RESILIN_HD bool fit_from_identity(interpolant<T> const& x, interpolant<T> const& y, index_t K,
                        fit_options const& o, fit_workspace<T> ws, T& value) noexcept {
   for (index_t i = 0; i < K; ++i) ws.r[i] = T(0);
   value = adam_fit(x, y, K, o, ws);
@@ -136,7 +156,7 @@ inline void check_converged(std::vector<unsigned char> const& diverged, fit_opti
                            " steps with lr = ", o.lr, "): lower lr");
 }
 
-inline index_t segments_for(fit_options const& o, index_t y_length) {
+RESILIN_HD inline index_t segments_for(fit_options const& o, index_t y_length) noexcept {
   return o.segments > 0 ? o.segments : y_length - 1;
 }
 
@@ -145,11 +165,9 @@ template <class T>
 struct fit_buffers {
   std::vector<T> data;
   fit_workspace<T> at(index_t K) {
-    auto const n = static_cast<std::size_t>(6 * K + 2);
+    auto const n = static_cast<std::size_t>(fit_workspace_size(K));
     if (data.size() < n) data.resize(n);
-    T* p = data.data();
-    fit_workspace<T> ws{p, p + K, p + 2 * K + 1, p + 3 * K + 2, p + 4 * K + 2, p + 5 * K + 2};
-    return ws;
+    return fit_workspace_in(data.data(), K);
   }
 };
 

@@ -72,19 +72,29 @@ RESILIN_HD inline T log1p(T x) noexcept {
   return std::log1p(x);
 #endif
 }
-/// softplus(r) = log(1 + e^r), without overflow for large r and accurate for very negative r.
+/// exp(-|r|): the one exponential of softplus(r) and sigmoid(r).
+template <class T>
+RESILIN_HD inline T exp_neg_abs(T r) noexcept {
+  return math::exp(r > T(0) ? -r : r);
+}
+/// softplus(r) = log(1 + e^r) from e = exp_neg_abs(r), without overflow for large r and
+/// accurate for very negative r.
+template <class T>
+RESILIN_HD inline T softplus_from(T r, T e) noexcept {
+  return (r > T(0) ? r : T(0)) + log1p(e);
+}
 template <class T>
 RESILIN_HD inline T softplus(T r) noexcept {
-  T const pos = r > T(0) ? r : T(0);
-  T const neg_abs = r > T(0) ? -r : r;
-  return pos + log1p(math::exp(neg_abs));
+  return softplus_from(r, exp_neg_abs(r));
 }
-/// sigmoid(r) = softplus'(r), without overflow for any r.
+/// sigmoid(r) = softplus'(r) from e = exp_neg_abs(r), without overflow for any r.
+template <class T>
+RESILIN_HD inline T sigmoid_from(T r, T e) noexcept {
+  return r >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+}
 template <class T>
 RESILIN_HD inline T sigmoid(T r) noexcept {
-  if (r >= T(0)) return T(1) / (T(1) + math::exp(-r));
-  T const e = math::exp(r);
-  return e / (T(1) + e);
+  return sigmoid_from(r, exp_neg_abs(r));
 }
 /// p_i from its logit, the softmax shift m and the normaliser.
 template <class T>
@@ -94,23 +104,31 @@ RESILIN_HD inline T probability(warp_map map, T r, T m, T total) noexcept {
 template <class T>
 RESILIN_HD constexpr T normaliser_eps() noexcept { return static_cast<T>(1e-12); }
 
-/// The increments p (K) into p (may alias nothing else).
+/// The increments p (K) into p (may alias nothing else). With e (softplus_cumsum only), also
+/// e_i = exp_neg_abs(r_i). Returns the softplus normaliser S + 1e-12 when e was filled and
+/// p_i = softplus(r_i) / S' with it, which logits_backward_kept() reuses; else 0 (softmax, no
+/// e, or a sum that overflowed and was rescaled).
 template <class T>
-RESILIN_HD void increments(warp_map map, T const* r, index_t K, T* p) noexcept {
+RESILIN_HD T increments(warp_map map, T const* r, index_t K, T* p, T* e = nullptr) noexcept {
   T total = T(0);
+  bool kept = false;
   if (map == warp_map::softplus_cumsum) {
     T largest = T(0);
     for (index_t i = 0; i < K; ++i) {
-      total += (p[i] = softplus(r[i]));
+      T const ei = exp_neg_abs(r[i]);
+      if (e) e[i] = ei;
+      total += (p[i] = softplus_from(r[i], ei));
       largest = p[i] > largest ? p[i] : largest;
     }
     total += normaliser_eps<T>();
+    kept = e != nullptr;
     if (!(total < math::infinity<T>()) && largest > T(0)) {
       // logits near the largest finite value: the sum overflowed (equal logits of 1e308 gave
       // a step, not the identity); the same ratios from the increments scaled by the largest
       total = T(0);
       for (index_t i = 0; i < K; ++i) total += (p[i] /= largest);
       total += normaliser_eps<T>() / largest;
+      kept = false;
     }
   } else {
     T m = r[0];
@@ -118,6 +136,38 @@ RESILIN_HD void increments(warp_map map, T const* r, index_t K, T* p) noexcept {
     for (index_t i = 0; i < K; ++i) total += (p[i] = math::exp(r[i] - m));
   }
   for (index_t i = 0; i < K; ++i) p[i] /= total;
+  return kept ? total : T(0);
+}
+
+/// v (K + 1) from the increments p (K): their clamped cumulative sum; v_0 = 0, v_K = 1.
+template <class T>
+RESILIN_HD void cumulate(T const* p, index_t K, T* v) noexcept {
+  v[0] = T(0);
+  T acc = T(0);
+  for (index_t j = 1; j <= K; ++j) {
+    acc += p[j - 1];
+    v[j] = acc < T(1) ? acc : T(1);  // p >= 0, so acc >= 0: monotone after the clamp too
+  }
+  v[K] = T(1);
+}
+
+/// warp_from_logits() that also keeps, in p and e (K each), the increments and exponentials
+/// logits_backward_kept() needs; returns increments()' normaliser (0: nothing kept).
+template <class T>
+RESILIN_HD T warp_from_logits_kept(warp_map map, T const* r, index_t K, T* v, T* p, T* e) noexcept {
+  T const total = increments(map, r, K, p, e);
+  cumulate(p, K, v);
+  return total;
+}
+
+/// gp (K) from dF/dv (K + 1): gp_i = sum_{i<j<K} dv_j (the free knots 1..K-1).
+template <class T>
+RESILIN_HD void knot_suffix_sums(T const* dv, index_t K, T* gp) noexcept {
+  T acc = T(0);
+  for (index_t i = K - 1; i >= 0; --i) {
+    gp[i] = acc;
+    acc += (i >= 1) ? dv[i] : T(0);
+  }
 }
 }  // namespace detail
 
@@ -126,13 +176,7 @@ RESILIN_HD void increments(warp_map map, T const* r, index_t K, T* p) noexcept {
 template <class T>
 RESILIN_HD void warp_from_logits(warp_map map, T const* r, index_t K, T* v) noexcept {
   detail::increments(map, r, K, v + 1);
-  v[0] = T(0);
-  T acc = T(0);
-  for (index_t j = 1; j <= K; ++j) {
-    acc += v[j];
-    v[j] = acc < T(1) ? acc : T(1);  // p >= 0, so acc >= 0: monotone after the clamp too
-  }
-  v[K] = T(1);
+  detail::cumulate(v + 1, K, v);  // reads p_{j-1} = v[j] before it writes v[j]
 }
 
 /// The identity warp on the uniform grid: v_j = j / K (what zero logits give up to rounding);
@@ -153,12 +197,7 @@ RESILIN_HD void identity_warp(index_t K, T* v) noexcept {
 ///   softmax:  dr_i = p_i (gp_i - sum_l p_l gp_l)
 template <class T>
 RESILIN_HD void logits_backward(warp_map map, T const* r, index_t K, T const* dv, T* dr) noexcept {
-  // gp into dr (reverse cumulative sum over the free knots 1..K-1).
-  T acc = T(0);
-  for (index_t i = K - 1; i >= 0; --i) {
-    dr[i] = acc;  // gp_i = sum_{j=i+1}^{K-1} dv_j
-    acc += (i >= 1) ? dv[i] : T(0);
-  }
+  detail::knot_suffix_sums(dv, K, dr);  // gp into dr
   // Recompute p on the fly (no scratch): the normaliser first.
   T total = T(0), m = T(0);
   if (map == warp_map::softplus_cumsum) {
@@ -177,6 +216,20 @@ RESILIN_HD void logits_backward(warp_map map, T const* r, index_t K, T const* dv
                                              : detail::probability(map, r[i], m, total) * centred;
   }
 }
+
+namespace detail {
+/// logits_backward() for softplus_cumsum from what warp_from_logits_kept() kept at the same
+/// logits (p, e and its non-zero normaliser `total`): the same bits, without the three
+/// exponentials and two logarithms per logit that recomputing them costs.
+template <class T>
+RESILIN_HD void logits_backward_kept(T const* r, index_t K, T const* dv, T const* p, T const* e,
+                                     T total, T* dr) noexcept {
+  knot_suffix_sums(dv, K, dr);  // gp into dr
+  T mean = T(0);
+  for (index_t i = 0; i < K; ++i) mean += p[i] * dr[i];
+  for (index_t i = 0; i < K; ++i) dr[i] = (dr[i] - mean) / total * sigmoid_from(r[i], e[i]);
+}
+}  // namespace detail
 
 /// Host helper, the right inverse of warp_from_logits() for a warm start from given knots v
 /// (K + 1, monotone from 0 to 1): logits r (K) with warp_from_logits(map, r) = v up to

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <span>
 #include <vector>
 #include <support/catch.hpp>
 #include <support/device_buffer.cuh>
@@ -141,6 +142,79 @@ TEMPLATE_TEST_CASE("GPU closed form equals the host closed form, both layouts", 
   SECTION("automatic layout, many pairs") {
     check_batch(host_batch<TestType>(10, 5000, 1, 12, 10, 11), fc::pair_layout::automatic);
   }
+}
+
+TEMPLATE_TEST_CASE("GPU fit equals the host fit, values and series gradients", "[cuda][fcdtw][fit]",
+                   float, double) {
+  // The host's Adam fit, one thread per pair: after tens of steps the device's exp and log1p
+  // (a few ulp from the host's) move the result a little, hence looser bounds than the closed
+  // form's.
+  using T = TestType;
+  host_batch<T> const h(11, 9, 2, 20, 26, 2);  // ragged; its warps are not used
+  device_batch<T> const db(h);
+  auto const P = static_cast<std::size_t>(h.pairs);
+  resilin::batch_view<T const> const X{h.x.data(), h.pairs, h.max_x, h.d, h.len_x.data()};
+  resilin::batch_view<T const> const Y{h.y.data(), h.pairs, h.max_y, h.d, h.len_y.data()};
+  T const tol = sizeof(T) == 4 ? T(1e-4) : T(1e-9);
+  auto const close = [&](std::vector<T> const& got, std::vector<T> const& want, char const* what) {
+    REQUIRE(got.size() == want.size());
+    T scale = T(1);
+    for (T w : want) scale = std::max(scale, std::abs(w));
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      INFO(what << "[" << i << "] gpu " << got[i] << " host " << want[i]);
+      CHECK(std::abs(got[i] - want[i]) <= tol * scale);
+    }
+  };
+  for (resilin::index_t segments : {resilin::index_t{0}, resilin::index_t{5}}) {
+    INFO("segments " << segments);
+    fc::fit_options o;
+    o.steps = 40;
+    o.segments = segments;
+    o.threads = 1;
+    std::vector<T> want(P), wgx(h.x.size()), wgy(h.y.size());
+    fc::distances_and_grads(o, X, Y, std::span<T>(want), resilin::batch_view<T>{wgx.data(), h.pairs, h.max_x, h.d, h.len_x.data()},
+                            resilin::batch_view<T>{wgy.data(), h.pairs, h.max_y, h.d, h.len_y.data()});
+    device_buffer<T> out(P), gx(wgx.size()), gy(wgy.size());
+    fc::fit_distances(resilin::device, o, db.view.x, db.view.y, out.ptr, gx.ptr, gy.ptr);
+    auto const d1 = out.host();
+    close(d1, want, "D");
+    close(gx.host(), wgx, "dD/dx");
+    close(gy.host(), wgy, "dD/dy");
+    // values alone: the same bits; the workspace is 8 K + 2 values per pair
+    fc::fit_distances(resilin::device, o, db.view.x, db.view.y, out.ptr);
+    CHECK(std::memcmp(out.host().data(), d1.data(), P * sizeof(T)) == 0);
+    std::size_t bytes = 0;
+    REQUIRE(fc::expert::fit_distances<T>(nullptr, bytes, resilin::device, o, db.view.x, db.view.y, out.ptr) == cudaSuccess);
+    resilin::index_t const K = segments > 0 ? segments : h.max_y - 1;
+    CHECK(bytes == P * static_cast<std::size_t>(8 * K + 2) * sizeof(T));
+  }
+  if constexpr (sizeof(T) == 8) {  // a fit that diverges: the host refuses it, the GPU gives NaN
+    fc::fit_options o;
+    o.steps = 60;
+    o.lr = 1e308;
+    std::vector<T> refused(P);
+    CHECK_THROWS_AS(fc::distances(o, X, Y, std::span<T>(refused)), resilin::invalid_argument);
+    device_buffer<T> out(P);
+    fc::fit_distances(resilin::device, o, db.view.x, db.view.y, out.ptr);
+    auto const got = out.host();
+    for (resilin::index_t p = 0; p < h.pairs; ++p) {
+      bool host_refused = false;
+      try {
+        fc::fit(X[p], Y[p], o);
+      } catch (resilin::invalid_argument const&) {
+        host_refused = true;
+      }
+      INFO("pair " << p);
+      CHECK(std::isnan(got[static_cast<std::size_t>(p)]) == host_refused);
+    }
+  }
+  device_buffer<T> out(P);
+  fc::fit_options bad;
+  bad.steps = -1;
+  CHECK_THROWS_AS(fc::fit_distances(resilin::device, bad, db.view.x, db.view.y, out.ptr), resilin::invalid_argument);
+  auto short_y = db.view.y;
+  short_y.batch = 2;
+  CHECK_THROWS_AS(fc::fit_distances(resilin::device, fc::fit_options{}, db.view.x, short_y, out.ptr), resilin::invalid_argument);
 }
 
 TEST_CASE("GPU workspace query: none for values, 2K per pair for block_per_pair dv", "[cuda][fcdtw]") {

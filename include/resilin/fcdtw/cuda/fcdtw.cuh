@@ -15,6 +15,10 @@
 // `knots` values per pair on linspace(0, 1, knots). Results agree with the host closed form to
 // rounding; run to run they are bitwise identical on one GPU and build.
 //
+// FastCDTW distances by the fit (fit_distances): one thread per pair runs the host's Adam fit
+// (solver.hpp, detail::adam_fit) from the identity in its own slice of the workspace, then F at
+// the final warp and, on request, its gradients with respect to both series at that warp.
+//
 // Layers (as resilin/backend/cuda/alignment.cuh):
 //   resilin::fcdtw::expert::values(ws, bytes, exec, batch, out[, layout]) etc. allocate and
 //     throw nothing: ws == nullptr only writes the workspace size; bad input returns
@@ -35,6 +39,7 @@
 #include <resilin/core/views.hpp>
 #include <resilin/fcdtw/monte_carlo.hpp>
 #include <resilin/fcdtw/objective.hpp>
+#include <resilin/fcdtw/solver.hpp>
 
 namespace resilin::fcdtw {
 
@@ -217,6 +222,40 @@ RESILIN_HD T gather_program(pair_batch<T> const& b, index_t p, index_t item, boo
   return visit.sum;
 }
 
+/// The per-pair stride of fit_program's scratch: the workspace of the most segments any pair
+/// of Y can have.
+inline index_t fit_stride(fit_options const& o, index_t y_max_length) noexcept {
+  return fit_workspace_size(detail::segments_for(o, y_max_length));
+}
+
+/// fit_distances, pair p: the host distances()' fit (Adam from the identity, detail::adam_fit)
+/// in scratch[p * stride, (p + 1) * stride), F at the final warp; with gx / gy (shaped like X
+/// and Y, the pair's slices overwritten) its gradients with respect to the series at that warp,
+/// as distances_and_grads(). NaN where the logits overflowed (the host API refuses those).
+template <class T>
+RESILIN_HD T fit_program(batch_view<T const> const& X, batch_view<T const> const& Y,
+                         fit_options const& o, index_t p, T* scratch, index_t stride, T* gx,
+                         T* gy) noexcept {
+  interpolant<T> const x = series_of(X, p), y = series_of(Y, p);
+  index_t const K = detail::segments_for(o, Y.length(p));
+  fit_workspace<T> const ws = fit_workspace_in(scratch + p * stride, K);
+  T value = T(0);
+  if (!detail::fit_from_identity(x, y, K, o, ws, value)) return math::infinity<T>() - math::infinity<T>();
+  if (!gx && !gy) return value;
+  index_t const d = X.channels, xs = X.max_length * d, ys = Y.max_length * d;
+  objective_grads<T> og{};
+  if (gx) {
+    for (index_t k = 0; k < xs; ++k) gx[p * xs + k] = T(0);
+    og.dx = series_view<T>{gx + p * xs, X.length(p), d};
+  }
+  if (gy) {
+    for (index_t k = 0; k < ys; ++k) gy[p * ys + k] = T(0);
+    og.dy = series_view<T>{gy + p * ys, Y.length(p), d};
+  }
+  value_and_grad(x, y, uniform_warp<T>(ws.v, K), og, o.norm);
+  return value;
+}
+
 /// Monte Carlo chunk c: draws [c * per, (c + 1) * per) with its own scratch and gradient slice
 /// (zeroed first; layout x | y | warp); writes sums[2c] = sum g, sums[2c + 1] = sum g^2.
 template <class T, class X, class W>
@@ -274,6 +313,13 @@ template <class T>
 RESILIN_KERNEL void pair_kernel(pair_batch<T> b, T* out, pair_grads<T> g) {
   index_t const p = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (p < b.x.batch) out[p] = pair_program(b, p, g);
+}
+
+template <class T>
+RESILIN_KERNEL void fit_kernel(batch_view<T const> X, batch_view<T const> Y, fit_options o,
+                               T* scratch, index_t stride, T* out, T* gx, T* gy) {
+  index_t const p = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p < X.batch) out[p] = fit_program(X, Y, o, p, scratch, stride, gx, gy);
 }
 
 /// One block per pair: partial values, a fixed-order shared-memory tree, then dv from slots.
@@ -341,25 +387,39 @@ std::string check_grads(T const* a, T const* b, T const* c, char const* na, char
   return {};
 }
 
+/// "" when x and y are a paired batch of piecewise-linear series in device memory.
+template <class T>
+std::string check_series_pairs(batch_view<T const> const& x, batch_view<T const> const& y) {
+  using resilin::detail::message;
+  if (x.batch < 0) return message("x: batch must be >= 0, got ", x.batch);
+  if (x.batch != y.batch) return message("pair count mismatch: x has ", x.batch, " series, y has ", y.batch);
+  if (x.channels < 1 || x.channels != y.channels)
+    return message("channel mismatch: x has ", x.channels, ", y has ", y.channels);
+  if (x.batch == 0) return {};
+  if (x.max_length < 2) return message("x: max_length must be >= 2, got ", x.max_length);
+  if (y.max_length < 2) return message("y: max_length must be >= 2, got ", y.max_length);
+  if (auto e = check_pointer(x.data, "x data"); !e.empty()) return e;
+  if (auto e = check_pointer(y.data, "y data"); !e.empty()) return e;
+  if (x.lengths && !device_accessible(x.lengths)) return "x: lengths must be device memory";
+  if (y.lengths && !device_accessible(y.lengths)) return "y: lengths must be device memory";
+  return {};
+}
+
 template <class T>
 std::string check_batch(pair_batch<T> const& b) {
-  using resilin::detail::message;
-  if (b.x.batch < 0) return message("x: batch must be >= 0, got ", b.x.batch);
-  if (b.x.batch != b.y.batch)
-    return message("pair count mismatch: x has ", b.x.batch, " series, y has ", b.y.batch);
-  if (b.x.channels < 1 || b.x.channels != b.y.channels)
-    return message("channel mismatch: x has ", b.x.channels, ", y has ", b.y.channels);
-  if (b.knots < 2) return message("knots must be >= 2, got ", b.knots);
-  if (b.x.batch == 0) return {};
-  if (b.x.max_length < 2) return message("x: max_length must be >= 2, got ", b.x.max_length);
-  if (b.y.max_length < 2) return message("y: max_length must be >= 2, got ", b.y.max_length);
-  void const* const pointers[] = {b.x.data, b.y.data, b.warps};
-  char const* const names[] = {"x data", "y data", "warps"};
-  for (int i = 0; i < 3; ++i)
-    if (auto e = check_pointer(pointers[i], names[i]); !e.empty()) return e;
-  if (b.x.lengths && !device_accessible(b.x.lengths)) return "x: lengths must be device memory";
-  if (b.y.lengths && !device_accessible(b.y.lengths)) return "y: lengths must be device memory";
-  return {};
+  if (b.knots < 2) return resilin::detail::message("knots must be >= 2, got ", b.knots);
+  if (auto e = check_series_pairs(b.x, b.y); !e.empty() || b.x.batch == 0) return e;
+  return check_pointer(b.warps, "warps");
+}
+
+/// "" when X and Y are a valid paired batch for fit_distances in device memory and the
+/// options hold in T.
+template <class T>
+std::string check_fit(fit_options const& o, batch_view<T const> const& X,
+                      batch_view<T const> const& Y, T const* out) {
+  if (auto e = detail::options_error<T>(o); !e.empty()) return e;
+  if (auto e = check_series_pairs(X, Y); !e.empty() || X.batch == 0) return e;
+  return check_pointer(out, "out");
 }
 
 template <class T>
@@ -479,6 +539,34 @@ cudaError_t values_and_grads(void* ws, std::size_t& bytes, device_backend exec,
   return cd::launch_pairs<T>(ws, bytes, exec, b, out, &g, layout);
 }
 
+/// FastCDTW distances of the paired batch (X[b] warped onto Y[b]'s axis, uniform grids, ragged
+/// lengths allowed) into out (pairs), by the host distances()' fit with options o (its
+/// `threads` is not used); with gx / gy (device, shaped like X and Y, overwritten) also the
+/// gradients with respect to the series at each pair's final warp, as distances_and_grads().
+/// One thread per pair. A pair whose fit diverged (non-finite logits) gets NaN, where the host
+/// API throws. Workspace: fit_workspace_size(K) values of T per pair, K = o.segments or
+/// Y.max_length - 1.
+template <class T>
+cudaError_t fit_distances(void* ws, std::size_t& bytes, device_backend exec, fit_options const& o,
+                          batch_view<T const> X, batch_view<T const> Y, T* out, T* gx = nullptr,
+                          T* gy = nullptr) {
+  namespace cd = fcdtw_cuda_detail;
+  if (!cd::check_fit(o, X, Y, out).empty()) return cudaErrorInvalidValue;
+  if (X.batch > 0 && !cd::check_grads(gx, gy, static_cast<T const*>(nullptr), "gx", "gy", "").empty())
+    return cudaErrorInvalidValue;
+  index_t const stride = X.batch > 0 ? cd::fit_stride(o, Y.max_length) : 0;
+  std::size_t const need = static_cast<std::size_t>(X.batch) * static_cast<std::size_t>(stride) * sizeof(T);
+  if (!ws) {
+    bytes = need;
+    return cudaSuccess;
+  }
+  if (bytes < need) return cudaErrorInvalidValue;
+  if (X.batch == 0) return cudaSuccess;
+  RESILIN_LAUNCH(cd::blocks_for(X.batch), cd::block_threads, 0, exec.stream, cd::fit_kernel<T>)(
+      X, Y, o, static_cast<T*>(ws), stride, out, gx, gy);
+  return cudaGetLastError();
+}
+
 /// The Monte Carlo estimate (into *out, device) and, where grads has non-null device pointers,
 /// its gradients (overwritten): one thread per `samples_per_thread` draws, chunk sums added in
 /// chunk order. The draws are those of the host mc_value with the same options. x, y's data
@@ -565,6 +653,21 @@ void values_and_grads(device_backend exec, pair_batch<T> const& b, T* out,
   resilin::detail::require(e.empty(), e);
   cd::with_workspace(exec, [&](void* ws, std::size_t& bytes) {
     return expert::values_and_grads(ws, bytes, exec, b, out, g, layout);
+  });
+}
+
+/// FastCDTW distances by the fit, and optionally the series gradients (expert::fit_distances;
+/// NaN for a pair whose fit diverged); asynchronous on exec.stream. Throws
+/// resilin::invalid_argument (bad input) or resilin::cuda_error.
+template <class T>
+void fit_distances(device_backend exec, fit_options const& o, batch_view<T const> X,
+                   batch_view<T const> Y, T* out, T* gx = nullptr, T* gy = nullptr) {
+  namespace cd = fcdtw_cuda_detail;
+  std::string e = cd::check_fit(o, X, Y, out);
+  if (e.empty() && X.batch > 0) e = cd::check_grads(gx, gy, static_cast<T const*>(nullptr), "gx", "gy", "");
+  resilin::detail::require(e.empty(), e);
+  cd::with_workspace(exec, [&](void* ws, std::size_t& bytes) {
+    return expert::fit_distances(ws, bytes, exec, o, X, Y, out, gx, gy);
   });
 }
 
