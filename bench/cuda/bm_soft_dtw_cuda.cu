@@ -1,5 +1,5 @@
 // Google Benchmark suite of the CUDA backend: the configurations M1-M3, B1, F1, L1, S1 and H1
-// of spec/softdtw.md section 5, plus the other cost models through the same recursion kernels
+// of spec/softdtw.md section 5 (and FC1, FastCDTW's fit shape), plus the other cost models through the same recursion kernels
 // (soft-MSM, grid soft-CDTW: rows C1/*), and the job schedules on short series (W1/*: one CTA
 // or one warp per pair), long pairs per CTA or tiled (T1/*), and training with R whole or
 // checkpointed, per CTA or tiled (CP1/*), and many pairs of 64 channels, automatic (tiled with
@@ -151,6 +151,9 @@ std::vector<config> configs() {
   for (r::index_t d : {1, 16, 128}) both("F1/16x512x" + std::to_string(d), 16, 512, 512, d, 1.0);
   both("L1", 1, 5000, 5000, 2, 1.0);
   both("S1", 2, 128, 128, 3, 0.01);
+  // FC1: the shape of bm_fcdtw_cuda's 300-step FastCDTW fit (32768 pairs, n = m = 128, d = 1),
+  // so that the two read side by side (16384 cells per pair)
+  both("FC1/32768x128x1", 32768, 128, 128, 1, 1.0);
   // H1 (cuDTW-Ada: N = 65536 pairs of 395 x 4437, hard DTW, 1-D, forward); 8192 pairs here to
   // keep the whole check under 8 minutes; cells/s is the comparable number.
   v.push_back({"H1/8192x395x4437/dtw_fwd", 8192, 395, 4437, 1, 0.0, mode::value});
