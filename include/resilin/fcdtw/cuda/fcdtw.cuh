@@ -142,25 +142,32 @@ RESILIN_HD index_t first_segment_reaching(warp_view<T> const& phi, T lo, bool on
 // What one thread does, as RESILIN_HD functions of (pair, thread) so the kernels below are thin
 // launch wrappers and the programs can be run and checked on the CPU.
 
+/// Points og's dx / dy at pair p's slices of dx / dy (shaped like x and y; null: skipped),
+/// zeroed first, padding rows included.
+template <class T>
+RESILIN_HD void series_grads_of(batch_view<T const> const& x, batch_view<T const> const& y,
+                                index_t p, T* dx, T* dy, objective_grads<T>& og) noexcept {
+  index_t const d = x.channels, xs = x.max_length * d, ys = y.max_length * d;
+  if (dx) {
+    for (index_t k = 0; k < xs; ++k) dx[p * xs + k] = T(0);
+    og.dx = series_view<T>{dx + p * xs, x.length(p), d};
+  }
+  if (dy) {
+    for (index_t k = 0; k < ys; ++k) dy[p * ys + k] = T(0);
+    og.dy = series_view<T>{dy + p * ys, y.length(p), d};
+  }
+}
+
 /// thread_per_pair, pair p: F, and the gradients when g has outputs (its slices zeroed first).
 template <class T>
 RESILIN_HD T pair_program(pair_batch<T> const& b, index_t p, pair_grads<T> const& g) noexcept {
   if (!g.dv && !g.dx && !g.dy) return value(series_of(b.x, p), series_of(b.y, p), warp_of(b, p), b.norm);
-  index_t const d = b.x.channels;
-  index_t const xs = b.x.max_length * d, ys = b.y.max_length * d;
   objective_grads<T> og{};
   if (g.dv) {
     og.dv = g.dv + p * b.knots;
     for (index_t k = 0; k < b.knots; ++k) og.dv[k] = T(0);
   }
-  if (g.dx) {
-    for (index_t k = 0; k < xs; ++k) g.dx[p * xs + k] = T(0);
-    og.dx = series_view<T>{g.dx + p * xs, b.x.length(p), d};
-  }
-  if (g.dy) {
-    for (index_t k = 0; k < ys; ++k) g.dy[p * ys + k] = T(0);
-    og.dy = series_view<T>{g.dy + p * ys, b.y.length(p), d};
-  }
+  series_grads_of(b.x, b.y, p, g.dx, g.dy, og);
   return value_and_grad(series_of(b.x, p), series_of(b.y, p), warp_of(b, p), og, b.norm);
 }
 
@@ -242,16 +249,8 @@ RESILIN_HD T fit_program(batch_view<T const> const& X, batch_view<T const> const
   T value = T(0);
   if (!detail::fit_from_identity(x, y, K, o, ws, value)) return math::infinity<T>() - math::infinity<T>();
   if (!gx && !gy) return value;
-  index_t const d = X.channels, xs = X.max_length * d, ys = Y.max_length * d;
   objective_grads<T> og{};
-  if (gx) {
-    for (index_t k = 0; k < xs; ++k) gx[p * xs + k] = T(0);
-    og.dx = series_view<T>{gx + p * xs, X.length(p), d};
-  }
-  if (gy) {
-    for (index_t k = 0; k < ys; ++k) gy[p * ys + k] = T(0);
-    og.dy = series_view<T>{gy + p * ys, Y.length(p), d};
-  }
+  series_grads_of(X, Y, p, gx, gy, og);
   value_and_grad(x, y, uniform_warp<T>(ws.v, K), og, o.norm);
   return value;
 }
@@ -412,14 +411,15 @@ std::string check_batch(pair_batch<T> const& b) {
   return check_pointer(b.warps, "warps");
 }
 
-/// "" when X and Y are a valid paired batch for fit_distances in device memory and the
-/// options hold in T.
+/// "" when X and Y are a valid paired batch for fit_distances in device memory, the options
+/// hold in T, and out (and gx, gy where not null) are device memory.
 template <class T>
 std::string check_fit(fit_options const& o, batch_view<T const> const& X,
-                      batch_view<T const> const& Y, T const* out) {
+                      batch_view<T const> const& Y, T const* out, T const* gx, T const* gy) {
   if (auto e = detail::options_error<T>(o); !e.empty()) return e;
   if (auto e = check_series_pairs(X, Y); !e.empty() || X.batch == 0) return e;
-  return check_pointer(out, "out");
+  if (auto e = check_pointer(out, "out"); !e.empty()) return e;
+  return check_grads(gx, gy, static_cast<T const*>(nullptr), "gx", "gy", "");
 }
 
 template <class T>
@@ -551,9 +551,7 @@ cudaError_t fit_distances(void* ws, std::size_t& bytes, device_backend exec, fit
                           batch_view<T const> X, batch_view<T const> Y, T* out, T* gx = nullptr,
                           T* gy = nullptr) {
   namespace cd = fcdtw_cuda_detail;
-  if (!cd::check_fit(o, X, Y, out).empty()) return cudaErrorInvalidValue;
-  if (X.batch > 0 && !cd::check_grads(gx, gy, static_cast<T const*>(nullptr), "gx", "gy", "").empty())
-    return cudaErrorInvalidValue;
+  if (!cd::check_fit<T>(o, X, Y, out, gx, gy).empty()) return cudaErrorInvalidValue;
   index_t const stride = X.batch > 0 ? cd::fit_stride(o, Y.max_length) : 0;
   std::size_t const need = static_cast<std::size_t>(X.batch) * static_cast<std::size_t>(stride) * sizeof(T);
   if (!ws) {
@@ -663,8 +661,7 @@ template <class T>
 void fit_distances(device_backend exec, fit_options const& o, batch_view<T const> X,
                    batch_view<T const> Y, T* out, T* gx = nullptr, T* gy = nullptr) {
   namespace cd = fcdtw_cuda_detail;
-  std::string e = cd::check_fit(o, X, Y, out);
-  if (e.empty() && X.batch > 0) e = cd::check_grads(gx, gy, static_cast<T const*>(nullptr), "gx", "gy", "");
+  std::string const e = cd::check_fit<T>(o, X, Y, out, gx, gy);
   resilin::detail::require(e.empty(), e);
   cd::with_workspace(exec, [&](void* ws, std::size_t& bytes) {
     return expert::fit_distances(ws, bytes, exec, o, X, Y, out, gx, gy);
