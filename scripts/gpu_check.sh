@@ -183,6 +183,8 @@ cp1_tiled="$(cell bm_soft_dtw_cuda CP1/4x8192x16/tiled-checkpointed/fwd+bwd 4) G
 fc_thread="$(cell bm_fcdtw_cuda fcdtw/P100000x128/thread_per_pair/value+grad 5)"
 fc_block="$(cell bm_fcdtw_cuda fcdtw/P16x4096/block_per_pair/value+grad 5)"
 fc_fit="$(cell bm_fcdtw_cuda fcdtw/P32768x128/fit300/thread_per_pair 4)"
+fc_fit_long_block="$(cell bm_fcdtw_cuda fcdtw/P16x4096/fit300/block_per_pair 3)"
+fc_fit_long_thread="$(cell bm_fcdtw_cuda fcdtw/P16x4096/fit300/thread_per_pair 3)"
 fc1_fwd="$(cell bm_soft_dtw_cuda FC1/32768x128x1/fwd 4)"
 fc1_train="$(cell bm_soft_dtw_cuda FC1/32768x128x1/fwd+bwd 4)"
 lct_dec="$(cell bm_lct_cuda bf16/256Mi/decode 4)"
@@ -225,6 +227,7 @@ result="bench/results/$(date +%Y-%m-%d)-${gpu_tag}.md"
   echo "| FastCDTW value+grad 1e5 pairs n=128 (thread/pair) | ${fc_thread:-(not measured)} G pieces/s$fc_check |"
   echo "| FastCDTW value+grad 16 pairs n=4096 (block/pair) | ${fc_block:-(not measured)} G pieces/s$fc_check |"
   echo "| FastCDTW 300-step fit 32768 pairs n=128 (thread/pair) | ${fc_fit:-(not measured)} M pairs/s$fc_check |"
+  echo "| FastCDTW 300-step fit 16 pairs n=4096: block / thread per pair | ${fc_fit_long_block:-?} / ${fc_fit_long_thread:-?} ms$fc_check |"
   echo "| soft-DTW at the fit's shape (32768 pairs, n=m=128, d=1; 16384 cells a pair): fwd, fwd+bwd | ${fc1_fwd:-?}, ${fc1_train:-?} G cells/s |"
   for b in bm_soft_dtw_cuda bm_fcdtw_cuda bm_lct_cuda; do
     [ -s "$build/$b.md" ] || continue

@@ -3,7 +3,8 @@
 // monotone PL warps with K = n - 1 segments. Two shapes, one per layout:
 //   P100000x128   100000 pairs, n = m = 128, thread_per_pair (1-NN cdist scale)
 //   P16x4096      16 pairs, n = m = 4096, block_per_pair (long series)
-// and the 300-step fit (fit_distances) of 32768 pairs of n = m = 128, one thread per pair.
+// and the 300-step fit (fit_distances) of 32768 pairs of n = m = 128, one thread per pair, and
+// of 16 pairs of n = m = 4096 in both layouts (one block per pair is the layout for few long pairs).
 // Reported: ms, M pairs/s and G pieces/s, where pieces = the sweep's pieces of positive length
 // summed over the pairs (counted once on the host with the same sweep). Time from CUDA events
 // around the enqueued work (UseManualTime); buffers and workspace are allocated once outside the
@@ -188,7 +189,7 @@ void run(benchmark::State& state, config const& c) {
   (void)cudaStreamDestroy(s);
 }
 
-/// The 300-step fit (fit_distances: fit_options defaults), one thread per pair, on `pairs` pairs of
+/// The 300-step fit (fit_distances: fit_options defaults) in c.layout, on `pairs` pairs of
 /// the shape's series; the first 8 distances checked against the host fit (1e-3 relative: 300
 /// float steps with the device's exp and log1p). Pieces/s counts the pieces of the warps of the
 /// shape's table once per step (an estimate: the fitted warps have their own pieces).
@@ -201,9 +202,11 @@ void run_fit(benchmark::State& state, config const& c) {
   r::batch_view<float const> const X{x.p, c.pairs, c.length, 1, nullptr}, Y{y.p, c.pairs, c.length, 1, nullptr};
   fc::fit_options const o;
   std::size_t bytes = 0;
-  RESILIN_CUDA_TRY(fc::expert::fit_distances<float>(nullptr, bytes, exec, o, X, Y, out.p));
+  RESILIN_CUDA_TRY(fc::expert::fit_distances<float>(nullptr, bytes, exec, o, X, Y, out.p, nullptr, nullptr, c.layout));
   dev<unsigned char> ws(bytes);
-  auto launch = [&] { return fc::expert::fit_distances<float>(ws.p, bytes, exec, o, X, Y, out.p); };
+  auto launch = [&] {
+    return fc::expert::fit_distances<float>(ws.p, bytes, exec, o, X, Y, out.p, nullptr, nullptr, c.layout);
+  };
   RESILIN_CUDA_TRY(launch());
   RESILIN_CUDA_TRY(cudaStreamSynchronize(s));
   index_t const checked = std::min<index_t>(c.pairs, 8);
@@ -249,8 +252,11 @@ std::string summary_text() {
 int main(int argc, char** argv) {
   int const rc = resilin_bench::run_main(argc, argv, g_summary, &summary_text, [] {
     for (auto const& c : configs()) resilin_bench::register_timed("fcdtw/" + c.id, run, c);
-    config const fit{"P32768x128/fit300/thread_per_pair", 32768, 128, fc::pair_layout::thread_per_pair, false};
-    resilin_bench::register_timed("fcdtw/" + fit.id, run_fit, fit);
+    config const fits[] = {
+        {"P32768x128/fit300/thread_per_pair", 32768, 128, fc::pair_layout::thread_per_pair, false},
+        {"P16x4096/fit300/block_per_pair", 16, 4096, fc::pair_layout::block_per_pair, false},
+        {"P16x4096/fit300/thread_per_pair", 16, 4096, fc::pair_layout::thread_per_pair, false}};
+    for (auto const& fit : fits) resilin_bench::register_timed("fcdtw/" + fit.id, run_fit, fit);
   });
   return rc != 0 ? rc : (g_failed ? 1 : 0);
 }

@@ -1,5 +1,5 @@
-// FastCDTW on the GPU against the host closed form of objective.hpp and the host Monte Carlo
-// estimator (spec/cdtw.md B.4.4 #14): values and gradients on ragged batches, both layouts,
+// FastCDTW on the GPU against the host closed form of objective.hpp, the host fit and the host
+// Monte Carlo estimator (spec/cdtw.md B.4.4 #14): values and gradients on ragged batches, both layouts,
 // float (1e-5 relative) and double (1e-12), coincident breakpoints (identity warp on the series
 // grid); run-to-run bitwise determinism; the Monte Carlo kernel against the host estimate with
 // the same draws; input validation. Exits 77 (skipped) without a GPU (support/gpu_main.cpp).
@@ -144,11 +144,11 @@ TEMPLATE_TEST_CASE("GPU closed form equals the host closed form, both layouts", 
   }
 }
 
-TEMPLATE_TEST_CASE("GPU fit equals the host fit, values and series gradients", "[cuda][fcdtw][fit]",
-                   float, double) {
-  // The host's Adam fit, one thread per pair: after tens of steps the device's exp and log1p
-  // (a few ulp from the host's) move the result a little, hence looser bounds than the closed
-  // form's.
+TEMPLATE_TEST_CASE("GPU fit equals the host fit, values and series gradients, both layouts",
+                   "[cuda][fcdtw][fit]", float, double) {
+  // The host's Adam fit, one thread or one block per pair: after tens of steps the device's exp
+  // and log1p (a few ulp from the host's), and the block's sums in another order, move the
+  // result a little, hence looser bounds than the closed form's.
   using T = TestType;
   host_batch<T> const h(11, 9, 2, 20, 26, 2);  // ragged; its warps are not used
   device_batch<T> const db(h);
@@ -165,8 +165,9 @@ TEMPLATE_TEST_CASE("GPU fit equals the host fit, values and series gradients", "
       CHECK(std::abs(got[i] - want[i]) <= tol * scale);
     }
   };
+  for (auto layout : {fc::pair_layout::thread_per_pair, fc::pair_layout::block_per_pair})
   for (resilin::index_t segments : {resilin::index_t{0}, resilin::index_t{5}}) {
-    INFO("segments " << segments);
+    INFO("layout " << static_cast<int>(layout) << " segments " << segments);
     fc::fit_options o;
     o.steps = 40;
     o.segments = segments;
@@ -175,28 +176,53 @@ TEMPLATE_TEST_CASE("GPU fit equals the host fit, values and series gradients", "
     fc::distances_and_grads(o, X, Y, std::span<T>(want), resilin::batch_view<T>{wgx.data(), h.pairs, h.max_x, h.d, h.len_x.data()},
                             resilin::batch_view<T>{wgy.data(), h.pairs, h.max_y, h.d, h.len_y.data()});
     device_buffer<T> out(P), gx(wgx.size()), gy(wgy.size());
-    fc::fit_distances(resilin::device, o, db.view.x, db.view.y, out.ptr, gx.ptr, gy.ptr);
+    fc::fit_distances(resilin::device, o, db.view.x, db.view.y, out.ptr, gx.ptr, gy.ptr, layout);
     auto const d1 = out.host();
     close(d1, want, "D");
     close(gx.host(), wgx, "dD/dx");
     close(gy.host(), wgy, "dD/dy");
-    // values alone: the same bits; the workspace is 8 K + 2 values per pair
-    fc::fit_distances(resilin::device, o, db.view.x, db.view.y, out.ptr);
+    // values alone, and run to run: the same bits; the workspace is 8 K + 2 values per pair,
+    // 2 K more for the block layout's segment slots
+    fc::fit_distances(resilin::device, o, db.view.x, db.view.y, out.ptr, nullptr, nullptr, layout);
     CHECK(std::memcmp(out.host().data(), d1.data(), P * sizeof(T)) == 0);
     std::size_t bytes = 0;
-    REQUIRE(fc::expert::fit_distances<T>(nullptr, bytes, resilin::device, o, db.view.x, db.view.y, out.ptr) == cudaSuccess);
+    REQUIRE(fc::expert::fit_distances<T>(nullptr, bytes, resilin::device, o, db.view.x, db.view.y, out.ptr,
+                                         nullptr, nullptr, layout) == cudaSuccess);
     resilin::index_t const K = segments > 0 ? segments : h.max_y - 1;
-    CHECK(bytes == P * static_cast<std::size_t>(8 * K + 2) * sizeof(T));
+    bool const block = layout == fc::pair_layout::block_per_pair;
+    CHECK(bytes == P * static_cast<std::size_t>((block ? 10 : 8) * K + 2) * sizeof(T));
   }
-  if constexpr (sizeof(T) == 8) {  // a fit that diverges: the host refuses it, the GPU gives NaN
+  {  // few long pairs, more segments than a block has threads: the block layout's case
+    host_batch<T> const hl(12, 2, 1, 700, 600, 2);
+    device_batch<T> const dl(hl);
+    resilin::batch_view<T const> const XL{hl.x.data(), hl.pairs, hl.max_x, hl.d, hl.len_x.data()};
+    resilin::batch_view<T const> const YL{hl.y.data(), hl.pairs, hl.max_y, hl.d, hl.len_y.data()};
+    fc::fit_options o;
+    o.steps = 20;
+    std::vector<T> want(2), wgx(hl.x.size()), wgy(hl.y.size());
+    fc::distances_and_grads(o, XL, YL, std::span<T>(want), resilin::batch_view<T>{wgx.data(), 2, hl.max_x, hl.d, hl.len_x.data()},
+                            resilin::batch_view<T>{wgy.data(), 2, hl.max_y, hl.d, hl.len_y.data()});
+    device_buffer<T> out(2), gx(wgx.size()), gy(wgy.size());
+    fc::fit_distances(resilin::device, o, dl.view.x, dl.view.y, out.ptr, gx.ptr, gy.ptr);  // automatic: blocks
+    INFO("long pairs, lengths " << hl.len_x[0] << " x " << hl.len_y[0] << ", " << hl.len_x[1] << " x " << hl.len_y[1]);
+    close(out.host(), want, "D");
+    close(gx.host(), wgx, "dD/dx");
+    close(gy.host(), wgy, "dD/dy");
+  }
+  // a fit that diverges: the host refuses it, the GPU gives NaN, and NaN gradient rows (0 on
+  // padding rows)
+  if constexpr (sizeof(T) == 8)
+  for (auto layout : {fc::pair_layout::thread_per_pair, fc::pair_layout::block_per_pair}) {
+    INFO("layout " << static_cast<int>(layout));
     fc::fit_options o;
     o.steps = 60;
     o.lr = 1e308;
     std::vector<T> refused(P);
     CHECK_THROWS_AS(fc::distances(o, X, Y, std::span<T>(refused)), resilin::invalid_argument);
-    device_buffer<T> out(P);
-    fc::fit_distances(resilin::device, o, db.view.x, db.view.y, out.ptr);
-    auto const got = out.host();
+    device_buffer<T> out(P), gx(h.x.size());
+    fc::fit_distances(resilin::device, o, db.view.x, db.view.y, out.ptr, gx.ptr, nullptr, layout);
+    auto const got = out.host(), ggx = gx.host();
+    int refusals = 0;
     for (resilin::index_t p = 0; p < h.pairs; ++p) {
       bool host_refused = false;
       try {
@@ -204,9 +230,17 @@ TEMPLATE_TEST_CASE("GPU fit equals the host fit, values and series gradients", "
       } catch (resilin::invalid_argument const&) {
         host_refused = true;
       }
+      refusals += host_refused ? 1 : 0;
       INFO("pair " << p);
       CHECK(std::isnan(got[static_cast<std::size_t>(p)]) == host_refused);
+      for (resilin::index_t k = 0; k < h.max_x * h.d; ++k) {
+        T const g = ggx[static_cast<std::size_t>(p * h.max_x * h.d + k)];
+        bool const row = k / h.d < h.len_x[static_cast<std::size_t>(p)];
+        CHECK(std::isnan(g) == (host_refused && row));
+        if (!row) CHECK(g == T(0));
+      }
     }
+    CHECK(refusals > 0);
   }
   device_buffer<T> out(P);
   fc::fit_options bad;

@@ -1,7 +1,7 @@
 #pragma once
 // The CUDA kernels of the alignment recursion: thin shells that run the block programs of
 // backend/device/wavefront.hpp (the same code the host tests run with an emulated CTA) with
-// the executors below. One block per alignment problem, persistent over all anti-diagonals
+// the executors (cta_exec.cuh, and the warp ones below). One block per alignment problem, persistent over all anti-diagonals
 // (one __syncthreads per diagonal, no launch per diagonal), threads striding each diagonal; or,
 // for short series in large batches, one warp per problem (warp_per_pair, __syncwarp; values of
 // medium series in large batches: a strip of rows per lane).
@@ -9,34 +9,11 @@
 // workspace slice per block. No atomics anywhere: bitwise deterministic run to run.
 #include <resilin/backend/cuda/require_cuda.hpp>
 #include <cuda_runtime_api.h>
+#include <resilin/backend/cuda/cta_exec.cuh>
 #include <resilin/backend/device/wavefront.hpp>
 #include <resilin/core/config.hpp>
 
 namespace resilin::cuda_detail {
-
-/// The executor of a CTA: every thread runs its own slice of a step.
-struct cta_exec {
-  template <class F>
-  RESILIN_HD void for_each(F const& f) const {
-#if RESILIN_DEVICE_PASS
-    f(static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x));
-#else
-    (void)f;
-#endif
-  }
-  RESILIN_HD void sync() const {
-#if RESILIN_DEVICE_PASS
-    __syncthreads();
-#endif
-  }
-  RESILIN_HD bool leader() const {
-#if RESILIN_DEVICE_PASS
-    return threadIdx.x == 0;
-#else
-    return false;
-#endif
-  }
-};
 
 /// The executor of one warp running one job (warp_per_pair): its 32 lanes stride each step.
 /// __syncwarp orders the shared-memory ring accesses of the warp's lanes between steps.

@@ -15,9 +15,13 @@
 // `knots` values per pair on linspace(0, 1, knots). Results agree with the host closed form to
 // rounding; run to run they are bitwise identical on one GPU and build.
 //
-// FastCDTW distances by the fit (fit_distances): one thread per pair runs the host's Adam fit
-// (solver.hpp, detail::adam_fit) from the identity in its own slice of the workspace, then F at
-// the final warp and, on request, its gradients with respect to both series at that warp.
+// FastCDTW distances by the fit (fit_distances), in the same two layouts: one thread per pair
+// runs the host's Adam fit (solver.hpp, detail::adam_fit) from the identity in its own slice of
+// the workspace; or one block per pair runs it with each step's sums split over the block
+// (block_fit.hpp: thread i owns a contiguous share of the logits and the segments i, i + 256,
+// ...; the leader adds the partial sums in thread order). Then F at the final warp and, on
+// request, its gradients with respect to both series at that warp (per pair, or gathered per
+// knot as above). automatic: thread_per_pair for >= 4096 pairs or fits of < 64 segments.
 //
 // Layers (as resilin/backend/cuda/alignment.cuh):
 //   resilin::fcdtw::expert::values(ws, bytes, exec, batch, out[, layout]) etc. allocate and
@@ -38,7 +42,10 @@
 #include <resilin/core/error.hpp>
 #include <resilin/core/views.hpp>
 #include <resilin/fcdtw/monte_carlo.hpp>
+#include <resilin/backend/cuda/cta_exec.cuh>
+#include <resilin/fcdtw/block_fit.hpp>
 #include <resilin/fcdtw/objective.hpp>
+#include <resilin/fcdtw/segments.hpp>
 #include <resilin/fcdtw/solver.hpp>
 
 namespace resilin::fcdtw {
@@ -78,66 +85,6 @@ RESILIN_HD warp_view<T> warp_of(pair_batch<T> const& b, index_t p) noexcept {
   return uniform_warp(b.warps + p * b.knots, b.knots - 1);
 }
 
-/// The smallest q in [1, n] with s.knot(q) > value (n if none): where the sequential sweep's
-/// knot pointer stands when it enters a segment starting at `value`.
-template <class T>
-RESILIN_HD index_t first_knot_above(interpolant<T> const& s, T value) noexcept {
-  index_t lo = 1, hi = s.length();  // answer in [lo, hi]
-  while (lo < hi) {
-    index_t const mid = lo + (hi - lo) / 2;
-    if (s.knot(mid) > value) hi = mid; else lo = mid + 1;
-  }
-  return lo;
-}
-
-/// The pieces of warp segment j alone, exactly as detail::for_each_piece produces them (the
-/// same sweep, detail::sweep_segment), so segments can run on different threads: the knot
-/// pointers start where the sequential sweep's stand on entering segment j (binary search).
-template <class T, class Visit>
-RESILIN_HD void for_each_piece_of_segment(interpolant<T> const& x, interpolant<T> const& y,
-                                          warp_view<T> const& phi, index_t j,
-                                          Visit& visit) noexcept {
-  index_t qx = first_knot_above(x, phi[j]), qy = first_knot_above(y, phi.knot(j));
-  detail::sweep_knots<T> k;
-  detail::sweep_segment(x, y, phi, j, qx, qy, k, visit);
-}
-
-/// dF/d(knot `knot`, channel c) of x (on_x) or y, summed over pieces in visiting order: the
-/// mass-matrix rows L (2a + b)/3, L (a + 2b)/3 spread with the piece's interpolation weights.
-template <class T>
-struct knot_gather {
-  interpolant<T> x, y;
-  path_norm norm;
-  index_t knot, c;
-  bool on_x;
-  T sum = T(0);
-
-  RESILIN_HD void operator()(detail::piece<T> const& p) noexcept {
-    index_t const s = on_x ? p.sx : p.sy;
-    if (s != knot - 1 && s != knot) return;
-    detail::piece_geometry<T> const geo(p, norm);
-    T const a = geo.difference(x, y, p, false, c), b = geo.difference(x, y, p, true, c);
-    T const ga = geo.length * (T(2) * a + b) / T(3);
-    T const gb = geo.length * (a + T(2) * b) / T(3);
-    T const w0 = on_x ? geo.wx0 : geo.wy0, w1 = on_x ? geo.wx1 : geo.wy1;
-    T const part = s == knot ? (T(1) - w0) * ga + (T(1) - w1) * gb : w0 * ga + w1 * gb;
-    if (on_x) sum += part; else sum -= part;
-  }
-};
-
-/// The first warp segment j in [0, K) whose end value (on_values: v_{j+1}; else g_{j+1}) is
-/// >= lo; K when none.
-template <class T>
-RESILIN_HD index_t first_segment_reaching(warp_view<T> const& phi, T lo, bool on_values) noexcept {
-  index_t a = 0, b = phi.segments();
-  while (a < b) {
-    index_t const mid = a + (b - a) / 2;
-    T const end = on_values ? phi[mid + 1] : phi.knot(mid + 1);
-    if (end >= lo) b = mid; else a = mid + 1;
-  }
-  return a;
-}
-
 // ---------------------------------------------------------------- thread programs
 // What one thread does, as RESILIN_HD functions of (pair, thread) so the kernels below are thin
 // launch wrappers and the programs can be run and checked on the CPU.
@@ -172,73 +119,40 @@ RESILIN_HD T pair_program(pair_batch<T> const& b, index_t p, pair_grads<T> const
 }
 
 /// block_per_pair, pair p, thread tid: the partial F of segments tid, tid + threads, ...; with
-/// slots (pairs, 2K) also segment j's adjoints of v_j (slot 2j) and v_{j+1} (slot 2j + 1).
+/// slots (pairs, 2K) also their adjoints (detail::strided_segments).
 template <class T>
 RESILIN_HD T segment_program(pair_batch<T> const& b, index_t p, index_t tid, index_t threads,
                              T* slots) noexcept {
-  interpolant<T> const x = series_of(b.x, p), y = series_of(b.y, p);
   warp_view<T> const phi = warp_of(b, p);
-  index_t const K = phi.segments();
-  T total = T(0);
-  for (index_t j = tid; j < K; j += threads) {
-    if (slots) {
-      T* const slot = slots + p * 2 * K + 2 * j;
-      slot[0] = slot[1] = T(0);
-      // Base slot - j + 2j: the visitor's dv[j], dv[j + 1] land on this segment's two slots.
-      objective_grads<T> og{};
-      og.dv = slots + p * 2 * K + j;
-      detail::gradient_visitor<T> visit{x, y, phi, b.norm, og};
-      for_each_piece_of_segment(x, y, phi, j, visit);
-      total += visit.total;
-    } else {
-      detail::value_visitor<T> visit{x, y, b.norm};
-      for_each_piece_of_segment(x, y, phi, j, visit);
-      total += visit.total;
-    }
-  }
-  return total;
-}
-
-/// dF/dv_k of pair p from its segment slots: the right slot of segment k - 1 plus the left
-/// slot of segment k (the host adds them in this order too).
-template <class T>
-RESILIN_HD T combine_slots(T const* slots, index_t p, index_t K, index_t k) noexcept {
-  T const* const s = slots + p * 2 * K;
-  T acc = T(0);
-  if (k > 0) acc += s[2 * (k - 1) + 1];
-  if (k < K) acc += s[2 * k];
-  return acc;
+  return detail::strided_segments(series_of(b.x, p), series_of(b.y, p), phi, b.norm, tid, threads,
+                                  slots ? slots + p * 2 * phi.segments() : nullptr);
 }
 
 /// dF/dx (on_x) or dF/dy of pair p at flat index item = knot * channels + c of its
 /// (max_length, channels) slice; 0 on padding rows.
 template <class T>
 RESILIN_HD T gather_program(pair_batch<T> const& b, index_t p, index_t item, bool on_x) noexcept {
-  interpolant<T> const x = series_of(b.x, p), y = series_of(b.y, p);
-  warp_view<T> const phi = warp_of(b, p);
-  interpolant<T> const& s = on_x ? x : y;
-  index_t const d = b.x.channels, knot = item / d, c = item % d;
-  index_t const n = s.length(), K = phi.segments();
-  if (knot >= n) return T(0);
-  T const lo = s.knot(knot > 0 ? knot - 1 : 0), hi = s.knot(knot + 1 < n ? knot + 1 : n - 1);
-  knot_gather<T> visit{x, y, b.norm, knot, c, on_x};
-  for (index_t j = first_segment_reaching(phi, lo, on_x); j < K; ++j) {
-    if ((on_x ? phi[j] : phi.knot(j)) > hi) break;
-    for_each_piece_of_segment(x, y, phi, j, visit);
-  }
-  return visit.sum;
+  return detail::gather_knot(series_of(b.x, p), series_of(b.y, p), warp_of(b, p), b.norm, item, on_x);
 }
 
-/// The per-pair stride of fit_program's scratch: the workspace of the most segments any pair
-/// of Y can have.
-inline index_t fit_stride(fit_options const& o, index_t y_max_length) noexcept {
-  return fit_workspace_size(detail::segments_for(o, y_max_length));
+/// The per-pair stride of the fit's scratch: the workspace of the most segments any pair of Y
+/// can have, with the segment slots of the block layout.
+inline index_t fit_stride(fit_options const& o, index_t y_max_length, bool thread_layout) noexcept {
+  index_t const K = detail::segments_for(o, y_max_length);
+  return thread_layout ? fit_workspace_size(K) : detail::block_fit_size(K);
+}
+
+/// NaN in every entry of a series gradient (a diverged fit's).
+template <class T>
+RESILIN_HD void fill_nan(series_view<T> const& g) noexcept {
+  for (index_t k = 0; k < g.length * g.channels; ++k) g.data[k] = math::infinity<T>() - math::infinity<T>();
 }
 
 /// fit_distances, pair p: the host distances()' fit (Adam from the identity, detail::adam_fit)
 /// in scratch[p * stride, (p + 1) * stride), F at the final warp; with gx / gy (shaped like X
 /// and Y, the pair's slices overwritten) its gradients with respect to the series at that warp,
-/// as distances_and_grads(). NaN where the logits overflowed (the host API refuses those).
+/// as distances_and_grads(). NaN where the logits overflowed (the host API refuses those),
+/// and NaN in that pair's gradient rows.
 template <class T>
 RESILIN_HD T fit_program(batch_view<T const> const& X, batch_view<T const> const& Y,
                          fit_options const& o, index_t p, T* scratch, index_t stride, T* gx,
@@ -247,12 +161,32 @@ RESILIN_HD T fit_program(batch_view<T const> const& X, batch_view<T const> const
   index_t const K = detail::segments_for(o, Y.length(p));
   fit_workspace<T> const ws = fit_workspace_in(scratch + p * stride, K);
   T value = T(0);
-  if (!detail::fit_from_identity(x, y, K, o, ws, value)) return math::infinity<T>() - math::infinity<T>();
-  if (!gx && !gy) return value;
+  bool const finite = detail::fit_from_identity(x, y, K, o, ws, value);
+  if (!gx && !gy) return finite ? value : math::infinity<T>() - math::infinity<T>();
   objective_grads<T> og{};
   series_grads_of(X, Y, p, gx, gy, og);
+  if (!finite) {
+    fill_nan(og.dx);
+    fill_nan(og.dy);
+    return math::infinity<T>() - math::infinity<T>();
+  }
   value_and_grad(x, y, uniform_warp<T>(ws.v, K), og, o.norm);
   return value;
+}
+
+/// The block fit's gather, pair p: dD/dx (on_x) or dD/dy at flat index item of the pair's
+/// slice, at the final warp the fit left in its workspace; NaN on the rows of a diverged fit
+/// (D = NaN), 0 on padding rows.
+template <class T>
+RESILIN_HD T fit_gather_program(batch_view<T const> const& X, batch_view<T const> const& Y,
+                                fit_options const& o, index_t p, T const* scratch,
+                                index_t stride, T d, index_t item, bool on_x) noexcept {
+  interpolant<T> const x = series_of(X, p), y = series_of(Y, p);
+  if (!(d == d))
+    return item / X.channels < (on_x ? x.length() : y.length()) ? d : T(0);
+  index_t const K = detail::segments_for(o, Y.length(p));
+  T const* const v = scratch + p * stride + K;  // fit_workspace_in(): r (K), then v
+  return detail::gather_knot(x, y, uniform_warp<T>(v, K), o.norm, item, on_x);
 }
 
 /// Monte Carlo chunk c: draws [c * per, (c + 1) * per) with its own scratch and gradient slice
@@ -321,6 +255,32 @@ RESILIN_KERNEL void fit_kernel(batch_view<T const> X, batch_view<T const> Y, fit
   if (p < X.batch) out[p] = fit_program(X, Y, o, p, scratch, stride, gx, gy);
 }
 
+/// One block per pair: the block fit (block_fit.hpp) in the pair's slice of scratch.
+template <class T>
+RESILIN_KERNEL void fit_block_kernel(batch_view<T const> X, batch_view<T const> Y, fit_options o,
+                                     T* scratch, index_t stride, T* out) {
+  __shared__ T shared[detail::block_scratch_size(block_threads)];
+  index_t const p = blockIdx.x;
+  index_t const K = detail::segments_for(o, Y.length(p));
+  T* const mine = scratch + p * stride;
+  T const d = detail::block_fit(cuda_detail::cta_exec{}, static_cast<int>(block_threads), series_of(X, p),
+                                series_of(Y, p), K, o, fit_workspace_in(mine, K),
+                                mine + fit_workspace_size(K),
+                                detail::block_scratch_in(shared, static_cast<int>(block_threads)));
+  if (threadIdx.x == 0) out[p] = d;
+}
+
+template <class T>
+RESILIN_KERNEL void fit_gather_kernel(batch_view<T const> X, batch_view<T const> Y, fit_options o,
+                                      T const* scratch, index_t stride, T const* out, T* grad,
+                                      bool on_x) {
+  index_t const p = blockIdx.x;
+  index_t const items = (on_x ? X.max_length : Y.max_length) * X.channels;
+  T const d = out[p];
+  for (index_t item = threadIdx.x; item < items; item += block_threads)
+    grad[p * items + item] = fit_gather_program(X, Y, o, p, scratch, stride, d, item, on_x);
+}
+
 /// One block per pair: partial values, a fixed-order shared-memory tree, then dv from slots.
 template <class T>
 RESILIN_KERNEL void segment_kernel(pair_batch<T> b, T* out, T* slots, T* dv) {
@@ -336,7 +296,7 @@ RESILIN_KERNEL void segment_kernel(pair_batch<T> b, T* out, T* slots, T* dv) {
   if (tid == 0) out[p] = partial[0];
   if (!slots) return;
   index_t const K = b.knots - 1;
-  for (index_t k = tid; k <= K; k += block_threads) dv[p * (K + 1) + k] = combine_slots(slots, p, K, k);
+  for (index_t k = tid; k <= K; k += block_threads) dv[p * (K + 1) + k] = detail::combine_slots(slots + p * 2 * K, K, k);
 }
 
 template <class T>
@@ -422,10 +382,10 @@ std::string check_fit(fit_options const& o, batch_view<T const> const& X,
   return check_grads(gx, gy, static_cast<T const*>(nullptr), "gx", "gy", "");
 }
 
-template <class T>
-bool per_pair(pair_batch<T> const& b, pair_layout layout) noexcept {
+/// Whether `pairs` problems of up to `segments` warp segments run one thread per pair.
+inline bool per_pair(index_t pairs, index_t segments, pair_layout layout) noexcept {
   if (layout != pair_layout::automatic) return layout == pair_layout::thread_per_pair;
-  return b.x.batch >= 4096 || b.knots - 1 < 64;
+  return pairs >= 4096 || segments < 64;
 }
 
 inline unsigned blocks_for(index_t n) noexcept {
@@ -436,7 +396,7 @@ template <class T>
 cudaError_t launch_pairs(void* ws, std::size_t& bytes, device_backend exec,
                          pair_batch<T> const& b, T* out, pair_grads<T> const* g,
                          pair_layout layout) {
-  bool const thread_layout = per_pair(b, layout);
+  bool const thread_layout = per_pair(b.x.batch, b.knots - 1, layout);
   bool const slots = g && g->dv && !thread_layout;
   std::size_t const need =
       slots ? static_cast<std::size_t>(b.x.batch) * 2 * static_cast<std::size_t>(b.knots - 1) * sizeof(T) : 0;
@@ -543,16 +503,20 @@ cudaError_t values_and_grads(void* ws, std::size_t& bytes, device_backend exec,
 /// lengths allowed) into out (pairs), by the host distances()' fit with options o (its
 /// `threads` is not used); with gx / gy (device, shaped like X and Y, overwritten) also the
 /// gradients with respect to the series at each pair's final warp, as distances_and_grads().
-/// One thread per pair. A pair whose fit diverged (non-finite logits) gets NaN, where the host
-/// API throws. Workspace: fit_workspace_size(K) values of T per pair, K = o.segments or
-/// Y.max_length - 1.
+/// One thread or one block per pair (layout; see the file comment). A pair whose fit diverged
+/// (non-finite logits) gets NaN, and NaN gradient rows, where the host API throws. Workspace
+/// per pair, K = o.segments or Y.max_length - 1: fit_workspace_size(K) values of T
+/// (thread_per_pair), 2K more (block_per_pair).
 template <class T>
 cudaError_t fit_distances(void* ws, std::size_t& bytes, device_backend exec, fit_options const& o,
-                          batch_view<T const> X, batch_view<T const> Y, T* out, T* gx = nullptr,
-                          T* gy = nullptr) {
+                          batch_view<T const> X, batch_view<T const> Y, T* out,
+                          std::type_identity_t<T>* gx = nullptr, std::type_identity_t<T>* gy = nullptr,
+                          pair_layout layout = pair_layout::automatic) {
   namespace cd = fcdtw_cuda_detail;
   if (!cd::check_fit<T>(o, X, Y, out, gx, gy).empty()) return cudaErrorInvalidValue;
-  index_t const stride = X.batch > 0 ? cd::fit_stride(o, Y.max_length) : 0;
+  bool const thread_layout =
+      X.batch == 0 || cd::per_pair(X.batch, detail::segments_for(o, Y.max_length), layout);
+  index_t const stride = X.batch > 0 ? cd::fit_stride(o, Y.max_length, thread_layout) : 0;
   std::size_t const need = static_cast<std::size_t>(X.batch) * static_cast<std::size_t>(stride) * sizeof(T);
   if (!ws) {
     bytes = need;
@@ -560,9 +524,24 @@ cudaError_t fit_distances(void* ws, std::size_t& bytes, device_backend exec, fit
   }
   if (bytes < need) return cudaErrorInvalidValue;
   if (X.batch == 0) return cudaSuccess;
-  RESILIN_LAUNCH(cd::blocks_for(X.batch), cd::block_threads, 0, exec.stream, cd::fit_kernel<T>)(
-      X, Y, o, static_cast<T*>(ws), stride, out, gx, gy);
-  return cudaGetLastError();
+  T* const scratch = static_cast<T*>(ws);
+  cudaStream_t const s = exec.stream;
+  if (thread_layout) {
+    RESILIN_LAUNCH(cd::blocks_for(X.batch), cd::block_threads, 0, s, cd::fit_kernel<T>)(
+        X, Y, o, scratch, stride, out, gx, gy);
+    return cudaGetLastError();
+  }
+  auto const pairs = static_cast<unsigned>(X.batch);
+  RESILIN_LAUNCH(pairs, cd::block_threads, 0, s, cd::fit_block_kernel<T>)(X, Y, o, scratch, stride, out);
+  if (cudaError_t e = cudaGetLastError()) return e;
+  for (bool const on_x : {true, false}) {
+    T* const grad = on_x ? gx : gy;
+    if (!grad) continue;
+    RESILIN_LAUNCH(pairs, cd::block_threads, 0, s, cd::fit_gather_kernel<T>)(
+        X, Y, o, scratch, stride, out, grad, on_x);
+    if (cudaError_t e = cudaGetLastError()) return e;
+  }
+  return cudaSuccess;
 }
 
 /// The Monte Carlo estimate (into *out, device) and, where grads has non-null device pointers,
@@ -659,12 +638,13 @@ void values_and_grads(device_backend exec, pair_batch<T> const& b, T* out,
 /// resilin::invalid_argument (bad input) or resilin::cuda_error.
 template <class T>
 void fit_distances(device_backend exec, fit_options const& o, batch_view<T const> X,
-                   batch_view<T const> Y, T* out, T* gx = nullptr, T* gy = nullptr) {
+                   batch_view<T const> Y, T* out, std::type_identity_t<T>* gx = nullptr,
+                   std::type_identity_t<T>* gy = nullptr, pair_layout layout = pair_layout::automatic) {
   namespace cd = fcdtw_cuda_detail;
   std::string const e = cd::check_fit<T>(o, X, Y, out, gx, gy);
   resilin::detail::require(e.empty(), e);
   cd::with_workspace(exec, [&](void* ws, std::size_t& bytes) {
-    return expert::fit_distances(ws, bytes, exec, o, X, Y, out, gx, gy);
+    return expert::fit_distances(ws, bytes, exec, o, X, Y, out, gx, gy, layout);
   });
 }
 
