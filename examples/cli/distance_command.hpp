@@ -43,7 +43,7 @@ inline void add_distance_command(CLI::App& app) {
       "distance", "pairwise distances: |A| lines of |B| tab-separated values (B defaults to A)");
   auto opts = std::make_shared<alignment_options>();
   auto files = std::make_shared<pair_files>();
-  add_alignment_options(*cmd, *opts);
+  add_alignment_options(*cmd, *opts, true);
   cmd->add_option("A", files->a, "UCR TSV file (label<TAB>v1<TAB>...)")->required();
   cmd->add_option("B", files->b, "UCR TSV file (default: A)");
   cmd->callback([opts, files] {

@@ -1,10 +1,16 @@
 // The tool's GPU path (CUDA builds): see gpu_support.hpp.
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 #include <cuda_runtime_api.h>
 #include <resilin/backend/cuda/device_status.hpp>
+#include <resilin/fcdtw/cuda/fcdtw.cuh>
 #include <resilin/learn/cuda.cuh>
+#include "fcdtw_pairs.hpp"
 #include "gpu_support.hpp"
 
 namespace resilin_cli::gpu {
@@ -61,6 +67,49 @@ class device_batch {
   device_array<index_t> lengths_;
 };
 
+/// The fit options of fast-cdtw on the GPU (identity starts: resolve() refuses --init grid there).
+inline resilin::fcdtw::fit_options fit_options_on_device(fast_cdtw_metric const& m) {
+  resilin::fcdtw::fit_options o;
+  o.steps = m.steps;
+  o.lr = m.lr;
+  return o;
+}
+
+/// Pairs per fit_distances call: their series, gradients and workspace in about 256 MiB.
+template <class T>
+index_t pairs_per_call(resilin::fcdtw::fit_options const& o, resilin::batch_view<T const> a,
+                       resilin::batch_view<T const> b, bool grads) {
+  index_t const K = resilin::fcdtw::detail::segments_for(o, b.max_length);
+  auto const values = static_cast<std::size_t>((a.max_length * (grads ? 2 : 1) + b.max_length) * a.channels +
+                                               resilin::fcdtw::detail::block_fit_size(K) + 1);
+  std::size_t const budget = std::size_t{256} << 20;
+  return static_cast<index_t>(std::max<std::size_t>(1, budget / (values * sizeof(T))));
+}
+
+/// Pairs [first, first + d.size()) of A x B fitted on the device: D into d, dD/dX into gx
+/// (pairs, A.max_length, channels) when it is not null. A diverged fit (NaN) is refused as the
+/// host refuses it.
+template <class T>
+void fit_pairs(resilin::fcdtw::fit_options const& o, resilin::batch_view<T const> a,
+               resilin::batch_view<T const> b, index_t first, std::vector<T>& d,
+               std::vector<T>* gx) {
+  auto const count = static_cast<index_t>(d.size());
+  auto const xy = expand_pairs(a, b, first, first + count);
+  device_batch<T> const dx(xy.x.view()), dy(xy.y.view());
+  device_array<T> dd(d.size());
+  std::unique_ptr<device_array<T>> dgx;
+  if (gx) dgx = std::make_unique<device_array<T>>(gx->size());
+  resilin::fcdtw::fit_distances(resilin::device, o, dx.view(), dy.view(), dd.get(),
+                                dgx ? dgx->get() : nullptr);
+  dd.download(d.data());
+  if (dgx) dgx->download(gx->data());
+  for (index_t k = 0; k < count; ++k)
+    resilin::detail::require(!std::isnan(d[static_cast<std::size_t>(k)]), "fast-cdtw: the Adam fit of pair (",
+                             (first + k) / b.batch, ", ", (first + k) % b.batch,
+                             ") diverged (non-finite logits after ", o.steps, " steps with lr = ", o.lr,
+                             "): lower --lr");
+}
+
 }  // namespace
 
 std::string device_name() {
@@ -98,6 +147,34 @@ void pairwise_gradients(measure_choice const& metric, resilin::batch_view<T cons
                                                    da.view().lengths});
   });
   dg.download(g.data);
+}
+
+template <class T>
+void fcdtw_pairwise(fast_cdtw_metric const& metric, resilin::batch_view<T const> a,
+                    resilin::batch_view<T const> b, resilin::matrix_view<T> out) {
+  auto const o = fit_options_on_device(metric);
+  index_t const pairs = a.batch * b.batch, chunk = pairs_per_call(o, a, b, false);
+  for (index_t first = 0; first < pairs; first += chunk) {
+    std::vector<T> d(static_cast<std::size_t>(std::min(chunk, pairs - first)));
+    fit_pairs<T>(o, a, b, first, d, nullptr);
+    std::copy(d.begin(), d.end(), out.data + first);  // out is (|A|, |B|) row-major: pair order
+  }
+}
+
+template <class T>
+void fcdtw_pairwise_gradients(fast_cdtw_metric const& metric, resilin::batch_view<T const> a,
+                              resilin::batch_view<T const> b, resilin::batch_view<T> g) {
+  auto const o = fit_options_on_device(metric);
+  index_t const pairs = a.batch * b.batch, chunk = pairs_per_call(o, a, b, true);
+  zero_gradients(g);
+  for (index_t first = 0; first < pairs; first += chunk) {
+    index_t const count = std::min(chunk, pairs - first);
+    std::vector<T> d(static_cast<std::size_t>(count));
+    std::vector<T> gx(static_cast<std::size_t>(count * a.max_length * a.channels));
+    fit_pairs(o, a, b, first, d, &gx);
+    add_row_gradients(resilin::batch_view<T const>{gx.data(), count, a.max_length, a.channels}, first,
+                      b.batch, g);
+  }
 }
 
 template <class T>

@@ -29,6 +29,18 @@ void pairwise_gradients(measure_choice const&, resilin::batch_view<T const>,
 }
 
 template <class T>
+void fcdtw_pairwise(fast_cdtw_metric const&, resilin::batch_view<T const>, resilin::batch_view<T const>,
+                    resilin::matrix_view<T>) {
+  no_cuda();
+}
+
+template <class T>
+void fcdtw_pairwise_gradients(fast_cdtw_metric const&, resilin::batch_view<T const>,
+                              resilin::batch_view<T const>, resilin::batch_view<T>) {
+  no_cuda();
+}
+
+template <class T>
 resilin::learn::barycenter_result<T> barycenter(measure_choice const&, resilin::batch_view<T const>,
                                                 resilin::learn::barycenter_options const&) {
   no_cuda();

@@ -41,7 +41,7 @@ inline void add_grad_command(CLI::App& app) {
               "(the channels of each time step in turn)");
   auto opts = std::make_shared<alignment_options>();
   auto files = std::make_shared<pair_files>();
-  add_alignment_options(*cmd, *opts);
+  add_alignment_options(*cmd, *opts, true);
   cmd->add_option("A", files->a, "UCR TSV file: the series to differentiate")->required();
   cmd->add_option("B", files->b, "UCR TSV file: the series they are compared with")->required();
   cmd->callback([opts, files] {

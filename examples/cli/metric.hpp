@@ -54,18 +54,21 @@ struct measure_choice {
   double gamma = 1.0;
   double c = 1.0;  // MSM split/merge cost
   r::band_spec band{};
-  index_t steps = 300;  // fast-cdtw: Adam steps per warp fit
-  double lr = 0.01;     // fast-cdtw: Adam learning rate
+  index_t steps = 300;     // fast-cdtw: Adam steps per warp fit
+  double lr = 0.01;        // fast-cdtw: Adam learning rate
+  bool grid_init = false;  // fast-cdtw: fits start at the grid CDTW alignment (--init grid)
 };
 
 /// fast-cdtw (spec/cdtw.md part B): a piecewise-linear warp fitted per pair by `steps` Adam
 /// steps at rate `lr` on the closed-form arc-length objective, then D = the objective there.
-/// Asymmetric: M(a, b) warps b onto a's time axis (1-NN: D(test, train), train warped;
-/// centroids: the centroid warped). D depends on (steps, lr): values under different budgets
-/// are not comparable. Not a resilin::measure, so visit_measure() does not hand it out.
+/// Asymmetric: M(a, b) warps a onto b's time axis (1-NN: M(test, train), the test series
+/// warped; centroids and k-means: the centroid warped, as the barycentre objective has it).
+/// D depends on (steps, lr, init): values under different budgets are not comparable. Not a
+/// resilin::measure, so visit_measure() does not hand it out.
 struct fast_cdtw_metric {
   index_t steps = 300;
   double lr = 0.01;
+  bool grid_init = false;
 };
 
 /// Calls f(measure) with the resilin measure for `c` in precision T.
@@ -114,7 +117,7 @@ void visit_measure(measure_choice const& c, F&& f) {
 /// Calls f(metric) with the resilin measure of `c` (visit_measure), or with fast_cdtw_metric.
 template <std::floating_point T, class F>
 void visit_metric(measure_choice const& c, F&& f) {
-  if (c.metric == metric_kind::fast_cdtw) f(fast_cdtw_metric{c.steps, c.lr});
+  if (c.metric == metric_kind::fast_cdtw) f(fast_cdtw_metric{c.steps, c.lr, c.grid_init});
   else visit_measure<T>(c, f);
 }
 

@@ -1,12 +1,15 @@
 #pragma once
 // What the commands do with a metric, as one overload set: a resilin::measure goes to the
-// alignment and learn APIs; fast_cdtw_metric (metric.hpp) to resilin::fcdtw, warping the second
-// argument onto the first one's time axis (M(A_i, B_j) = D(B_j -> A_i): 1-NN warps the
-// training series, nearest centroid the centroids) and averaging by learn::fcdtw_barycenter.
+// alignment and learn APIs; fast_cdtw_metric (metric.hpp) to resilin::fcdtw, warping the first
+// argument onto the second one's time axis (M(A_i, B_j) = D(A_i -> B_j): 1-NN warps the test
+// series onto each training series; nearest centroid and k-means warp the centroids, as the
+// barycentre objective does) and averaging by learn::fcdtw_barycenter.
 #include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 #include <resilin/alignment.hpp>
 #include <resilin/apps/dataset.hpp>
@@ -14,6 +17,7 @@
 #include <resilin/core/error.hpp>
 #include <resilin/fcdtw/solver.hpp>
 #include <resilin/learn/learn.hpp>
+#include "fcdtw_pairs.hpp"
 #include "gpu_support.hpp"
 #include "metric.hpp"
 #include "options.hpp"
@@ -24,31 +28,11 @@ inline r::fcdtw::fit_options fit_options_of(fast_cdtw_metric const& m, int threa
   r::fcdtw::fit_options o;
   o.steps = m.steps;
   o.lr = m.lr;
+  o.init = m.grid_init ? r::fcdtw::warp_init::grid : r::fcdtw::warp_init::identity;
   o.threads = threads;
   return o;
 }
 
-namespace ops_detail {
-/// A padded batch that owns its values.
-template <class T>
-struct owned_batch {
-  std::vector<T> values;
-  std::vector<index_t> lengths;
-  index_t max_length = 0, channels = 1;
-
-  owned_batch(index_t count, index_t max_len, index_t ch)
-      : values(static_cast<std::size_t>(count * max_len * ch), T(0)),
-        lengths(static_cast<std::size_t>(count), 0), max_length(max_len), channels(ch) {}
-  void set(index_t k, r::series_view<T const> s) {
-    std::copy(s.data, s.data + s.size(), values.begin() + k * max_length * channels);
-    lengths[static_cast<std::size_t>(k)] = s.length;
-  }
-  r::batch_view<T> view() noexcept {
-    return {values.data(), static_cast<index_t>(lengths.size()), max_length, channels, lengths.data()};
-  }
-};
-
-}  // namespace ops_detail
 
 // What the commands do with a metric, on the host (host_backend overloads) or on the backend
 // the command line chose (run_settings overloads, at the end).
@@ -61,11 +45,11 @@ void pairwise_values(r::host_backend exec, Measure const& m, r::batch_view<T con
   r::pairwise(exec, m, a, b, out);
 }
 
-/// fast-cdtw: B_j warped onto A_i's axis, as k-means and the barycentres measure it.
+/// fast-cdtw: A_i warped onto B_j's axis.
 template <class T>
 void pairwise_values(r::host_backend exec, fast_cdtw_metric const& m, r::batch_view<T const> a,
                      r::batch_view<T const> b, r::matrix_view<T> out) {
-  r::learn::fcdtw_ops{fit_options_of(m, exec.threads)}.pairwise(a, b, out, exec.threads);
+  r::fcdtw::pairwise_distances(fit_options_of(m, exec.threads), a, b, out);
 }
 
 // --- g[i] = d/dA_i sum_j M(A_i, B_j) ----------------------------------------------------------
@@ -76,28 +60,19 @@ void pairwise_gradients(r::host_backend exec, Measure const& m, r::batch_view<T 
   r::pairwise_grads(exec, m, a, b, g);
 }
 
-/// fast-cdtw: the envelope gradient dD/dA_i at each pair's fitted warp (B_j warped onto A_i).
+/// fast-cdtw: the envelope gradient dD/dA_i at each pair's fitted warp (A_i warped onto B_j),
+/// summed over j in order.
 template <class T>
 void pairwise_gradients(r::host_backend exec, fast_cdtw_metric const& m, r::batch_view<T const> a,
                         r::batch_view<T const> b, r::batch_view<T> g) {
   index_t const pairs = a.batch * b.batch;
-  ops_detail::owned_batch<T> xs(pairs, b.max_length, b.channels), ys(pairs, a.max_length, a.channels);
-  for (index_t p = 0; p < pairs; ++p) {
-    xs.set(p, b[p % b.batch]);
-    ys.set(p, a[p / b.batch]);
-  }
-  ops_detail::owned_batch<T> gx = xs, gy = ys;
+  auto xy = expand_pairs(a, b, 0, pairs);
+  owned_batch<T> gx = xy.x, gy = xy.y;
   std::vector<T> d(static_cast<std::size_t>(pairs));
-  r::fcdtw::distances_and_grads(fit_options_of(m, exec.threads), xs.view(), ys.view(),
+  r::fcdtw::distances_and_grads(fit_options_of(m, exec.threads), xy.x.view(), xy.y.view(),
                                 std::span<T>(d), gx.view(), gy.view());
-  for (index_t i = 0; i < a.batch; ++i) {
-    r::series_view<T> const gi = g[i];
-    std::fill(gi.data, gi.data + gi.size(), T(0));
-    for (index_t j = 0; j < b.batch; ++j) {
-      r::series_view<T> const gij = gy.view()[i * b.batch + j];
-      for (index_t k = 0; k < gi.size(); ++k) gi.data[k] += gij.data[k];
-    }
-  }
+  zero_gradients(g);
+  add_row_gradients(std::as_const(gx).view(), 0, b.batch, g);
 }
 
 // --- nearest centroid ---------------------------------------------------------------------------
@@ -125,7 +100,8 @@ std::vector<std::string> predict_centroids(Measure const& m,
   return r::learn::predict(m, model, test, threads);
 }
 
-/// fast-cdtw: argmin_c D(test, C_c), each centroid warped onto the test series' axis.
+/// fast-cdtw: argmin_c D(C_c -> test), each centroid warped onto the test series' axis (as
+/// the barycentre objective warps the centroid).
 template <class T>
 std::vector<std::string> predict_centroids(fast_cdtw_metric const& m,
                                            r::learn::nearest_centroid_model<T> const& model,
@@ -133,8 +109,8 @@ std::vector<std::string> predict_centroids(fast_cdtw_metric const& m,
   index_t const k = static_cast<index_t>(model.centroids.size());
   auto const centres = r::learn::detail::stack(std::span(model.centroids));
   std::vector<T> d(static_cast<std::size_t>(test.size() * k));
-  pairwise_values(r::host.with_threads(threads), m, test.view(), centres.view(),
-                  r::matrix_view<T>{d.data(), test.size(), k});
+  r::learn::fcdtw_ops{fit_options_of(m, threads)}.pairwise(
+      test.view(), centres.view(), r::matrix_view<T>{d.data(), test.size(), k}, threads);
   std::vector<index_t> which;
   std::vector<double> value;
   r::learn::detail::argmin_rows(d, test.size(), k, which, value);
@@ -162,15 +138,17 @@ r::learn::kmeans_result<T> kmeans_of(fast_cdtw_metric const& m, r::dataset<T> co
 template <class Metric, class T>
 void pairwise_values(run_settings const& s, Metric const& m, r::batch_view<T const> a,
                      r::batch_view<T const> b, r::matrix_view<T> out) {
-  if (s.cuda) gpu::pairwise(s.measure, a, b, out);
-  else pairwise_values(s.exec, m, a, b, out);
+  if (!s.cuda) pairwise_values(s.exec, m, a, b, out);
+  else if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) gpu::fcdtw_pairwise(m, a, b, out);
+  else gpu::pairwise(s.measure, a, b, out);
 }
 
 template <class Metric, class T>
 void pairwise_gradients(run_settings const& s, Metric const& m, r::batch_view<T const> a,
                         r::batch_view<T const> b, r::batch_view<T> g) {
-  if (s.cuda) gpu::pairwise_gradients(s.measure, a, b, g);
-  else pairwise_gradients(s.exec, m, a, b, g);
+  if (!s.cuda) pairwise_gradients(s.exec, m, a, b, g);
+  else if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) gpu::fcdtw_pairwise_gradients(m, a, b, g);
+  else gpu::pairwise_gradients(s.measure, a, b, g);
 }
 
 /// One barycentre per class; with --backend cuda the soft metrics' L-BFGS gradients of all

@@ -43,6 +43,7 @@ struct alignment_options {
   double c = 1.0;
   long long steps = 300;
   double lr = 0.01;
+  std::string init = "identity";
   std::string backend = "host";
   std::string precision = "double";
   int threads = 0;
@@ -53,6 +54,7 @@ struct alignment_options {
   CLI::Option* c_opt = nullptr;
   CLI::Option* steps_opt = nullptr;
   CLI::Option* lr_opt = nullptr;
+  CLI::Option* init_opt = nullptr;
 };
 
 enum class precision_kind { single, double_ };
@@ -73,13 +75,16 @@ inline std::string short_number(double v) {
   return buf;
 }
 
-inline void add_alignment_options(CLI::App& cmd, alignment_options& o) {
+/// The alignment options of a command. fast-cdtw's warp start is --warp-init; commands without
+/// a barycentre (distance, grad: init_alias) also take it as --init, which the commands that
+/// average series keep for the barycentre's start (mean | medoid).
+inline void add_alignment_options(CLI::App& cmd, alignment_options& o, bool init_alias = false) {
   cmd.add_option("--metric,-m", o.metric,
                  "euclidean | dtw | soft-dtw | soft-dtw-div | msm | soft-msm | soft-msm-div | "
                  "cdtw | soft-cdtw | soft-cdtw-div | fast-cdtw. "
                  "euclidean and dtw sum squared differences (the UCR convention; no square root). "
-                 "fast-cdtw fits a warp per pair by Adam (--steps, --lr) and is asymmetric: "
-                 "M(A_i, B_j) warps B_j onto A_i's time axis. cdtw has no barycentre "
+                 "fast-cdtw fits a warp per pair by Adam (--steps, --lr, --warp-init) and is "
+                 "asymmetric: M(A_i, B_j) warps A_i onto B_j's time axis. cdtw has no barycentre "
                  "(barycenter, kmeans and classify --method centroid refuse it)")
       ->required();
   o.gamma_opt = cmd.add_option("--gamma,-g", o.gamma, "soft-min temperature, > 0 (soft metrics)")
@@ -95,10 +100,14 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o) {
                     ->capture_default_str();
   o.lr_opt = cmd.add_option("--lr", o.lr, "Adam learning rate of the warp fits, > 0 (fast-cdtw)")
                  ->capture_default_str();
+  o.init_opt = cmd.add_option(init_alias ? "--init,--warp-init" : "--warp-init", o.init,
+                              "identity | grid: where each warp fit starts, the identity warp or "
+                              "the pair's grid CDTW alignment (fast-cdtw; grid: host only)")
+                   ->capture_default_str();
   cmd.add_option("--backend", o.backend,
-                 "host | cuda (CUDA builds with a GPU: pairwise values and gradients, and the "
-                 "soft metrics' barycentre gradients, on the GPU; kmeans and fast-cdtw run on "
-                 "the host only)")
+                 "host | cuda (CUDA builds with a GPU: pairwise values and gradients, fast-cdtw's "
+                 "warp fits included, and the soft metrics' barycentre gradients, on the GPU; "
+                 "kmeans and the fast-cdtw centroids run on the host)")
       ->capture_default_str();
   cmd.add_option("--precision", o.precision, "double | float")->capture_default_str();
   cmd.add_option("--threads,-j", o.threads, "threads, 0 = all cores")->capture_default_str();
@@ -119,8 +128,11 @@ inline run_settings resolve(alignment_options const& o) {
     require(o.gamma > 0 && std::isfinite(o.gamma), "--gamma must be > 0 and finite, got ", o.gamma);
     s.measure.gamma = o.gamma;
     bool const fast = s.measure.metric == metric_kind::fast_cdtw;
-    require(fast || (o.steps_opt->count() == 0 && o.lr_opt->count() == 0),
-            "--steps and --lr apply to metric fast-cdtw only, not to '", o.metric, "'");
+    require(fast || (o.steps_opt->count() == 0 && o.lr_opt->count() == 0 && o.init_opt->count() == 0),
+            "--steps, --lr and --warp-init apply to metric fast-cdtw only, not to '", o.metric, "'");
+    require(o.init == "identity" || o.init == "grid",
+            "--warp-init must be identity or grid, got '", o.init, "'");
+    s.measure.grid_init = o.init == "grid";
     require(o.steps >= 0, "--steps must be >= 0, got ", o.steps);
     require(o.lr > 0 && std::isfinite(o.lr), "--lr must be > 0 and finite, got ", o.lr);
     s.measure.steps = static_cast<r::index_t>(o.steps);
@@ -146,7 +158,9 @@ inline run_settings resolve(alignment_options const& o) {
     require(o.backend == "host" || o.backend == "cuda", "--backend must be host or cuda, got '",
             o.backend, "'");
     if (o.backend == "cuda") {
-      require(!fast, "--backend cuda: metric 'fast-cdtw' runs on the host only");
+      require(!(fast && s.measure.grid_init),
+              "--backend cuda: fast-cdtw's --warp-init grid starts each fit from the host's grid "
+              "CDTW alignment (use --backend host, or --warp-init identity on the GPU)");
       // not a usage error: the command line is right, this build or machine has no GPU
       if (std::string const why = gpu::unavailable_reason(); !why.empty())
         RESILIN_THROW(r::runtime_error(r::detail::message("--backend cuda: ", why)));

@@ -4,6 +4,7 @@
 //   warp.hpp         PL warps from logits (softplus_cumsum, softmax_cumsum) and their backward
 //   objective.hpp    the closed-form objective F(phi; x, y) and its gradients (RESILIN_HD)
 //   solver.hpp       Adam on the warp logits: fit(), distances(), pairwise_distances()
+//   grid_start.hpp   the fit's start at the grid CDTW alignment (fit_options::init = grid)
 //   segments.hpp     the closed form one warp segment at a time (the GPU's block layouts)
 //   block_fit.hpp    the fit by a block of threads (the GPU's block_per_pair fit)
 //   shared_warp.hpp  one warp for all pairs: cdist_shared() and its VJP

@@ -24,11 +24,16 @@
 #include <resilin/core/thread_pool.hpp>
 #include <resilin/core/validate.hpp>
 #include <resilin/core/views.hpp>
+#include <resilin/fcdtw/grid_start.hpp>
 #include <resilin/fcdtw/interpolant.hpp>
 #include <resilin/fcdtw/objective.hpp>
 #include <resilin/fcdtw/warp.hpp>
 
 namespace resilin::fcdtw {
+
+/// Where a fit starts: the identity warp (zero logits, the paper's choice) or the hard grid
+/// CDTW alignment of the pair (grid_start.hpp; host only, O(n m) per pair).
+enum class warp_init { identity, grid };
 
 /// Settings of the fit. Defaults follow the paper's repository (README: 300 steps; lr from
 /// {1e-3, 5e-3, 1e-2} by cross-validation; torch Adam defaults).
@@ -41,6 +46,7 @@ struct fit_options {
   warp_map map = warp_map::softplus_cumsum;
   path_norm norm = path_norm::l2;
   index_t segments = 0;  // K, the warp's segments; 0: len(y) - 1 ("one knot per timestamp")
+  warp_init init = warp_init::identity;  // the host APIs' start (fit(): unless initial_logits)
   int threads = 0;       // batch APIs: 0 = every hardware thread
   /// The most segments accepted (2^40, beyond any memory: a fit's buffers take 8 K + 2 values).
   static constexpr index_t max_segments = index_t{1} << 40;
@@ -147,6 +153,16 @@ RESILIN_HD bool fit_from_identity(interpolant<T> const& x, interpolant<T> const&
   return finite_logits(ws, K);
 }
 
+/// fit_from_identity(), or from the grid CDTW alignment when o.init says so (host only).
+template <class T>
+bool fit_from_start(interpolant<T> const& x, interpolant<T> const& y, index_t K,
+                    fit_options const& o, fit_workspace<T> ws, T& value) {
+  if (o.init == warp_init::identity) return fit_from_identity(x, y, K, o, ws, value);
+  grid_start_logits(o.map, x, y, K, ws.r);
+  value = adam_fit(x, y, K, o, ws);
+  return finite_logits(ws, K);
+}
+
 /// Throws resilin::invalid_argument naming the first diverged fit (job index into `diverged`).
 inline void check_converged(std::vector<unsigned char> const& diverged, fit_options const& o,
                             std::string_view what) {
@@ -205,9 +221,10 @@ struct fit_result {
   std::vector<T> knots;
 };
 
-/// Fits a warp of x onto y's axis by Adam from the identity (or from `initial_logits`, K of
-/// them; for a warm start from given knots use logits_from_knots()) and returns D, r*, v*. If gx / gy are given (shapes of x / y), they receive dD/dx and
-/// dD/dy at the fixed final warp (overwritten).
+/// Fits a warp of x onto y's axis by Adam from `initial_logits` (K of them; for a warm start
+/// from given knots use logits_from_knots()), else from o.init (the identity, or the grid CDTW
+/// alignment), and returns D, r*, v*. If gx / gy are given (shapes of x / y), they receive
+/// dD/dx and dD/dy at the fixed final warp (overwritten).
 template <class T>
 fit_result<T> fit(interpolant<T> const& x, interpolant<T> const& y, fit_options const& o = {},
                   std::span<T const> initial_logits = {}, series_view<T> gx = {},
@@ -236,8 +253,10 @@ fit_result<T> fit(interpolant<T> const& x, interpolant<T> const& y, fit_options 
   }
   detail::fit_buffers<T> buf;
   fit_workspace<T> const ws = buf.at(K);
-  for (index_t i = 0; i < K; ++i)
-    ws.r[i] = initial_logits.empty() ? T(0) : initial_logits[static_cast<std::size_t>(i)];
+  if (initial_logits.empty() && o.init == warp_init::grid) grid_start_logits(o.map, x, y, K, ws.r);
+  else
+    for (index_t i = 0; i < K; ++i)
+      ws.r[i] = initial_logits.empty() ? T(0) : initial_logits[static_cast<std::size_t>(i)];
   fit_result<T> res{detail::adam_fit(x, y, K, o, ws), std::vector<T>(ws.r, ws.r + K),
                     std::vector<T>(ws.v, ws.v + K + 1)};
   detail::check_converged({static_cast<unsigned char>(!detail::finite_logits(ws, K))}, o, "fit");
@@ -294,8 +313,8 @@ void distances(fit_options const& o, XB xs, YB ys, std::span<value_of<XB>> out) 
   parallel_for(X.batch, o.threads, [&](index_t b, int w) {
     index_t const K = detail::segments_for(o, Y.length(b));
     diverged[static_cast<std::size_t>(b)] =
-        !detail::fit_from_identity(uniform_interpolant(X[b]), uniform_interpolant(Y[b]), K, o,
-                                   bufs[static_cast<std::size_t>(w)].at(K), out[static_cast<std::size_t>(b)]);
+        !detail::fit_from_start(uniform_interpolant(X[b]), uniform_interpolant(Y[b]), K, o,
+                                bufs[static_cast<std::size_t>(w)].at(K), out[static_cast<std::size_t>(b)]);
   });
   detail::check_converged(diverged, o, "distances");
 }
@@ -335,7 +354,7 @@ void distances_and_grads(fit_options const& o, XB xs, YB ys, std::span<value_of<
     fit_workspace<T> const ws = bufs[static_cast<std::size_t>(w)].at(K);
     auto const xi = uniform_interpolant(X[b]), yi = uniform_interpolant(Y[b]);
     diverged[static_cast<std::size_t>(b)] =
-        !detail::fit_from_identity(xi, yi, K, o, ws, out[static_cast<std::size_t>(b)]);
+        !detail::fit_from_start(xi, yi, K, o, ws, out[static_cast<std::size_t>(b)]);
     series_view<T> const gx{gxs.data + b * X.max_length * X.channels, X.max_length, X.channels};
     series_view<T> const gy{gys.data + b * Y.max_length * Y.channels, Y.max_length, Y.channels};
     detail::zero(gx);
@@ -374,8 +393,8 @@ void pairwise_distances(fit_options const& o, XB xs, YB ys, matrix_view<value_of
     index_t const a = k / Y.batch, b = k % Y.batch;
     index_t const K = detail::segments_for(o, Y.length(b));
     diverged[static_cast<std::size_t>(k)] =
-        !detail::fit_from_identity(uniform_interpolant(X[a]), uniform_interpolant(Y[b]), K, o,
-                                   bufs[static_cast<std::size_t>(w)].at(K), out(a, b));
+        !detail::fit_from_start(uniform_interpolant(X[a]), uniform_interpolant(Y[b]), K, o,
+                                bufs[static_cast<std::size_t>(w)].at(K), out(a, b));
   });
   detail::check_converged(diverged, o, "pairwise_distances (row-major pair index)");
 }

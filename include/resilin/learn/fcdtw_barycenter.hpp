@@ -219,7 +219,8 @@ std::vector<T> fcdtw_centroid_step(fcdtw::fit_options const& fo, index_t length,
 /// The FastCDTW barycentre: argmin_C sum_k w_k F(phi_k; C, Y_k), weights normalised to sum 1
 /// (empty: uniform), by alternating warp fits (fo: steps, lr, map, norm, segments; fo.threads is
 /// ignored, opt.threads runs the series in parallel) and exact centroid steps, starting from
-/// opt.init (Euclidean mean or medoid) and identity warps, for opt.max_iter rounds or until a
+/// opt.init (Euclidean mean or medoid) and identity warps (fo.init = grid: each series' grid
+/// CDTW alignment with the starting centroid), for opt.max_iter rounds or until a
 /// round lowers the loss by at most opt.tolerance relative (0: until a round gains nothing). The centroid has opt.length
 /// samples (0: the mean input length; >= 2) and is the warped side (see the top of the file).
 /// loss: sum_k w_k F(phi_k; C, Y_k) at the returned centroid and its final warps (with
@@ -240,12 +241,15 @@ barycenter_result<T> fcdtw_barycenter(fcdtw::fit_options const& fo, batch_view<T
 
   std::vector<T> centroid = detail::fcdtw_initial_centroid(fo, series, ws, length, opt);
   std::vector<std::vector<T>> logits(static_cast<std::size_t>(n)), knots(logits.size());
-  for (index_t k = 0; k < n; ++k) {  // identity warps: zero logits
+  for (index_t k = 0; k < n; ++k) {  // identity warps (zero logits), or fo.init = grid's
     index_t const K = fcdtw::detail::segments_for(fo, series.length(k));
     auto& r = logits[static_cast<std::size_t>(k)];
     auto& v = knots[static_cast<std::size_t>(k)];
     r.assign(static_cast<std::size_t>(K), T(0));
     v.assign(static_cast<std::size_t>(K + 1), T(0));
+    if (fo.init == fcdtw::warp_init::grid)
+      fcdtw::grid_start_logits(fo.map, fcdtw::uniform_interpolant(series_view<T const>{centroid.data(), length, ch}),
+                               fcdtw::uniform_interpolant(series[k]), K, r.data());
     fcdtw::warp_from_logits(fo.map, r.data(), K, v.data());
   }
   std::span<std::vector<T> const> const warps(knots);

@@ -33,6 +33,9 @@ struct owned_batch {
   batch_view<T const> view() const noexcept {
     return {values.data(), static_cast<index_t>(lengths.size()), max_length, channels, lengths.data()};
   }
+  batch_view<T> view() noexcept {
+    return {values.data(), static_cast<index_t>(lengths.size()), max_length, channels, lengths.data()};
+  }
 };
 
 /// Series `members` of `all`, copied into their own padded batch.

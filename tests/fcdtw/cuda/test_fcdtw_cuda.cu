@@ -246,6 +246,10 @@ TEMPLATE_TEST_CASE("GPU fit equals the host fit, values and series gradients, bo
   fc::fit_options bad;
   bad.steps = -1;
   CHECK_THROWS_AS(fc::fit_distances(resilin::device, bad, db.view.x, db.view.y, out.ptr), resilin::invalid_argument);
+  fc::fit_options grid;  // the grid CDTW start is the host's
+  grid.init = fc::warp_init::grid;
+  CHECK_THROWS_WITH(fc::fit_distances(resilin::device, grid, db.view.x, db.view.y, out.ptr),
+                    Catch::Contains("init = grid"));
   auto short_y = db.view.y;
   short_y.batch = 2;
   CHECK_THROWS_AS(fc::fit_distances(resilin::device, fc::fit_options{}, db.view.x, short_y, out.ptr), resilin::invalid_argument);

@@ -377,6 +377,9 @@ template <class T>
 std::string check_fit(fit_options const& o, batch_view<T const> const& X,
                       batch_view<T const> const& Y, T const* out, T const* gx, T const* gy) {
   if (auto e = detail::options_error<T>(o); !e.empty()) return e;
+  if (o.init != warp_init::identity)
+    return "fit_options::init = grid: the grid CDTW start is computed on the host (fcdtw::distances); "
+           "the GPU fit starts from the identity";
   if (auto e = check_series_pairs(X, Y); !e.empty() || X.batch == 0) return e;
   if (auto e = check_pointer(out, "out"); !e.empty()) return e;
   return check_grads(gx, gy, static_cast<T const*>(nullptr), "gx", "gy", "");
@@ -501,7 +504,7 @@ cudaError_t values_and_grads(void* ws, std::size_t& bytes, device_backend exec,
 
 /// FastCDTW distances of the paired batch (X[b] warped onto Y[b]'s axis, uniform grids, ragged
 /// lengths allowed) into out (pairs), by the host distances()' fit with options o (its
-/// `threads` is not used); with gx / gy (device, shaped like X and Y, overwritten) also the
+/// `threads` is not used; `init` must be identity); with gx / gy (device, shaped like X and Y, overwritten) also the
 /// gradients with respect to the series at each pair's final warp, as distances_and_grads().
 /// One thread or one block per pair (layout; see the file comment). A pair whose fit diverged
 /// (non-finite logits) gets NaN, and NaN gradient rows, where the host API throws. Workspace

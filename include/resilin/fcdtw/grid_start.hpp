@@ -1,0 +1,62 @@
+#pragma once
+// FastCDTW's fit started from the grid CDTW alignment (spec/cdtw.md part A: "the grid solution
+// is also a natural starting warp for FastCDTW", B.3.8's solver "from the identity or from the
+// grid CDTW alignment"). The optimal lattice path of hard grid CDTW between x and y (the
+// recursion with cdtw_cost, which takes the samples as equally spaced) is drawn through the
+// points (t_y[j], t_x[i]) of the series' knots and read as a warp of x onto y's axis: at each
+// warp knot t the path covers an interval of x's time (one point, or a vertical climb), and the
+// warp takes its midpoint. Host only: the path costs O(n m) time and memory per pair.
+#include <array>
+#include <span>
+#include <vector>
+#include <resilin/alignment.hpp>
+#include <resilin/core/measure.hpp>
+#include <resilin/fcdtw/interpolant.hpp>
+#include <resilin/fcdtw/warp.hpp>
+
+namespace resilin::fcdtw {
+
+/// The knots v (K + 1, on the uniform grid k / K) of the warp that follows a lattice path
+/// [(0, 0), ..., (n - 1, m - 1)] (i indexes x's samples, j y's; each step moves i, j or both
+/// by one) drawn through the points (y.knot(j), x.knot(i)): v_k is the midpoint of the path's
+/// x-times at t = k / K. Monotone, v_0 = 0, v_K = 1.
+template <class T>
+void warp_knots_from_path(std::span<std::array<index_t, 2> const> path, interpolant<T> const& x,
+                          interpolant<T> const& y, index_t K, T* v) {
+  auto const L = static_cast<index_t>(path.size());
+  auto const t = [&](index_t a) { return y.knot(path[static_cast<std::size_t>(a)][1]); };
+  auto const u = [&](index_t a) { return x.knot(path[static_cast<std::size_t>(a)][0]); };
+  warp_view<T> const grid = uniform_warp<T>(v, K);  // its knots only
+  index_t a = 0;
+  for (index_t k = 0; k <= K; ++k) {
+    T const g = grid.knot(k);
+    while (a + 1 < L && t(a) < g) ++a;  // the first point at or after g (the last one is at 1)
+    T value;
+    if (t(a) > g && a > 0) {  // g inside a step that moves t: one point of the path
+      T const w = (g - t(a - 1)) / (t(a) - t(a - 1));
+      value = u(a - 1) + w * (u(a) - u(a - 1));
+    } else {  // points at t = g: the middle of the climb from the first to the last
+      index_t b = a;
+      while (b + 1 < L && t(b + 1) == g) ++b;
+      value = (u(a) + u(b)) / T(2);
+    }
+    v[k] = value < T(0) ? T(0) : (value > T(1) ? T(1) : value);
+  }
+  v[0] = T(0);
+  v[K] = T(1);
+}
+
+/// The initial logits r (K) of a fit of x onto y's axis that starts at the hard grid CDTW
+/// alignment of x and y: warp_knots_from_path() of the optimal lattice path, then
+/// logits_from_knots() (a flat stretch gets a logit whose increment is below 1e-30 of the
+/// largest one).
+template <class T>
+void grid_start_logits(warp_map map, interpolant<T> const& x, interpolant<T> const& y, index_t K,
+                       T* r) {
+  auto const path = alignment_path(measures::cdtw(), x.values, y.values);
+  std::vector<T> v(static_cast<std::size_t>(K + 1));
+  warp_knots_from_path<T>(path, x, y, K, v.data());
+  logits_from_knots(map, v.data(), K, r);
+}
+
+}  // namespace resilin::fcdtw
