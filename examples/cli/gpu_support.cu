@@ -86,9 +86,22 @@ index_t pairs_per_call(resilin::fcdtw::fit_options const& o, resilin::batch_view
   return static_cast<index_t>(std::max<std::size_t>(1, budget / (values * sizeof(T))));
 }
 
+/// One layout for every call of a command, so that a pair's bits do not depend on the row
+/// chunk it falls in: one thread per pair when the warps are short or a chunk of 16 rows of A
+/// (the tool's smallest) holds 4096 pairs or more, else one block per pair (few long pairs).
+template <class T>
+resilin::fcdtw::pair_layout layout_for(resilin::fcdtw::fit_options const& o,
+                                       resilin::batch_view<T const> b) {
+  index_t segments = 1;
+  for (index_t j = 0; j < b.batch; ++j)
+    segments = std::max(segments, resilin::fcdtw::detail::segments_for(o, b.length(j)));
+  bool const threads = segments < 64 || 16 * b.batch >= 4096;
+  return threads ? resilin::fcdtw::pair_layout::thread_per_pair : resilin::fcdtw::pair_layout::block_per_pair;
+}
+
 /// Pairs [first, first + d.size()) of A x B fitted on the device: D into d, dD/dX into gx
 /// (pairs, A.max_length, channels) when it is not null. A diverged fit (NaN) is refused as the
-/// host refuses it.
+/// host refuses it (the pair named within this call's rows of A, as the host names it).
 template <class T>
 void fit_pairs(resilin::fcdtw::fit_options const& o, resilin::batch_view<T const> a,
                resilin::batch_view<T const> b, index_t first, std::vector<T>& d,
@@ -100,7 +113,7 @@ void fit_pairs(resilin::fcdtw::fit_options const& o, resilin::batch_view<T const
   std::unique_ptr<device_array<T>> dgx;
   if (gx) dgx = std::make_unique<device_array<T>>(gx->size());
   resilin::fcdtw::fit_distances(resilin::device, o, dx.view(), dy.view(), dd.get(),
-                                dgx ? dgx->get() : nullptr);
+                                dgx ? dgx->get() : nullptr, nullptr, layout_for(o, b));
   dd.download(d.data());
   if (dgx) dgx->download(gx->data());
   for (index_t k = 0; k < count; ++k)

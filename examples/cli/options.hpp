@@ -107,7 +107,7 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o, bool init
   cmd.add_option("--backend", o.backend,
                  "host | cuda (CUDA builds with a GPU: pairwise values and gradients, fast-cdtw's "
                  "warp fits included, and the soft metrics' barycentre gradients, on the GPU; "
-                 "kmeans and the fast-cdtw centroids run on the host)")
+                 "refused for kmeans and the fast-cdtw centroids, which run on the host only)")
       ->capture_default_str();
   cmd.add_option("--precision", o.precision, "double | float")->capture_default_str();
   cmd.add_option("--threads,-j", o.threads, "threads, 0 = all cores")->capture_default_str();

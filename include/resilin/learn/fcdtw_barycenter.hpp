@@ -224,7 +224,7 @@ std::vector<T> fcdtw_centroid_step(fcdtw::fit_options const& fo, index_t length,
 /// round lowers the loss by at most opt.tolerance relative (0: until a round gains nothing). The centroid has opt.length
 /// samples (0: the mean input length; >= 2) and is the warped side (see the top of the file).
 /// loss: sum_k w_k F(phi_k; C, Y_k) at the returned centroid and its final warps (with
-/// max_iter = 0: the start with identity warps); it depends on fo's budget like every FastCDTW
+/// max_iter = 0: the start, with identity or grid warps); it depends on fo's budget like every FastCDTW
 /// value. iterations: the rounds run. progress("fcdtw", round, loss) after every round.
 /// Deterministic: each series is one task writing its own slots; sums run in series order.
 template <std::floating_point T>
