@@ -4,10 +4,20 @@
 #include <algorithm>
 #include <vector>
 #include <resilin/core/views.hpp>
+#include <resilin/fcdtw/solver.hpp>
 #include <resilin/learn/nearest_centroid.hpp>
 #include "metric.hpp"
 
 namespace resilin_cli {
+
+inline r::fcdtw::fit_options fit_options_of(fast_cdtw_metric const& m, int threads) {
+  r::fcdtw::fit_options o;
+  o.steps = m.steps;
+  o.lr = m.lr;
+  o.init = m.grid_init ? r::fcdtw::warp_init::grid : r::fcdtw::warp_init::identity;
+  o.threads = threads;
+  return o;
+}
 
 template <class T>
 using owned_batch = r::learn::detail::owned_batch<T>;

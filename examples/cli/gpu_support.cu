@@ -67,14 +67,6 @@ class device_batch {
   device_array<index_t> lengths_;
 };
 
-/// The fit options of fast-cdtw on the GPU (identity starts: resolve() refuses --init grid there).
-inline resilin::fcdtw::fit_options fit_options_on_device(fast_cdtw_metric const& m) {
-  resilin::fcdtw::fit_options o;
-  o.steps = m.steps;
-  o.lr = m.lr;
-  return o;
-}
-
 /// Pairs per fit_distances call: their series, gradients and workspace in about 256 MiB.
 template <class T>
 index_t pairs_per_call(resilin::fcdtw::fit_options const& o, resilin::batch_view<T const> a,
@@ -92,11 +84,10 @@ index_t pairs_per_call(resilin::fcdtw::fit_options const& o, resilin::batch_view
 template <class T>
 resilin::fcdtw::pair_layout layout_for(resilin::fcdtw::fit_options const& o,
                                        resilin::batch_view<T const> b) {
-  index_t segments = 1;
-  for (index_t j = 0; j < b.batch; ++j)
-    segments = std::max(segments, resilin::fcdtw::detail::segments_for(o, b.length(j)));
-  bool const threads = segments < 64 || 16 * b.batch >= 4096;
-  return threads ? resilin::fcdtw::pair_layout::thread_per_pair : resilin::fcdtw::pair_layout::block_per_pair;
+  using resilin::fcdtw::pair_layout;
+  bool const threads = resilin::fcdtw::fcdtw_cuda_detail::per_pair(
+      16 * b.batch, resilin::fcdtw::detail::max_segments(o, b), pair_layout::automatic);
+  return threads ? pair_layout::thread_per_pair : pair_layout::block_per_pair;
 }
 
 /// Pairs [first, first + d.size()) of A x B fitted on the device: D into d, dD/dX into gx
@@ -165,7 +156,7 @@ void pairwise_gradients(measure_choice const& metric, resilin::batch_view<T cons
 template <class T>
 void fcdtw_pairwise(fast_cdtw_metric const& metric, resilin::batch_view<T const> a,
                     resilin::batch_view<T const> b, resilin::matrix_view<T> out) {
-  auto const o = fit_options_on_device(metric);
+  auto const o = fit_options_of(metric, 0);  // --warp-init grid was refused for the GPU
   index_t const pairs = a.batch * b.batch, chunk = pairs_per_call(o, a, b, false);
   for (index_t first = 0; first < pairs; first += chunk) {
     std::vector<T> d(static_cast<std::size_t>(std::min(chunk, pairs - first)));
@@ -177,7 +168,7 @@ void fcdtw_pairwise(fast_cdtw_metric const& metric, resilin::batch_view<T const>
 template <class T>
 void fcdtw_pairwise_gradients(fast_cdtw_metric const& metric, resilin::batch_view<T const> a,
                               resilin::batch_view<T const> b, resilin::batch_view<T> g) {
-  auto const o = fit_options_on_device(metric);
+  auto const o = fit_options_of(metric, 0);  // --warp-init grid was refused for the GPU
   index_t const pairs = a.batch * b.batch, chunk = pairs_per_call(o, a, b, true);
   zero_gradients(g);
   for (index_t first = 0; first < pairs; first += chunk) {

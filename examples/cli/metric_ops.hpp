@@ -24,15 +24,6 @@
 
 namespace resilin_cli {
 
-inline r::fcdtw::fit_options fit_options_of(fast_cdtw_metric const& m, int threads) {
-  r::fcdtw::fit_options o;
-  o.steps = m.steps;
-  o.lr = m.lr;
-  o.init = m.grid_init ? r::fcdtw::warp_init::grid : r::fcdtw::warp_init::identity;
-  o.threads = threads;
-  return o;
-}
-
 
 // What the commands do with a metric, on the host (host_backend overloads) or on the backend
 // the command line chose (run_settings overloads, at the end).

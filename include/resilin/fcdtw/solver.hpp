@@ -143,14 +143,21 @@ RESILIN_HD bool finite_logits(fit_workspace<T> const& ws, index_t K) noexcept {
   return true;
 }
 
-/// One fit of a batch from the identity (zero logits) into ws: F at the final warp into
-/// `value`, and whether the logits stayed finite.
+/// Adam from the logits in ws.r (detail::adam_fit): F at the final warp into `value`, and
+/// whether the logits stayed finite.
+template <class T>
+RESILIN_HD bool fit_from_logits(interpolant<T> const& x, interpolant<T> const& y, index_t K,
+                                fit_options const& o, fit_workspace<T> ws, T& value) noexcept {
+  value = adam_fit(x, y, K, o, ws);
+  return finite_logits(ws, K);
+}
+
+/// One fit of a batch from the identity (zero logits) into ws (fit_from_logits).
 template <class T>
 RESILIN_HD bool fit_from_identity(interpolant<T> const& x, interpolant<T> const& y, index_t K,
                        fit_options const& o, fit_workspace<T> ws, T& value) noexcept {
   for (index_t i = 0; i < K; ++i) ws.r[i] = T(0);
-  value = adam_fit(x, y, K, o, ws);
-  return finite_logits(ws, K);
+  return fit_from_logits(x, y, K, o, ws, value);
 }
 
 /// fit_from_identity(), or from the grid CDTW alignment when o.init says so (host only).
@@ -159,8 +166,7 @@ bool fit_from_start(interpolant<T> const& x, interpolant<T> const& y, index_t K,
                     fit_options const& o, fit_workspace<T> ws, T& value) {
   if (o.init == warp_init::identity) return fit_from_identity(x, y, K, o, ws, value);
   grid_start_logits(o.map, x, y, K, ws.r);
-  value = adam_fit(x, y, K, o, ws);
-  return finite_logits(ws, K);
+  return fit_from_logits(x, y, K, o, ws, value);
 }
 
 /// Throws resilin::invalid_argument naming the first diverged fit (job index into `diverged`).

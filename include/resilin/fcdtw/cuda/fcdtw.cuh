@@ -179,13 +179,13 @@ RESILIN_HD T fit_program(batch_view<T const> const& X, batch_view<T const> const
 /// (D = NaN), 0 on padding rows.
 template <class T>
 RESILIN_HD T fit_gather_program(batch_view<T const> const& X, batch_view<T const> const& Y,
-                                fit_options const& o, index_t p, T const* scratch,
+                                fit_options const& o, index_t p, T* scratch,
                                 index_t stride, T d, index_t item, bool on_x) noexcept {
   interpolant<T> const x = series_of(X, p), y = series_of(Y, p);
   if (!(d == d))
     return item / X.channels < (on_x ? x.length() : y.length()) ? d : T(0);
   index_t const K = detail::segments_for(o, Y.length(p));
-  T const* const v = scratch + p * stride + K;  // fit_workspace_in(): r (K), then v
+  T const* const v = fit_workspace_in(scratch + p * stride, K).v;  // read only
   return detail::gather_knot(x, y, uniform_warp<T>(v, K), o.norm, item, on_x);
 }
 
@@ -272,7 +272,7 @@ RESILIN_KERNEL void fit_block_kernel(batch_view<T const> X, batch_view<T const> 
 
 template <class T>
 RESILIN_KERNEL void fit_gather_kernel(batch_view<T const> X, batch_view<T const> Y, fit_options o,
-                                      T const* scratch, index_t stride, T const* out, T* grad,
+                                      T* scratch, index_t stride, T const* out, T* grad,
                                       bool on_x) {
   index_t const p = blockIdx.x;
   index_t const items = (on_x ? X.max_length : Y.max_length) * X.channels;
