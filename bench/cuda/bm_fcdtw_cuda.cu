@@ -4,7 +4,10 @@
 //   P100000x128   100000 pairs, n = m = 128, thread_per_pair (1-NN cdist scale)
 //   P16x4096      16 pairs, n = m = 4096, block_per_pair (long series)
 // and the 300-step fit (fit_distances) of 32768 pairs of n = m = 128, one thread per pair, and
-// of 16 pairs of n = m = 4096 in both layouts (one block per pair is the layout for few long pairs).
+// of 16 pairs of n = m = 4096 in both layouts (one block per pair is the layout for few long pairs),
+// and the FastCDTW barycentre (learn::fcdtw_barycenter, 3 rounds of 300-step fits) of 256 series
+// of n = 128 with its warp fits on the GPU (learn/cuda.cuh) and on every host core (wall time;
+// "M pairs/s" counts fits: series x rounds; checked: the GPU's loss against the host's, 1e-3).
 // Reported: ms, M pairs/s and G pieces/s, where pieces = the sweep's pieces of positive length
 // summed over the pairs (counted once on the host with the same sweep). Time from CUDA events
 // around the enqueued work (UseManualTime); buffers and workspace are allocated once outside the
@@ -13,6 +16,7 @@
 //
 //   bm_fcdtw_cuda [google benchmark flags] [--summary=FILE]
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +29,9 @@
 #include <benchmark/benchmark.h>
 #include "support/cuda_bench.cuh"
 #include <resilin/fcdtw/cuda/fcdtw.cuh>
+#ifdef RESILIN_BENCH_LEARN
+#include <resilin/learn/cuda.cuh>
+#endif
 
 namespace r = resilin;
 namespace fc = resilin::fcdtw;
@@ -219,6 +226,49 @@ void run_fit(benchmark::State& state, config const& c) {
   (void)cudaStreamDestroy(s);
 }
 
+#ifdef RESILIN_BENCH_LEARN
+/// The barycentre of c.pairs series of n = c.length (the shape's x), 3 rounds, on the GPU
+/// (c.id ends in "gpu") or the host's threads; wall time per barycentre, as the user sees it.
+void run_barycenter(benchmark::State& state, config const& c) {
+  host_problem const& h = problem(c.pairs, c.length);
+  r::batch_view<float const> const series{h.x.data(), c.pairs, c.length, 1, nullptr};
+  fc::fit_options const fo;
+  r::learn::barycenter_options opt;
+  opt.max_iter = 3;
+  opt.tolerance = 0;
+  opt.threads = 0;
+  bool const gpu = c.id.ends_with("gpu");
+  auto const once = [&] {
+    return gpu ? r::learn::fcdtw_barycenter(r::device, fo, series, {}, opt)
+               : r::learn::fcdtw_barycenter(fo, series, {}, opt);
+  };
+  auto const first = once();  // warm-up, and the check against the host
+  static double host_loss = 0;  // the host row runs first
+  if (!gpu) host_loss = first.loss;
+  bool ok = true;
+  if (gpu && !(std::abs(first.loss - host_loss) <= 1e-3 * std::max(1.0, std::abs(host_loss)))) {
+    std::fprintf(stderr, "\n*** FAILED: fcdtw %s: gpu loss %.9g host %.9g ***\n\n", c.id.c_str(),
+                 first.loss, host_loss);
+    g_failed = true;
+    ok = false;
+    state.SkipWithError("FAILED: GPU barycentre differs from the host's");
+  }
+  double total_ms = 0;
+  for (auto _ : state) {
+    auto const t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(once());
+    double const s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    total_ms += s * 1e3;
+    state.SetIterationTime(s);
+  }
+  double const ms = state.iterations() ? total_ms / static_cast<double>(state.iterations()) : 0.0;
+  double const fits = double(c.pairs) * double(first.iterations);
+  state.counters["fits_per_s"] = fits / (ms * 1e-3);
+  resilin_bench::keep_row(g_rows, row{c.id, ms, fits / (ms * 1e-3) / 1e6, 0.0, ok});
+  g_summary.update();
+}
+#endif
+
 std::vector<config> configs() {
   std::vector<config> v;
   for (bool grads : {false, true}) {
@@ -240,8 +290,10 @@ std::string summary_text() {
   text += line;
   text += "| config | ms | M pairs/s | G pieces/s | checked |\n|---|---:|---:|---:|---|\n";
   for (auto const& rw : g_rows) {
-    std::snprintf(line, sizeof line, "| fcdtw/%s | %.3f | %.2f | %.3f | %s |\n", rw.name.c_str(), rw.ms, rw.mpairs,
-                  rw.gpieces, rw.verified ? "yes" : "FAILED");
+    char pieces[32] = "-";  // the barycentre rows count fits, not pieces
+    if (rw.gpieces > 0) std::snprintf(pieces, sizeof pieces, "%.3f", rw.gpieces);
+    std::snprintf(line, sizeof line, "| fcdtw/%s | %.3f | %.4g | %s | %s |\n", rw.name.c_str(), rw.ms, rw.mpairs,
+                  pieces, rw.verified ? "yes" : "FAILED");
     text += line;
   }
   return text;
@@ -257,6 +309,13 @@ int main(int argc, char** argv) {
         {"P16x4096/fit300/block_per_pair", 16, 4096, fc::pair_layout::block_per_pair, false},
         {"P16x4096/fit300/thread_per_pair", 16, 4096, fc::pair_layout::thread_per_pair, false}};
     for (auto const& fit : fits) resilin_bench::register_timed("fcdtw/" + fit.id, run_fit, fit);
+#ifdef RESILIN_BENCH_LEARN
+    for (char const* where : {"host", "gpu"}) {  // host first: the GPU row checks against it
+      config const bary{std::string("barycenter/N256x128/rounds3/") + where, 256, 128,
+                        fc::pair_layout::automatic, false};
+      resilin_bench::register_timed("fcdtw/" + bary.id, run_barycenter, bary)->Iterations(3);
+    }
+#endif
   });
   return rc != 0 ? rc : (g_failed ? 1 : 0);
 }

@@ -209,8 +209,8 @@ inline void add_classify_command(CLI::App& app) {
         r::detail::require(train->count() > 0 && test->count() > 0,
                            "classify needs TRAIN and TEST files (or --synthetic-cbf)");
     });
+    if (in->method == "centroid") require_barycentre_metric(*opts);
     run_settings const s = resolve(*opts);
-    if (in->method == "centroid") require_barycentre_metric(s);
     visit(s, [&]<class T>(T, auto const& m) { run_classify<T>(s, m, *in, *lo, opts->metric); });
   });
 }

@@ -90,6 +90,21 @@ resilin::fcdtw::pair_layout layout_for(resilin::fcdtw::fit_options const& o,
   return threads ? pair_layout::thread_per_pair : pair_layout::block_per_pair;
 }
 
+/// fit_distances' starting logits for o.init = grid: each pair's grid CDTW start (as the host's
+/// fit_from_start computes it), on the host's threads, one row of K = max segments per pair.
+template <class T>
+std::vector<T> grid_starts(resilin::fcdtw::fit_options const& o, resilin::batch_view<T const> x,
+                           resilin::batch_view<T const> y) {
+  namespace fc = resilin::fcdtw;
+  index_t const stride = fc::detail::segments_for(o, y.max_length);
+  std::vector<T> r(static_cast<std::size_t>(x.batch * stride), T(0));
+  resilin::parallel_for(x.batch, o.threads, [&](index_t k, int) {
+    fc::grid_start_logits(o.map, fc::uniform_interpolant(x[k]), fc::uniform_interpolant(y[k]),
+                          fc::detail::segments_for(o, y.length(k)), r.data() + k * stride);
+  });
+  return r;
+}
+
 /// Pairs [first, first + d.size()) of A x B fitted on the device: D into d, dD/dX into gx
 /// (pairs, A.max_length, channels) when it is not null. A diverged fit (NaN) is refused as the
 /// host refuses it (the pair named within this call's rows of A, as the host names it).
@@ -101,10 +116,15 @@ void fit_pairs(resilin::fcdtw::fit_options const& o, resilin::batch_view<T const
   auto const xy = expand_pairs(a, b, first, first + count);
   device_batch<T> const dx(xy.x.view()), dy(xy.y.view());
   device_array<T> dd(d.size());
-  std::unique_ptr<device_array<T>> dgx;
+  std::unique_ptr<device_array<T>> dgx, logits;
   if (gx) dgx = std::make_unique<device_array<T>>(gx->size());
+  if (o.init == resilin::fcdtw::warp_init::grid) {
+    std::vector<T> const start = grid_starts(o, xy.x.view(), xy.y.view());
+    logits = std::make_unique<device_array<T>>(start.data(), start.size());
+  }
   resilin::fcdtw::fit_distances(resilin::device, o, dx.view(), dy.view(), dd.get(),
-                                dgx ? dgx->get() : nullptr, nullptr, layout_for(o, b));
+                                dgx ? dgx->get() : nullptr, nullptr, layout_for(o, b),
+                                logits ? logits->get() : nullptr);
   dd.download(d.data());
   if (dgx) dgx->download(gx->data());
   for (index_t k = 0; k < count; ++k)
@@ -156,7 +176,7 @@ void pairwise_gradients(measure_choice const& metric, resilin::batch_view<T cons
 template <class T>
 void fcdtw_pairwise(fast_cdtw_metric const& metric, resilin::batch_view<T const> a,
                     resilin::batch_view<T const> b, resilin::matrix_view<T> out) {
-  auto const o = fit_options_of(metric, 0);  // --warp-init grid was refused for the GPU
+  auto const o = fit_options_of(metric, 0);
   index_t const pairs = a.batch * b.batch, chunk = pairs_per_call(o, a, b, false);
   for (index_t first = 0; first < pairs; first += chunk) {
     std::vector<T> d(static_cast<std::size_t>(std::min(chunk, pairs - first)));
@@ -168,7 +188,7 @@ void fcdtw_pairwise(fast_cdtw_metric const& metric, resilin::batch_view<T const>
 template <class T>
 void fcdtw_pairwise_gradients(fast_cdtw_metric const& metric, resilin::batch_view<T const> a,
                               resilin::batch_view<T const> b, resilin::batch_view<T> g) {
-  auto const o = fit_options_of(metric, 0);  // --warp-init grid was refused for the GPU
+  auto const o = fit_options_of(metric, 0);
   index_t const pairs = a.batch * b.batch, chunk = pairs_per_call(o, a, b, true);
   zero_gradients(g);
   for (index_t first = 0; first < pairs; first += chunk) {
@@ -197,6 +217,14 @@ resilin::learn::barycenter_result<T> barycenter(measure_choice const& metric,
     }
   });
   return result;
+}
+
+template <class T>
+resilin::learn::barycenter_result<T> fcdtw_barycenter(fast_cdtw_metric const& metric,
+                                                      resilin::batch_view<T const> series,
+                                                      resilin::learn::barycenter_options const& opt) {
+  return resilin::learn::fcdtw_barycenter(resilin::device, fit_options_of(metric, opt.threads), series,
+                                          {}, opt);
 }
 
 RESILIN_CLI_GPU_INSTANTIATE(float)

@@ -46,6 +46,13 @@ resilin::learn::barycenter_result<T> barycenter(measure_choice const&, resilin::
   no_cuda();
 }
 
+template <class T>
+resilin::learn::barycenter_result<T> fcdtw_barycenter(fast_cdtw_metric const&,
+                                                      resilin::batch_view<T const>,
+                                                      resilin::learn::barycenter_options const&) {
+  no_cuda();
+}
+
 RESILIN_CLI_GPU_INSTANTIATE(float)
 RESILIN_CLI_GPU_INSTANTIATE(double)
 

@@ -120,8 +120,8 @@ inline void add_barycenter_command(CLI::App& app) {
   add_svg_option(*cmd, *lo);
   in->add(*cmd, "UCR TSV or .ts file; each label is a class");
   cmd->callback([opts, lo, in] {
+    require_barycentre_metric(*opts);
     run_settings const s = resolve(*opts);
-    require_barycentre_metric(s);
     visit(s, [&]<class T>(T, auto const& m) { run_barycenter<T>(s, m, *in, *lo, opts->metric); });
   });
 }
@@ -151,7 +151,7 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   ko.seed = ki.seed;
   ko.barycenter = barycenter_settings(lo, s.exec.threads, nullptr);
   ko.progress = [&fp](std::string_view stage, int it, double loss) { fp(stage, it, loss); };
-  auto const result = kmeans_of(m, data, ko);
+  auto const result = kmeans_of(s, m, data, ko);
   fp.finish();
   if (!result.converged)
     std::fprintf(stderr,
@@ -223,16 +223,14 @@ inline void add_kmeans_command(CLI::App& app) {
   in->add(*cmd, "UCR TSV or .ts file (labels, if any, only score the clustering)");
   cmd->callback([opts, lo, in, ki] {
     as_usage([&] {
-      r::detail::require(opts->backend != "cuda",
-                         "--backend cuda: kmeans runs on the host only (--backend host)");
       r::detail::require(ki->k >= 1, "--k must be >= 1, got ", ki->k);
       r::detail::require(ki->restarts >= 1, "--restarts must be >= 1, got ", ki->restarts);
       r::detail::require(ki->iterations >= 1, "--iterations must be >= 1, got ", ki->iterations);
       r::detail::require(ki->tol >= 0 && ki->tol < std::numeric_limits<double>::infinity(),
                          "--tol must be finite and >= 0, got ", ki->tol);
     });
+    require_barycentre_metric(*opts);
     run_settings const s = resolve(*opts);
-    require_barycentre_metric(s);
     visit(s, [&]<class T>(T, auto const& m) { run_kmeans<T>(s, m, *in, *ki, *lo, opts->metric); });
   });
 }

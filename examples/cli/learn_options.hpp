@@ -62,12 +62,19 @@ inline void add_svg_option(CLI::App& cmd, learn_options& o) {
       ->check(writable_file);
 }
 
-/// Metrics with a barycentre (every one but hard grid CDTW); a usage error otherwise.
-inline void require_barycentre_metric(run_settings const& s) {
+/// Metrics with a barycentre (every one but hard grid CDTW), and with --backend cuda the ones
+/// that average on the GPU (the soft metrics and fast-cdtw; the Euclidean mean, DBA and MBA are
+/// host-only); a usage error otherwise, before anything looks for a device.
+inline void require_barycentre_metric(alignment_options const& o) {
   as_usage([&] {
-    r::detail::require(s.measure.metric != metric_kind::cdtw,
+    metric_kind const m = parse_metric(o.metric);
+    r::detail::require(m != metric_kind::cdtw,
                        "metric 'cdtw' (hard grid CDTW) has no barycentre method: use soft-cdtw "
                        "or fast-cdtw");
+    r::detail::require(o.backend != "cuda" || is_soft(m) || m == metric_kind::fast_cdtw,
+                       "--backend cuda: barycentres on the GPU are for the soft metrics (soft-dtw, "
+                       "soft-msm, soft-cdtw and their divergences) and fast-cdtw; metric '",
+                       o.metric, "' averages on the host (--backend host)");
   });
 }
 

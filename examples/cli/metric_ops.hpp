@@ -142,22 +142,78 @@ void pairwise_gradients(run_settings const& s, Metric const& m, r::batch_view<T 
   else gpu::pairwise_gradients(s.measure, a, b, g);
 }
 
-/// One barycentre per class; with --backend cuda the soft metrics' L-BFGS gradients of all
-/// members run as one GPU call per iteration (the other metrics' averages are host-only).
+/// A barycentre on the GPU (--backend cuda; require_barycentre_metric admitted the metric):
+/// the soft metrics' L-BFGS gradients of all members as one GPU call per iteration,
+/// fast-cdtw's warp fits as one call per round.
+template <class Metric, class T>
+r::learn::barycenter_result<T> gpu_barycenter(run_settings const& s, Metric const& m,
+                                              r::batch_view<T const> members,
+                                              r::learn::barycenter_options const& o) {
+  if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) return gpu::fcdtw_barycenter(m, members, o);
+  else return gpu::barycenter(s.measure, members, o);
+}
+
+/// One barycentre per class, on the backend of the command line.
 template <class Metric, class T>
 r::learn::nearest_centroid_model<T> fit_centroids(run_settings const& s, Metric const& m,
                                                   r::dataset<T> const& train,
                                                   r::learn::barycenter_options const& opt) {
   if (!s.cuda) return fit_centroids(m, train, opt);
-  r::detail::require(is_soft(s.measure.metric),
-                     "--backend cuda: barycentres on the GPU are for the soft metrics (soft-dtw, "
-                     "soft-msm, soft-cdtw and their divergences); metric '",
-                     metric_names[static_cast<std::size_t>(s.measure.metric)],
-                     "' averages on the host (--backend host)");
   return r::learn::fit_nearest_centroid_with(
       train, opt, [&](r::batch_view<T const> members, r::learn::barycenter_options const& o) {
-        return gpu::barycenter(s.measure, members, o);
+        return gpu_barycenter(s, m, members, o);
       });
+}
+
+/// k-means's operations with --backend cuda (kmeans_with): the assignments' pairwise values
+/// and the barycentres on the GPU; the series' self values (seeding, empty clusters) as the
+/// host's operations compute them.
+template <class Metric, class HostOps>
+struct gpu_kmeans_ops {
+  run_settings const& s;
+  Metric const& m;
+  HostOps host;
+
+  void validate() const { host.validate(); }
+  template <class T>
+  std::vector<double> self(r::batch_view<T const> b, int threads) const {
+    return host.self(b, threads);
+  }
+  /// out(i, j) = M(series_i, centres_j); fast-cdtw: D(centres_j -> series_i), the centroid
+  /// warped as in its barycentre (fcdtw_ops).
+  template <class T>
+  void pairwise(r::batch_view<T const> series, r::batch_view<T const> centres, r::matrix_view<T> out,
+                int) const {
+    if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) {
+      index_t const n = series.batch, k = centres.batch;
+      std::vector<T> warped(static_cast<std::size_t>(k * n));  // (k, n)
+      gpu::fcdtw_pairwise(m, centres, series, r::matrix_view<T>{warped.data(), k, n});
+      for (index_t i = 0; i < n; ++i)
+        for (index_t j = 0; j < k; ++j) out(i, j) = warped[static_cast<std::size_t>(j * n + i)];
+    } else {
+      gpu::pairwise(s.measure, series, centres, out);
+    }
+  }
+  template <class T>
+  r::learn::barycenter_result<T> barycenter(r::batch_view<T const> members,
+                                            r::learn::barycenter_options const& o) const {
+    return gpu_barycenter(s, m, members, o);
+  }
+};
+
+/// k-means on the backend of the command line.
+template <class Metric, class T>
+r::learn::kmeans_result<T> kmeans_of(run_settings const& s, Metric const& m, r::dataset<T> const& data,
+                                     r::learn::kmeans_options const& ko) {
+  if (!s.cuda) return kmeans_of(m, data, ko);
+  if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) {
+    r::learn::fcdtw_ops const host{fit_options_of(m, ko.barycenter.threads)};
+    return r::learn::kmeans_with(gpu_kmeans_ops<Metric, r::learn::fcdtw_ops>{s, m, host}, data.view(), ko);
+  } else {
+    r::learn::measure_ops<Metric> const host{m};
+    return r::learn::kmeans_with(gpu_kmeans_ops<Metric, r::learn::measure_ops<Metric>>{s, m, host},
+                                 data.view(), ko);
+  }
 }
 
 }  // namespace resilin_cli

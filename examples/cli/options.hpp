@@ -102,12 +102,13 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o, bool init
                  ->capture_default_str();
   o.init_opt = cmd.add_option(init_alias ? "--init,--warp-init" : "--warp-init", o.init,
                               "identity | grid: where each warp fit starts, the identity warp or "
-                              "the pair's grid CDTW alignment (fast-cdtw; grid: host only)")
+                              "the pair's grid CDTW alignment (fast-cdtw; grid: computed on the host)")
                    ->capture_default_str();
   cmd.add_option("--backend", o.backend,
                  "host | cuda (CUDA builds with a GPU: pairwise values and gradients, fast-cdtw's "
-                 "warp fits included, and the soft metrics' barycentre gradients, on the GPU; "
-                 "refused for kmeans and the fast-cdtw centroids, which run on the host only)")
+                 "warp fits included, the soft metrics' barycentre gradients and fast-cdtw's "
+                 "barycentre warp fits, k-means' assignments, on the GPU; refused for the hard "
+                 "metrics' averages, which run on the host only)")
       ->capture_default_str();
   cmd.add_option("--precision", o.precision, "double | float")->capture_default_str();
   cmd.add_option("--threads,-j", o.threads, "threads, 0 = all cores")->capture_default_str();
@@ -158,9 +159,6 @@ inline run_settings resolve(alignment_options const& o) {
     require(o.backend == "host" || o.backend == "cuda", "--backend must be host or cuda, got '",
             o.backend, "'");
     if (o.backend == "cuda") {
-      require(!(fast && s.measure.grid_init),
-              "--backend cuda: fast-cdtw's --warp-init grid starts each fit from the host's grid "
-              "CDTW alignment (use --backend host, or --warp-init identity on the GPU)");
       // not a usage error: the command line is right, this build or machine has no GPU
       if (std::string const why = gpu::unavailable_reason(); !why.empty())
         RESILIN_THROW(r::runtime_error(r::detail::message("--backend cuda: ", why)));

@@ -77,3 +77,49 @@ TEST_CASE("GPU barycentres match the host's and are deterministic", "[cuda][lear
   CHECK(a.values == b.values);
   CHECK(a.loss == b.loss);
 }
+
+TEST_CASE("GPU FastCDTW barycentres match the host's and are deterministic", "[cuda][learn][fcdtw]") {
+  // The E-step's fits on the device (warm started from each series' logits), the rest on the
+  // host: the same alternation, so the host's result to rounding. Series of up to 40 samples
+  // fit one thread per series, of up to 150 one block per series (fit_distances' automatic).
+  for (r::index_t L : {r::index_t{40}, r::index_t{150}}) {
+    for (auto init : {r::fcdtw::warp_init::identity, r::fcdtw::warp_init::grid}) {
+      INFO("max length " << L << " init " << static_cast<int>(init));
+      auto const xs = random_ragged<double>(9, L, 2, 17);
+      r::fcdtw::fit_options fo;
+      fo.steps = 40;
+      fo.init = init;
+      rl::barycenter_options opt;
+      opt.max_iter = 4;
+      opt.tolerance = 0;
+      std::vector<double> const w{1, 2, 1, 1, 3, 1, 1, 2, 1};
+      auto const host = rl::fcdtw_barycenter(fo, xs.view(), std::span<double const>(w), opt);
+      auto const a = rl::fcdtw_barycenter(r::device, fo, xs.view(), std::span<double const>(w), opt);
+      auto const b = rl::fcdtw_barycenter(r::device, fo, xs.view(), std::span<double const>(w), opt);
+      CHECK(a.iterations == host.iterations);
+      CHECK(a.loss == Approx(host.loss).epsilon(1e-6));
+      REQUIRE(a.values.size() == host.values.size());
+      double scale = 0;
+      for (double v : host.values) scale = std::max(scale, std::abs(v));
+      for (std::size_t i = 0; i < a.values.size(); ++i)
+        CHECK(std::abs(a.values[i] - host.values[i]) <= 1e-6 * scale);
+      CHECK(a.values == b.values);
+      CHECK(a.loss == b.loss);
+    }
+  }
+  // float, and a diverging fit refused as on the host
+  auto const xf = random_ragged<float>(5, 30, 1, 23);
+  r::fcdtw::fit_options fo;
+  fo.steps = 30;
+  rl::barycenter_options opt;
+  opt.max_iter = 3;
+  auto const hf = rl::fcdtw_barycenter(fo, xf.view(), {}, opt);
+  auto const df = rl::fcdtw_barycenter(r::device, fo, xf.view(), {}, opt);
+  CHECK(df.loss == Approx(hf.loss).epsilon(1e-4));
+  auto const xd = random_ragged<double>(5, 30, 1, 29);
+  r::fcdtw::fit_options wild;
+  wild.steps = 60;
+  wild.lr = 1e308;
+  CHECK_THROWS_AS(rl::fcdtw_barycenter(wild, xd.view(), {}, opt), r::invalid_argument);
+  CHECK_THROWS_WITH(rl::fcdtw_barycenter(r::device, wild, xd.view(), {}, opt), Catch::Contains("diverged"));
+}

@@ -153,3 +153,35 @@ TEST_CASE("block fit that diverges gives NaN where the host refuses", "[fcdtw][b
   REQUIRE_FALSE(finite);
   CHECK(std::isnan(run_block(x, y, K, o, emulated_cta{32, false}).d));
 }
+
+TEMPLATE_TEST_CASE("block fit from given logits equals the host fit from them", "[fcdtw][block]",
+                   float, double) {
+  // The warm start of fit_distances(..., logits): the block reads the start (here in place, as
+  // the kernel passes the row it later overwrites) and ends at the host fit_from_logits' result.
+  using T = TestType;
+  double const tol = sizeof(T) == 4 ? 1e-4 : 1e-9;
+  auto const xs = series<T>(90, 41), ys = series<T>(70, 42);
+  auto const x = view(xs, 1), y = view(ys, 1);
+  fc::fit_options o;
+  o.steps = 50;
+  index_t const K = 69;
+  auto const start = resilin_test::random_values(static_cast<std::size_t>(K), 43, -1.0, 1.0);
+  std::vector<T> buf(static_cast<std::size_t>(fc::fit_workspace_size(K)));
+  auto const hws = fc::fit_workspace_in(buf.data(), K);
+  for (index_t i = 0; i < K; ++i) hws.r[i] = static_cast<T>(start[static_cast<std::size_t>(i)]);
+  T want = T(0);
+  REQUIRE(fc::detail::fit_from_logits(x, y, K, o, hws, want));
+  for (int threads : {1, 7, 256}) {
+    for (bool reverse : {false, true}) {
+      INFO("threads " << threads << " reverse " << reverse);
+      block_buffers<T> b(K, threads);
+      auto const ws = b.ws(K);
+      for (index_t i = 0; i < K; ++i) ws.r[i] = static_cast<T>(start[static_cast<std::size_t>(i)]);
+      T const d = fc::detail::block_fit(emulated_cta{threads, reverse}, threads, x, y, K, o, ws,
+                                        b.slots(K), b.scratch(threads), ws.r);
+      CHECK(std::abs(static_cast<double>(d) - static_cast<double>(want)) <=
+            tol * std::max(1.0, std::abs(static_cast<double>(want))));
+      for (index_t i = 0; i < K; ++i) CHECK(std::abs(static_cast<double>(ws.r[i] - hws.r[i])) <= 10 * tol);
+    }
+  }
+}

@@ -226,19 +226,24 @@ RESILIN_HD void block_logits_backward(Exec const& ex, int threads, warp_map map,
 }
 
 /// The fit of detail::fit_from_identity() by a block of `threads` threads (the executor's
-/// count; s holds block_scratch_size(threads) values): o.steps Adam steps from zero logits in
-/// ws, segment adjoints in slots (2K values). Returns D, F at the final warp (ws.v), to every
-/// thread; NaN when the logits overflowed (the host API refuses those fits).
+/// count; s holds block_scratch_size(threads) values): o.steps Adam steps from zero logits (or
+/// from the K logits at `start`, as fit_from_logits(); start may be ws.r) in ws, segment
+/// adjoints in slots (2K values). Returns D, F at the final warp (ws.v), to every thread; NaN
+/// when the logits overflowed (the host API refuses those fits).
 template <class T, class Exec>
 RESILIN_HD T block_fit(Exec const& ex, int threads, interpolant<T> const& x,
                        interpolant<T> const& y, index_t K, fit_options const& o,
-                       fit_workspace<T> const& ws, T* slots, block_scratch<T> const& s) noexcept {
+                       fit_workspace<T> const& ws, T* slots, block_scratch<T> const& s,
+                       T const* start = nullptr) noexcept {
   T const lr = static_cast<T>(o.lr), b1 = static_cast<T>(o.beta1), b2 = static_cast<T>(o.beta2);
   T const eps = static_cast<T>(o.eps);
   warp_view<T> const phi = uniform_warp<T>(ws.v, K);
   ex.for_each([&](int t, int n) {
     auto const [lo, hi] = share_of(K, t, n);
-    for (index_t i = lo; i < hi; ++i) ws.r[i] = ws.m[i] = ws.s[i] = T(0);
+    for (index_t i = lo; i < hi; ++i) {
+      ws.r[i] = start ? start[i] : T(0);
+      ws.m[i] = ws.s[i] = T(0);
+    }
   });
   ex.sync();
   T b1t = T(1), b2t = T(1);  // beta^t, by products as adam_fit

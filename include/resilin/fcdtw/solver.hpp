@@ -274,13 +274,16 @@ fit_result<T> fit(interpolant<T> const& x, interpolant<T> const& y, fit_options 
   return res;
 }
 
-/// fit() on uniform grids (linspace(0, 1, length)) from plain series views.
+/// fit() on uniform grids (linspace(0, 1, length)) from plain series views (optionally from
+/// initial_logits, as fit()).
 template <series_like X, series_like Y>
   requires std::same_as<value_of<X>, value_of<Y>>
-fit_result<value_of<X>> fit(X x, Y y, fit_options const& o = {}) {
+fit_result<value_of<X>> fit(X x, Y y, fit_options const& o = {},
+                            std::span<value_of<X> const> initial_logits = {}) {
   using T = value_of<X>;
   return fit(uniform_interpolant(series_view<T const>{x.data, x.length, x.channels}),
-             uniform_interpolant(series_view<T const>{y.data, y.length, y.channels}), o);
+             uniform_interpolant(series_view<T const>{y.data, y.length, y.channels}), o,
+             initial_logits);
 }
 
 namespace detail {

@@ -1,20 +1,36 @@
 #pragma once
-// L-BFGS barycentres with the gradients on a GPU (nvcc; link resilin::learn and resilin::cuda):
-// every evaluation of L(z) = sum_k w_k M(z, x_k) is one batched values_and_grads call on the
-// device for all pairs (z, x_k). The series are uploaded once; per evaluation only z goes up
-// and the per-pair values and gradients come back, summed on the host in k order, so results
-// are deterministic. The optimiser (LBFGS++) and the initialisation are the host's.
+// Barycentres with their heavy part on a GPU (nvcc; link resilin::learn and resilin::cuda).
+// L-BFGS barycentres: every evaluation of L(z) = sum_k w_k M(z, x_k) is one batched
+// values_and_grads call on the device for all pairs (z, x_k). The series are uploaded once; per
+// evaluation only z goes up and the per-pair values and gradients come back, summed on the host
+// in k order, so results are deterministic. The optimiser (LBFGS++) and the initialisation are
+// the host's.
+// FastCDTW barycentres: every round's E-step (a warp fit per series against the centroid, warm
+// started from its last logits) is one fcdtw::fit_distances call; the M-step, a tridiagonal
+// solve, and the rule for keeping a refit stay on the host.
 #include <resilin/backend/cuda/require_cuda.hpp>
+#include <cmath>
 #include <cstddef>
 #include <span>
 #include <type_traits>
 #include <vector>
+#include <resilin/core/thread_pool.hpp>
 #include <resilin/cuda.cuh>
+#include <resilin/fcdtw/cuda/fcdtw.cuh>
+#include <resilin/learn/fcdtw_barycenter.hpp>
 #include <resilin/learn/lbfgs_barycenter.hpp>
 
 namespace resilin::learn {
 
 namespace cuda_detail {
+/// Copies count values of U (host <-> device), ordered on exec's stream.
+template <class U>
+void copy_async(device_backend const& exec, void* dst, void const* src, index_t count,
+                cudaMemcpyKind kind) {
+  if (count > 0)
+    RESILIN_CUDA_TRY(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * sizeof(U), kind, exec.stream));
+}
+
 /// Device copies of the series and the per-evaluation buffers; z is replicated on the host
 /// (n copies) and uploaded as one batch.
 template <class T>
@@ -76,13 +92,11 @@ class device_loss {
   static std::size_t bytes(index_t count) { return static_cast<std::size_t>(count) * sizeof(U); }
   template <class U>
   void upload(void* dst, U const* src, index_t count) {
-    if (count > 0)
-      RESILIN_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes<U>(count), cudaMemcpyHostToDevice, exec_.stream));
+    copy_async<U>(exec_, dst, src, count, cudaMemcpyHostToDevice);
   }
   template <class U>
   void download(U* dst, void const* src, index_t count) {
-    if (count > 0)
-      RESILIN_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes<U>(count), cudaMemcpyDeviceToHost, exec_.stream));
+    copy_async<U>(exec_, dst, src, count, cudaMemcpyDeviceToHost);
   }
 
   device_backend exec_;
@@ -90,6 +104,85 @@ class device_loss {
   std::vector<double> w_;
   ::resilin::cuda_detail::workspace series_, lengths_, zs_, out_, gz_, gx_, upstream_;
   std::vector<T> zs_host_, out_host_, gz_host_;
+};
+
+/// The FastCDTW barycentre's E-step on a GPU (detail::fcdtw_alternate's refit): the fits of
+/// the centroid onto every series as one fcdtw::fit_distances call, each from the series' kept
+/// logits. F at each refit's warp is then evaluated on the host from the returned logits (the
+/// value the host E-step compares), and detail::keep_if_lower() keeps it or not, as on the host.
+template <class T>
+class device_refit {
+ public:
+  device_refit(device_backend exec, fcdtw::fit_options const& fo, batch_view<T const> series,
+               index_t length, int threads)
+      : exec_(exec), fo_(fo), series_(series), threads_(threads), length_(length),
+        stride_(fcdtw::detail::segments_for(fo, series.max_length)),
+        series_d_(exec, bytes<T>(series.batch * series.max_length * series.channels)),
+        lengths_d_(exec, bytes<index_t>(series.batch)),
+        centroids_d_(exec, bytes<T>(series.batch * length * series.channels)),
+        logits_d_(exec, bytes<T>(series.batch * stride_)),
+        out_d_(exec, bytes<T>(series.batch)) {
+    index_t const n = series.batch;
+    std::vector<index_t> lengths(static_cast<std::size_t>(n));
+    for (index_t b = 0; b < n; ++b) lengths[static_cast<std::size_t>(b)] = series.length(b);
+    copy_async<T>(exec_, series_d_.get(), series.data, n * series.max_length * series.channels,
+                  cudaMemcpyHostToDevice);
+    copy_async<index_t>(exec_, lengths_d_.get(), lengths.data(), n, cudaMemcpyHostToDevice);
+    RESILIN_CUDA_TRY(cudaStreamSynchronize(exec_.stream));
+  }
+
+  void operator()(series_view<T const> centroid, learn::detail::fcdtw_warps<T>& w) {
+    index_t const n = series_.batch, ch = series_.channels;
+    auto const size = static_cast<std::size_t>(centroid.size());
+    host_.assign(size * static_cast<std::size_t>(n), T(0));
+    for (index_t k = 0; k < n; ++k)
+      std::copy(centroid.data, centroid.data + size, host_.begin() + static_cast<std::ptrdiff_t>(size) * k);
+    copy_async<T>(exec_, centroids_d_.get(), host_.data(), n * length_ * ch, cudaMemcpyHostToDevice);
+    logits_.assign(static_cast<std::size_t>(n * stride_), T(0));
+    for (index_t k = 0; k < n; ++k) {
+      auto const& r = w.logits[static_cast<std::size_t>(k)];
+      std::copy(r.begin(), r.end(), logits_.begin() + static_cast<std::ptrdiff_t>(k * stride_));
+    }
+    copy_async<T>(exec_, logits_d_.get(), logits_.data(), n * stride_, cudaMemcpyHostToDevice);
+    batch_view<T const> const X{static_cast<T const*>(centroids_d_.get()), n, length_, ch, nullptr};
+    batch_view<T const> const Y{static_cast<T const*>(series_d_.get()), n, series_.max_length, ch,
+                                static_cast<index_t const*>(lengths_d_.get())};
+    fcdtw::fit_distances(exec_, fo_, X, Y, static_cast<T*>(out_d_.get()), nullptr, nullptr,
+                         fcdtw::pair_layout::automatic, static_cast<T*>(logits_d_.get()));
+    copy_async<T>(exec_, logits_.data(), logits_d_.get(), n * stride_, cudaMemcpyDeviceToHost);
+    RESILIN_CUDA_TRY(cudaStreamSynchronize(exec_.stream));
+    // a diverged fit is refused as the host's fit() refuses it
+    std::vector<unsigned char> diverged(static_cast<std::size_t>(n), 0);
+    for (index_t k = 0; k < n; ++k) {
+      index_t const K = fcdtw::detail::segments_for(fo_, series_.length(k));
+      for (index_t i = 0; i < K; ++i)
+        if (!std::isfinite(logits_[static_cast<std::size_t>(k * stride_ + i)]))
+          diverged[static_cast<std::size_t>(k)] = 1;
+    }
+    fcdtw::detail::check_converged(diverged, fo_, "fcdtw_barycenter (GPU E-step)");
+    auto const ci = fcdtw::uniform_interpolant(centroid);
+    parallel_for(n, threads_, [&](index_t k, int) {
+      index_t const K = fcdtw::detail::segments_for(fo_, series_.length(k));
+      T const* const row = logits_.data() + k * stride_;
+      std::vector<T> r(row, row + K), v(static_cast<std::size_t>(K + 1));
+      fcdtw::warp_from_logits(fo_.map, r.data(), K, v.data());
+      double const F = static_cast<double>(fcdtw::value(
+          ci, fcdtw::uniform_interpolant(series_[k]), fcdtw::uniform_warp<T>(v.data(), K), fo_.norm));
+      learn::detail::keep_if_lower(w, k, std::move(r), std::move(v), F);
+    });
+  }
+
+ private:
+  template <class U>
+  static std::size_t bytes(index_t count) { return static_cast<std::size_t>(count) * sizeof(U); }
+
+  device_backend exec_;
+  fcdtw::fit_options fo_;
+  batch_view<T const> series_;  // host memory
+  int threads_;
+  index_t length_, stride_;
+  ::resilin::cuda_detail::workspace series_d_, lengths_d_, centroids_d_, logits_d_, out_d_;
+  std::vector<T> host_, logits_;
 };
 }  // namespace cuda_detail
 
@@ -105,6 +198,22 @@ barycenter_result<T> lbfgs_barycenter(device_backend exec, Measure const& m,
                                    series.channels);
   auto evaluate = [&](series_view<T const> z, std::span<double> grad) { return loss(m, z, grad); };
   return detail::minimise_lbfgs<T>(evaluate, start.z0, start.length, series.channels, opt);
+}
+
+/// fcdtw_barycenter() with every round's warp fits on the GPU of `exec` as one batched call
+/// (series in host memory, as for the host version; the result is in host memory). The fits
+/// are the host's Adam from the same logits (one thread or one block per series, as
+/// fcdtw::fit_distances chooses), so the result agrees with the host's to rounding; it is the
+/// same run to run. opt.threads runs the host's share (F at the refits, the M-step).
+template <std::floating_point T>
+barycenter_result<T> fcdtw_barycenter(device_backend exec, fcdtw::fit_options const& fo,
+                                      batch_view<T const> series,
+                                      std::type_identity_t<std::span<T const>> weights = {},
+                                      barycenter_options const& opt = {}) {
+  detail::check_fcdtw_inputs(fo, series, opt);  // before anything goes to the device
+  cuda_detail::device_refit<T> refit(exec, fo, series, detail::target_length(series, opt.length),
+                                     opt.threads);
+  return detail::fcdtw_alternate(fo, series, weights, opt, refit);
 }
 
 /// The weighted loss and its gradient at z with one batched GPU call (as barycenter_loss_and_grad).

@@ -216,35 +216,65 @@ std::vector<T> fcdtw_centroid_step(fcdtw::fit_options const& fo, index_t length,
   return detail::centroid_step(fo.norm, length, series, warps, std::span<double const>(w), threads);
 }
 
-/// The FastCDTW barycentre: argmin_C sum_k w_k F(phi_k; C, Y_k), weights normalised to sum 1
-/// (empty: uniform), by alternating warp fits (fo: steps, lr, map, norm, segments; fo.threads is
-/// ignored, opt.threads runs the series in parallel) and exact centroid steps, starting from
-/// opt.init (Euclidean mean or medoid) and identity warps (fo.init = grid: each series' grid
-/// CDTW alignment with the starting centroid), for opt.max_iter rounds or until a
-/// round lowers the loss by at most opt.tolerance relative (0: until a round gains nothing). The centroid has opt.length
-/// samples (0: the mean input length; >= 2) and is the warped side (see the top of the file).
-/// loss: sum_k w_k F(phi_k; C, Y_k) at the returned centroid and its final warps (with
-/// max_iter = 0: the start, with identity or grid warps); it depends on fo's budget like every FastCDTW
-/// value. iterations: the rounds run. progress("fcdtw", round, loss) after every round.
-/// Deterministic: each series is one task writing its own slots; sums run in series order.
-template <std::floating_point T>
-barycenter_result<T> fcdtw_barycenter(fcdtw::fit_options const& fo, batch_view<T const> series,
-                                      std::type_identity_t<std::span<T const>> weights = {},
-                                      barycenter_options const& opt = {}) {
-  detail::check_fcdtw_inputs(fo, series, opt);
-  auto const w = detail::normalised_weights(weights, series.batch);
+namespace detail {
+/// The warps of the alternation, one per series: logits r_k (K_k) and knots v_k (K_k + 1), and
+/// f_k = F(phi_k; C, Y_k) at the current centroid.
+template <class T>
+struct fcdtw_warps {
+  std::vector<std::vector<T>> logits, knots;
+  std::vector<double> f;
+};
+
+/// The E-step's rule for series k: a refit (its final logits r, knots v and F there) replaces
+/// the kept warp only if F is finite and not above f_k (Adam can overshoot).
+template <class T>
+void keep_if_lower(fcdtw_warps<T>& w, index_t k, std::vector<T>&& r, std::vector<T>&& v, double F) {
+  auto const s = static_cast<std::size_t>(k);
+  if (!(std::isfinite(F) && F <= w.f[s])) return;
+  w.f[s] = F;
+  w.logits[s] = std::move(r);
+  w.knots[s] = std::move(v);
+}
+
+/// The host E-step: every warp refitted by fcdtw::fit() from its kept logits, opt.threads
+/// series at a time.
+template <class T>
+struct host_refit {
+  fcdtw::fit_options fo;
+  batch_view<T const> series;
+  int threads;
+
+  void operator()(series_view<T const> centroid, fcdtw_warps<T>& w) const {
+    auto const ci = fcdtw::uniform_interpolant(centroid);
+    parallel_for(series.batch, threads, [&](index_t k, int) {
+      auto res = fcdtw::fit(ci, fcdtw::uniform_interpolant(series[k]), fo,
+                            std::span<T const>(w.logits[static_cast<std::size_t>(k)]));
+      keep_if_lower(w, k, std::move(res.logits), std::move(res.knots), static_cast<double>(res.distance));
+    });
+  }
+};
+
+/// fcdtw_barycenter() with the E-step `refit(centroid, warps)` (host_refit, or learn/cuda.cuh's
+/// batched GPU fit), which refits the warps against the centroid by keep_if_lower().
+template <class T, class Refit>
+barycenter_result<T> fcdtw_alternate(fcdtw::fit_options const& fo, batch_view<T const> series,
+                                     std::span<T const> weights, barycenter_options const& opt,
+                                     Refit&& refit) {
+  check_fcdtw_inputs(fo, series, opt);
+  auto const w = normalised_weights(weights, series.batch);
   std::span<double const> const ws(w);
-  index_t const length = detail::target_length(series, opt.length);
-  detail::require(length >= 2, "fcdtw_barycenter: the barycentre needs >= 2 samples, got length ",
-                  length);
+  index_t const length = target_length(series, opt.length);
+  require(length >= 2, "fcdtw_barycenter: the barycentre needs >= 2 samples, got length ", length);
   index_t const n = series.batch, ch = series.channels;
 
-  std::vector<T> centroid = detail::fcdtw_initial_centroid(fo, series, ws, length, opt);
-  std::vector<std::vector<T>> logits(static_cast<std::size_t>(n)), knots(logits.size());
+  std::vector<T> centroid = fcdtw_initial_centroid(fo, series, ws, length, opt);
+  fcdtw_warps<T> warps;
+  warps.logits.resize(static_cast<std::size_t>(n));
+  warps.knots.resize(warps.logits.size());
   for (index_t k = 0; k < n; ++k) {  // identity warps (zero logits), or fo.init = grid's
     index_t const K = fcdtw::detail::segments_for(fo, series.length(k));
-    auto& r = logits[static_cast<std::size_t>(k)];
-    auto& v = knots[static_cast<std::size_t>(k)];
+    auto& r = warps.logits[static_cast<std::size_t>(k)];
+    auto& v = warps.knots[static_cast<std::size_t>(k)];
     r.assign(static_cast<std::size_t>(K), T(0));
     v.assign(static_cast<std::size_t>(K + 1), T(0));
     if (fo.init == fcdtw::warp_init::grid)
@@ -252,37 +282,25 @@ barycenter_result<T> fcdtw_barycenter(fcdtw::fit_options const& fo, batch_view<T
                                fcdtw::uniform_interpolant(series[k]), K, r.data());
     fcdtw::warp_from_logits(fo.map, r.data(), K, v.data());
   }
-  std::span<std::vector<T> const> const warps(knots);
-  std::vector<double> f;
+  std::span<std::vector<T> const> const knots(warps.knots);
   auto const view = [&](std::vector<T> const& c) { return series_view<T const>{c.data(), length, ch}; };
-  double loss = detail::fcdtw_loss(fo.norm, view(centroid), series, warps, ws, opt.threads, f);
-  detail::require(std::isfinite(loss), "fcdtw_barycenter: the loss at the start is not finite");
+  double loss = fcdtw_loss(fo.norm, view(centroid), series, knots, ws, opt.threads, warps.f);
+  require(std::isfinite(loss), "fcdtw_barycenter: the loss at the start is not finite");
 
   int rounds = 0;
   for (int it = 1; it <= opt.max_iter; ++it) {
     // E-step: refit every warp from its previous logits; keep it only if F does not rise.
-    auto const ci = fcdtw::uniform_interpolant(view(centroid));
-    parallel_for(n, opt.threads, [&](index_t k, int) {
-      auto const s = static_cast<std::size_t>(k);
-      auto res = fcdtw::fit(ci, fcdtw::uniform_interpolant(series[k]), fo,
-                            std::span<T const>(logits[s]));
-      if (std::isfinite(res.distance) && static_cast<double>(res.distance) <= f[s]) {
-        f[s] = static_cast<double>(res.distance);
-        logits[s] = std::move(res.logits);
-        knots[s] = std::move(res.knots);
-      }
-    });
+    refit(view(centroid), warps);
     double e_loss = 0;
-    for (std::size_t k = 0; k < f.size(); ++k) e_loss += w[k] * f[k];
+    for (std::size_t k = 0; k < warps.f.size(); ++k) e_loss += w[k] * warps.f[k];
     // M-step: the exact minimiser with the warps fixed (kept unless rounding made it worse).
-    std::vector<T> next = detail::centroid_step(fo.norm, length, series, warps, ws, opt.threads);
+    std::vector<T> next = centroid_step(fo.norm, length, series, knots, ws, opt.threads);
     std::vector<double> next_f;
-    double const m_loss =
-        detail::fcdtw_loss(fo.norm, view(next), series, warps, ws, opt.threads, next_f);
+    double const m_loss = fcdtw_loss(fo.norm, view(next), series, knots, ws, opt.threads, next_f);
     double round_loss = e_loss;
     if (std::isfinite(m_loss) && m_loss <= e_loss) {
       centroid = std::move(next);
-      f = std::move(next_f);
+      warps.f = std::move(next_f);
       round_loss = m_loss;
     }
     rounds = it;
@@ -299,6 +317,27 @@ barycenter_result<T> fcdtw_barycenter(fcdtw::fit_options const& fo, batch_view<T
   r.loss = loss;
   r.iterations = rounds;
   return r;
+}
+}  // namespace detail
+
+/// The FastCDTW barycentre: argmin_C sum_k w_k F(phi_k; C, Y_k), weights normalised to sum 1
+/// (empty: uniform), by alternating warp fits (fo: steps, lr, map, norm, segments; fo.threads is
+/// ignored, opt.threads runs the series in parallel) and exact centroid steps, starting from
+/// opt.init (Euclidean mean or medoid) and identity warps (fo.init = grid: each series' grid
+/// CDTW alignment with the starting centroid), for opt.max_iter rounds or until a
+/// round lowers the loss by at most opt.tolerance relative (0: until a round gains nothing). The centroid has opt.length
+/// samples (0: the mean input length; >= 2) and is the warped side (see the top of the file).
+/// loss: sum_k w_k F(phi_k; C, Y_k) at the returned centroid and its final warps (with
+/// max_iter = 0: the start, with identity or grid warps); it depends on fo's budget like every FastCDTW
+/// value. iterations: the rounds run. progress("fcdtw", round, loss) after every round.
+/// Deterministic: each series is one task writing its own slots; sums run in series order.
+/// learn/cuda.cuh has the same with the warp fits of every round as one GPU call.
+template <std::floating_point T>
+barycenter_result<T> fcdtw_barycenter(fcdtw::fit_options const& fo, batch_view<T const> series,
+                                      std::type_identity_t<std::span<T const>> weights = {},
+                                      barycenter_options const& opt = {}) {
+  return detail::fcdtw_alternate(fo, series, weights, opt,
+                                 detail::host_refit<T>{fo, series, opt.threads});
 }
 
 /// The same for a batch of mutable values.

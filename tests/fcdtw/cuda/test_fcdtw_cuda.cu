@@ -255,6 +255,46 @@ TEMPLATE_TEST_CASE("GPU fit equals the host fit, values and series gradients, bo
   CHECK_THROWS_AS(fc::fit_distances(resilin::device, fc::fit_options{}, db.view.x, short_y, out.ptr), resilin::invalid_argument);
 }
 
+TEMPLATE_TEST_CASE("GPU fit from given logits equals the host fit from initial_logits, both layouts",
+                   "[cuda][fcdtw][fit]", float, double) {
+  // Warm starts (the barycentre's rounds): each pair starts from its row of logits, which then
+  // holds the final logits; entries beyond a pair's K stay as they were; o.init is not used.
+  using T = TestType;
+  host_batch<T> const h(21, 7, 2, 20, 26, 2);
+  device_batch<T> const db(h);
+  resilin::batch_view<T const> const X{h.x.data(), h.pairs, h.max_x, h.d, h.len_x.data()};
+  resilin::batch_view<T const> const Y{h.y.data(), h.pairs, h.max_y, h.d, h.len_y.data()};
+  T const tol = sizeof(T) == 4 ? T(1e-4) : T(1e-9);
+  for (auto layout : {fc::pair_layout::thread_per_pair, fc::pair_layout::block_per_pair})
+  for (auto init : {fc::warp_init::identity, fc::warp_init::grid}) {
+    INFO("layout " << static_cast<int>(layout) << " init " << static_cast<int>(init));
+    fc::fit_options o;
+    o.steps = 30;
+    o.init = init;
+    index_t const stride = h.max_y - 1;
+    std::mt19937 g(5);
+    std::normal_distribution<double> nd(0.0, 0.5);
+    std::vector<T> start(static_cast<std::size_t>(h.pairs * stride));
+    for (auto& v : start) v = static_cast<T>(nd(g));
+    device_buffer<T> logits(start), out(static_cast<std::size_t>(h.pairs));
+    fc::fit_distances(resilin::device, o, db.view.x, db.view.y, out.ptr, nullptr, nullptr, layout,
+                      logits.ptr);
+    auto const d = out.host(), r = logits.host();
+    for (index_t p = 0; p < h.pairs; ++p) {
+      index_t const K = h.len_y[static_cast<std::size_t>(p)] - 1;
+      T const* const row = start.data() + p * stride;
+      auto const want = fc::fit(X[p], Y[p], o, std::span<T const>(row, static_cast<std::size_t>(K)));
+      INFO("pair " << p << " K " << K);
+      CHECK(std::abs(d[static_cast<std::size_t>(p)] - want.distance) <= tol * std::max(T(1), want.distance));
+      for (index_t i = 0; i < stride; ++i) {
+        T const got = r[static_cast<std::size_t>(p * stride + i)];
+        if (i < K) CHECK(std::abs(got - want.logits[static_cast<std::size_t>(i)]) <= tol * T(10));
+        else CHECK(got == row[i]);  // beyond this pair's segments: untouched
+      }
+    }
+  }
+}
+
 TEST_CASE("GPU workspace query: none for values, 2K per pair for block_per_pair dv", "[cuda][fcdtw]") {
   host_batch<double> const h(3, 4, 1, 10, 10, 9);
   device_batch<double> const db(h);

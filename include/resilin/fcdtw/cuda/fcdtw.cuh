@@ -148,20 +148,28 @@ RESILIN_HD void fill_nan(series_view<T> const& g) noexcept {
   for (index_t k = 0; k < g.length * g.channels; ++k) g.data[k] = math::infinity<T>() - math::infinity<T>();
 }
 
-/// fit_distances, pair p: the host distances()' fit (Adam from the identity, detail::adam_fit)
-/// in scratch[p * stride, (p + 1) * stride), F at the final warp; with gx / gy (shaped like X
+/// fit_distances, pair p: the host distances()' fit (Adam from the identity, detail::adam_fit;
+/// with logits, from the first K entries of row p of logits (rows of logit_stride), which then
+/// receive the final logits, as the host fit() from initial_logits) in
+/// scratch[p * stride, (p + 1) * stride), F at the final warp; with gx / gy (shaped like X
 /// and Y, the pair's slices overwritten) its gradients with respect to the series at that warp,
 /// as distances_and_grads(). NaN where the logits overflowed (the host API refuses those),
 /// and NaN in that pair's gradient rows.
 template <class T>
 RESILIN_HD T fit_program(batch_view<T const> const& X, batch_view<T const> const& Y,
                          fit_options const& o, index_t p, T* scratch, index_t stride, T* gx,
-                         T* gy) noexcept {
+                         T* gy, T* logits, index_t logit_stride) noexcept {
   interpolant<T> const x = series_of(X, p), y = series_of(Y, p);
   index_t const K = detail::segments_for(o, Y.length(p));
   fit_workspace<T> const ws = fit_workspace_in(scratch + p * stride, K);
   T value = T(0);
-  bool const finite = detail::fit_from_identity(x, y, K, o, ws, value);
+  T* const row = logits ? logits + p * logit_stride : nullptr;
+  if (row)
+    for (index_t i = 0; i < K; ++i) ws.r[i] = row[i];
+  bool const finite = row ? detail::fit_from_logits(x, y, K, o, ws, value)
+                          : detail::fit_from_identity(x, y, K, o, ws, value);
+  if (row)
+    for (index_t i = 0; i < K; ++i) row[i] = ws.r[i];
   if (!gx && !gy) return finite ? value : math::infinity<T>() - math::infinity<T>();
   objective_grads<T> og{};
   series_grads_of(X, Y, p, gx, gy, og);
@@ -250,24 +258,30 @@ RESILIN_KERNEL void pair_kernel(pair_batch<T> b, T* out, pair_grads<T> g) {
 
 template <class T>
 RESILIN_KERNEL void fit_kernel(batch_view<T const> X, batch_view<T const> Y, fit_options o,
-                               T* scratch, index_t stride, T* out, T* gx, T* gy) {
+                               T* scratch, index_t stride, T* out, T* gx, T* gy, T* logits,
+                               index_t logit_stride) {
   index_t const p = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (p < X.batch) out[p] = fit_program(X, Y, o, p, scratch, stride, gx, gy);
+  if (p < X.batch) out[p] = fit_program(X, Y, o, p, scratch, stride, gx, gy, logits, logit_stride);
 }
 
-/// One block per pair: the block fit (block_fit.hpp) in the pair's slice of scratch.
+/// One block per pair: the block fit (block_fit.hpp) in the pair's slice of scratch, from row
+/// p of logits when not null (which then receives the final logits).
 template <class T>
 RESILIN_KERNEL void fit_block_kernel(batch_view<T const> X, batch_view<T const> Y, fit_options o,
-                                     T* scratch, index_t stride, T* out) {
+                                     T* scratch, index_t stride, T* out, T* logits,
+                                     index_t logit_stride) {
   __shared__ T shared[detail::block_scratch_size(block_threads)];
   index_t const p = blockIdx.x;
   index_t const K = detail::segments_for(o, Y.length(p));
   T* const mine = scratch + p * stride;
+  fit_workspace<T> const ws = fit_workspace_in(mine, K);
+  T* const row = logits ? logits + p * logit_stride : nullptr;
   T const d = detail::block_fit(cuda_detail::cta_exec{}, static_cast<int>(block_threads), series_of(X, p),
-                                series_of(Y, p), K, o, fit_workspace_in(mine, K),
-                                mine + fit_workspace_size(K),
-                                detail::block_scratch_in(shared, static_cast<int>(block_threads)));
+                                series_of(Y, p), K, o, ws, mine + fit_workspace_size(K),
+                                detail::block_scratch_in(shared, static_cast<int>(block_threads)), row);
   if (threadIdx.x == 0) out[p] = d;
+  if (row)  // block_fit ends with a barrier: every thread's final logits are in ws.r
+    for (index_t i = threadIdx.x; i < K; i += block_threads) row[i] = ws.r[i];
 }
 
 template <class T>
@@ -375,14 +389,16 @@ std::string check_batch(pair_batch<T> const& b) {
 /// hold in T, and out (and gx, gy where not null) are device memory.
 template <class T>
 std::string check_fit(fit_options const& o, batch_view<T const> const& X,
-                      batch_view<T const> const& Y, T const* out, T const* gx, T const* gy) {
+                      batch_view<T const> const& Y, T const* out, T const* gx, T const* gy,
+                      T const* logits = nullptr) {
   if (auto e = detail::options_error<T>(o); !e.empty()) return e;
-  if (o.init != warp_init::identity)
-    return "fit_options::init = grid: the grid CDTW start is computed on the host (fcdtw::distances); "
-           "the GPU fit starts from the identity";
+  if (o.init != warp_init::identity && !logits)
+    return "fit_options::init = grid: the grid CDTW start is computed on the host (fcdtw::distances, "
+           "or grid_start_logits as the GPU fit's logits); the GPU fit starts from the identity "
+           "or from given logits";
   if (auto e = check_series_pairs(X, Y); !e.empty() || X.batch == 0) return e;
   if (auto e = check_pointer(out, "out"); !e.empty()) return e;
-  return check_grads(gx, gy, static_cast<T const*>(nullptr), "gx", "gy", "");
+  return check_grads(gx, gy, logits, "gx", "gy", "logits");
 }
 
 /// Whether `pairs` problems of up to `segments` warp segments run one thread per pair.
@@ -504,19 +520,23 @@ cudaError_t values_and_grads(void* ws, std::size_t& bytes, device_backend exec,
 
 /// FastCDTW distances of the paired batch (X[b] warped onto Y[b]'s axis, uniform grids, ragged
 /// lengths allowed) into out (pairs), by the host distances()' fit with options o (its
-/// `threads` is not used; `init` must be identity); with gx / gy (device, shaped like X and Y, overwritten) also the
+/// `threads` is not used); with gx / gy (device, shaped like X and Y, overwritten) also the
 /// gradients with respect to the series at each pair's final warp, as distances_and_grads().
+/// Each fit starts from the identity (o.init must be identity), or, with logits (device,
+/// (pairs, K) for K = o.segments or Y.max_length - 1; pair b uses the first K_b entries of its
+/// row), from those logits, which then receive the final ones: the host fit() from
+/// initial_logits, for warm starts (the barycentre's rounds; o.init is then not used).
 /// One thread or one block per pair (layout; see the file comment). A pair whose fit diverged
 /// (non-finite logits) gets NaN, and NaN gradient rows, where the host API throws. Workspace
-/// per pair, K = o.segments or Y.max_length - 1: fit_workspace_size(K) values of T
-/// (thread_per_pair), 2K more (block_per_pair).
+/// per pair: fit_workspace_size(K) values of T (thread_per_pair), 2K more (block_per_pair).
 template <class T>
 cudaError_t fit_distances(void* ws, std::size_t& bytes, device_backend exec, fit_options const& o,
                           batch_view<T const> X, batch_view<T const> Y, T* out,
                           std::type_identity_t<T>* gx = nullptr, std::type_identity_t<T>* gy = nullptr,
-                          pair_layout layout = pair_layout::automatic) {
+                          pair_layout layout = pair_layout::automatic,
+                          std::type_identity_t<T>* logits = nullptr) {
   namespace cd = fcdtw_cuda_detail;
-  if (!cd::check_fit<T>(o, X, Y, out, gx, gy).empty()) return cudaErrorInvalidValue;
+  if (!cd::check_fit<T>(o, X, Y, out, gx, gy, logits).empty()) return cudaErrorInvalidValue;
   bool const thread_layout =
       X.batch == 0 || cd::per_pair(X.batch, detail::segments_for(o, Y.max_length), layout);
   index_t const stride = X.batch > 0 ? cd::fit_stride(o, Y.max_length, thread_layout) : 0;
@@ -529,13 +549,15 @@ cudaError_t fit_distances(void* ws, std::size_t& bytes, device_backend exec, fit
   if (X.batch == 0) return cudaSuccess;
   T* const scratch = static_cast<T*>(ws);
   cudaStream_t const s = exec.stream;
+  index_t const logit_stride = detail::segments_for(o, Y.max_length);
   if (thread_layout) {
     RESILIN_LAUNCH(cd::blocks_for(X.batch), cd::block_threads, 0, s, cd::fit_kernel<T>)(
-        X, Y, o, scratch, stride, out, gx, gy);
+        X, Y, o, scratch, stride, out, gx, gy, logits, logit_stride);
     return cudaGetLastError();
   }
   auto const pairs = static_cast<unsigned>(X.batch);
-  RESILIN_LAUNCH(pairs, cd::block_threads, 0, s, cd::fit_block_kernel<T>)(X, Y, o, scratch, stride, out);
+  RESILIN_LAUNCH(pairs, cd::block_threads, 0, s, cd::fit_block_kernel<T>)(X, Y, o, scratch, stride,
+                                                                          out, logits, logit_stride);
   if (cudaError_t e = cudaGetLastError()) return e;
   for (bool const on_x : {true, false}) {
     T* const grad = on_x ? gx : gy;
@@ -636,18 +658,19 @@ void values_and_grads(device_backend exec, pair_batch<T> const& b, T* out,
   });
 }
 
-/// FastCDTW distances by the fit, and optionally the series gradients (expert::fit_distances;
-/// NaN for a pair whose fit diverged); asynchronous on exec.stream. Throws
-/// resilin::invalid_argument (bad input) or resilin::cuda_error.
+/// FastCDTW distances by the fit, and optionally the series gradients and warm-started logits
+/// (expert::fit_distances; NaN for a pair whose fit diverged); asynchronous on exec.stream.
+/// Throws resilin::invalid_argument (bad input) or resilin::cuda_error.
 template <class T>
 void fit_distances(device_backend exec, fit_options const& o, batch_view<T const> X,
                    batch_view<T const> Y, T* out, std::type_identity_t<T>* gx = nullptr,
-                   std::type_identity_t<T>* gy = nullptr, pair_layout layout = pair_layout::automatic) {
+                   std::type_identity_t<T>* gy = nullptr, pair_layout layout = pair_layout::automatic,
+                   std::type_identity_t<T>* logits = nullptr) {
   namespace cd = fcdtw_cuda_detail;
-  std::string const e = cd::check_fit<T>(o, X, Y, out, gx, gy);
+  std::string const e = cd::check_fit<T>(o, X, Y, out, gx, gy, logits);
   resilin::detail::require(e.empty(), e);
   cd::with_workspace(exec, [&](void* ws, std::size_t& bytes) {
-    return expert::fit_distances(ws, bytes, exec, o, X, Y, out, gx, gy, layout);
+    return expert::fit_distances(ws, bytes, exec, o, X, Y, out, gx, gy, layout, logits);
   });
 }
 
