@@ -104,7 +104,7 @@ std::vector<std::string> centroid_labels(run_settings const& s, Measure const& m
     for (auto const& c : model.centroids) centres.push_back(c.view());
     write_svg<T>(lo.svg, title, class_panels(train, model.classes, centres));
   }
-  return predict_centroids(m, model, test, s.exec.threads);
+  return predict_centroids(s, m, model, test);
 }
 
 template <class T, class Measure>

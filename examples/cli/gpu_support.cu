@@ -67,13 +67,15 @@ class device_batch {
   device_array<index_t> lengths_;
 };
 
-/// Pairs per fit_distances call: their series, gradients and workspace in about 256 MiB.
+/// Pairs per fit_distances call: their series, gradients, starting logits (--warp-init grid)
+/// and workspace in about 256 MiB.
 template <class T>
 index_t pairs_per_call(resilin::fcdtw::fit_options const& o, resilin::batch_view<T const> a,
                        resilin::batch_view<T const> b, bool grads) {
   index_t const K = resilin::fcdtw::detail::segments_for(o, b.max_length);
+  index_t const logits = o.init == resilin::fcdtw::warp_init::grid ? K : 0;
   auto const values = static_cast<std::size_t>((a.max_length * (grads ? 2 : 1) + b.max_length) * a.channels +
-                                               resilin::fcdtw::detail::block_fit_size(K) + 1);
+                                               resilin::fcdtw::detail::block_fit_size(K) + logits + 1);
   std::size_t const budget = std::size_t{256} << 20;
   return static_cast<index_t>(std::max<std::size_t>(1, budget / (values * sizeof(T))));
 }
@@ -175,8 +177,8 @@ void pairwise_gradients(measure_choice const& metric, resilin::batch_view<T cons
 
 template <class T>
 void fcdtw_pairwise(fast_cdtw_metric const& metric, resilin::batch_view<T const> a,
-                    resilin::batch_view<T const> b, resilin::matrix_view<T> out) {
-  auto const o = fit_options_of(metric, 0);
+                    resilin::batch_view<T const> b, resilin::matrix_view<T> out, int threads) {
+  auto const o = fit_options_of(metric, threads);
   index_t const pairs = a.batch * b.batch, chunk = pairs_per_call(o, a, b, false);
   for (index_t first = 0; first < pairs; first += chunk) {
     std::vector<T> d(static_cast<std::size_t>(std::min(chunk, pairs - first)));
@@ -187,8 +189,8 @@ void fcdtw_pairwise(fast_cdtw_metric const& metric, resilin::batch_view<T const>
 
 template <class T>
 void fcdtw_pairwise_gradients(fast_cdtw_metric const& metric, resilin::batch_view<T const> a,
-                              resilin::batch_view<T const> b, resilin::batch_view<T> g) {
-  auto const o = fit_options_of(metric, 0);
+                              resilin::batch_view<T const> b, resilin::batch_view<T> g, int threads) {
+  auto const o = fit_options_of(metric, threads);
   index_t const pairs = a.batch * b.batch, chunk = pairs_per_call(o, a, b, true);
   zero_gradients(g);
   for (index_t first = 0; first < pairs; first += chunk) {
@@ -212,7 +214,7 @@ resilin::learn::barycenter_result<T> barycenter(measure_choice const& metric,
       result = resilin::learn::lbfgs_barycenter(resilin::device, m, series, {}, opt);
     } else {
       RESILIN_THROW(resilin::invalid_argument(
-          "GPU barycentres are for the soft metrics (soft-dtw, soft-msm, soft-cdtw and their "
+          "GPU L-BFGS barycentres are for the soft metrics (soft-dtw, soft-msm, soft-cdtw and their "
           "divergences)"));
     }
   });

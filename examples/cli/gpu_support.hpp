@@ -31,15 +31,16 @@ void pairwise_gradients(measure_choice const& metric, resilin::batch_view<T cons
                         resilin::batch_view<T const> b, resilin::batch_view<T> g);
 
 /// out(i, j) = D(A_i -> B_j) for fast-cdtw, by fcdtw::fit_distances on the pairs in chunks of
-/// bounded device memory (--warp-init grid: each fit starts from logits computed on the host).
+/// bounded device memory (--warp-init grid: each fit starts from logits computed on `threads`
+/// host threads).
 template <class T>
 void fcdtw_pairwise(fast_cdtw_metric const& metric, resilin::batch_view<T const> a,
-                    resilin::batch_view<T const> b, resilin::matrix_view<T> out);
+                    resilin::batch_view<T const> b, resilin::matrix_view<T> out, int threads);
 
 /// g[i] = d/dA_i sum_j D(A_i -> B_j) for fast-cdtw, at each pair's fitted warp.
 template <class T>
 void fcdtw_pairwise_gradients(fast_cdtw_metric const& metric, resilin::batch_view<T const> a,
-                              resilin::batch_view<T const> b, resilin::batch_view<T> g);
+                              resilin::batch_view<T const> b, resilin::batch_view<T> g, int threads);
 
 /// The L-BFGS barycentre of `series` for a soft metric, gradients on the GPU.
 template <class T>
@@ -63,9 +64,9 @@ resilin::learn::barycenter_result<T> fcdtw_barycenter(fast_cdtw_metric const& me
   template resilin::learn::barycenter_result<T> barycenter<T>(                                 \
       measure_choice const&, resilin::batch_view<T const>, resilin::learn::barycenter_options const&); \
   template void fcdtw_pairwise<T>(fast_cdtw_metric const&, resilin::batch_view<T const>,      \
-                                  resilin::batch_view<T const>, resilin::matrix_view<T>);     \
+                                  resilin::batch_view<T const>, resilin::matrix_view<T>, int); \
   template void fcdtw_pairwise_gradients<T>(fast_cdtw_metric const&, resilin::batch_view<T const>, \
-                                            resilin::batch_view<T const>, resilin::batch_view<T>); \
+                                            resilin::batch_view<T const>, resilin::batch_view<T>, int); \
   template resilin::learn::barycenter_result<T> fcdtw_barycenter<T>(                           \
       fast_cdtw_metric const&, resilin::batch_view<T const>, resilin::learn::barycenter_options const&);
 

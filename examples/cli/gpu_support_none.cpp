@@ -30,13 +30,13 @@ void pairwise_gradients(measure_choice const&, resilin::batch_view<T const>,
 
 template <class T>
 void fcdtw_pairwise(fast_cdtw_metric const&, resilin::batch_view<T const>, resilin::batch_view<T const>,
-                    resilin::matrix_view<T>) {
+                    resilin::matrix_view<T>, int) {
   no_cuda();
 }
 
 template <class T>
 void fcdtw_pairwise_gradients(fast_cdtw_metric const&, resilin::batch_view<T const>,
-                              resilin::batch_view<T const>, resilin::batch_view<T>) {
+                              resilin::batch_view<T const>, resilin::batch_view<T>, int) {
   no_cuda();
 }
 

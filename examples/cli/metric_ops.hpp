@@ -84,32 +84,6 @@ r::learn::nearest_centroid_model<T> fit_centroids(fast_cdtw_metric const& m,
       });
 }
 
-template <class Measure, class T>
-std::vector<std::string> predict_centroids(Measure const& m,
-                                           r::learn::nearest_centroid_model<T> const& model,
-                                           r::dataset<T> const& test, int threads) {
-  return r::learn::predict(m, model, test, threads);
-}
-
-/// fast-cdtw: argmin_c D(C_c -> test), each centroid warped onto the test series' axis (as
-/// the barycentre objective warps the centroid).
-template <class T>
-std::vector<std::string> predict_centroids(fast_cdtw_metric const& m,
-                                           r::learn::nearest_centroid_model<T> const& model,
-                                           r::dataset<T> const& test, int threads) {
-  index_t const k = static_cast<index_t>(model.centroids.size());
-  auto const centres = r::learn::detail::stack(std::span(model.centroids));
-  std::vector<T> d(static_cast<std::size_t>(test.size() * k));
-  r::learn::fcdtw_ops{fit_options_of(m, threads)}.pairwise(
-      test.view(), centres.view(), r::matrix_view<T>{d.data(), test.size(), k}, threads);
-  std::vector<index_t> which;
-  std::vector<double> value;
-  r::learn::detail::argmin_rows(d, test.size(), k, which, value);
-  std::vector<std::string> labels;
-  for (index_t c : which) labels.push_back(model.classes[static_cast<std::size_t>(c)]);
-  return labels;
-}
-
 // --- k-means --------------------------------------------------------------------------------------
 
 template <class Measure, class T>
@@ -130,7 +104,7 @@ template <class Metric, class T>
 void pairwise_values(run_settings const& s, Metric const& m, r::batch_view<T const> a,
                      r::batch_view<T const> b, r::matrix_view<T> out) {
   if (!s.cuda) pairwise_values(s.exec, m, a, b, out);
-  else if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) gpu::fcdtw_pairwise(m, a, b, out);
+  else if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) gpu::fcdtw_pairwise(m, a, b, out, s.exec.threads);
   else gpu::pairwise(s.measure, a, b, out);
 }
 
@@ -138,8 +112,46 @@ template <class Metric, class T>
 void pairwise_gradients(run_settings const& s, Metric const& m, r::batch_view<T const> a,
                         r::batch_view<T const> b, r::batch_view<T> g) {
   if (!s.cuda) pairwise_gradients(s.exec, m, a, b, g);
-  else if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) gpu::fcdtw_pairwise_gradients(m, a, b, g);
+  else if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) gpu::fcdtw_pairwise_gradients(m, a, b, g, s.exec.threads);
   else gpu::pairwise_gradients(s.measure, a, b, g);
+}
+
+/// out(i, j) = M(series_i, centre_j) on the backend of the command line; fast-cdtw:
+/// D(centre_j -> series_i), the centroid warped onto the series' axis, as its barycentre and
+/// learn::fcdtw_ops warp it.
+template <class Metric, class T>
+void centroid_distances(run_settings const& s, Metric const& m, r::batch_view<T const> series,
+                        r::batch_view<T const> centres, r::matrix_view<T> out) {
+  if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) {
+    index_t const n = series.batch, k = centres.batch;
+    std::vector<T> warped(static_cast<std::size_t>(k * n));  // (k, n)
+    pairwise_values(s, m, centres, series, r::matrix_view<T>{warped.data(), k, n});
+    for (index_t i = 0; i < n; ++i)
+      for (index_t j = 0; j < k; ++j) out(i, j) = warped[static_cast<std::size_t>(j * n + i)];
+  } else {
+    pairwise_values(s, m, series, centres, out);
+  }
+}
+
+/// Nearest-centroid labels of `test` (ties: the first class), the distances on the backend of
+/// the command line; the alignment metrics on the host by learn::predict.
+template <class Metric, class T>
+std::vector<std::string> predict_centroids(run_settings const& s, Metric const& m,
+                                           r::learn::nearest_centroid_model<T> const& model,
+                                           r::dataset<T> const& test) {
+  if constexpr (!std::is_same_v<Metric, fast_cdtw_metric>) {
+    if (!s.cuda) return r::learn::predict(m, model, test, s.exec.threads);
+  }
+  index_t const k = static_cast<index_t>(model.centroids.size());
+  auto const centres = r::learn::detail::stack(std::span(model.centroids));
+  std::vector<T> d(static_cast<std::size_t>(test.size() * k));
+  centroid_distances(s, m, test.view(), centres.view(), r::matrix_view<T>{d.data(), test.size(), k});
+  std::vector<index_t> which;
+  std::vector<double> value;
+  r::learn::detail::argmin_rows(d, test.size(), k, which, value);
+  std::vector<std::string> labels;
+  for (index_t c : which) labels.push_back(model.classes[static_cast<std::size_t>(c)]);
+  return labels;
 }
 
 /// A barycentre on the GPU (--backend cuda; require_barycentre_metric admitted the metric):
@@ -179,20 +191,10 @@ struct gpu_kmeans_ops {
   std::vector<double> self(r::batch_view<T const> b, int threads) const {
     return host.self(b, threads);
   }
-  /// out(i, j) = M(series_i, centres_j); fast-cdtw: D(centres_j -> series_i), the centroid
-  /// warped as in its barycentre (fcdtw_ops).
   template <class T>
   void pairwise(r::batch_view<T const> series, r::batch_view<T const> centres, r::matrix_view<T> out,
                 int) const {
-    if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) {
-      index_t const n = series.batch, k = centres.batch;
-      std::vector<T> warped(static_cast<std::size_t>(k * n));  // (k, n)
-      gpu::fcdtw_pairwise(m, centres, series, r::matrix_view<T>{warped.data(), k, n});
-      for (index_t i = 0; i < n; ++i)
-        for (index_t j = 0; j < k; ++j) out(i, j) = warped[static_cast<std::size_t>(j * n + i)];
-    } else {
-      gpu::pairwise(s.measure, series, centres, out);
-    }
+    centroid_distances(s, m, series, centres, out);
   }
   template <class T>
   r::learn::barycenter_result<T> barycenter(r::batch_view<T const> members,
@@ -206,14 +208,15 @@ template <class Metric, class T>
 r::learn::kmeans_result<T> kmeans_of(run_settings const& s, Metric const& m, r::dataset<T> const& data,
                                      r::learn::kmeans_options const& ko) {
   if (!s.cuda) return kmeans_of(m, data, ko);
-  if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) {
-    r::learn::fcdtw_ops const host{fit_options_of(m, ko.barycenter.threads)};
-    return r::learn::kmeans_with(gpu_kmeans_ops<Metric, r::learn::fcdtw_ops>{s, m, host}, data.view(), ko);
-  } else {
-    r::learn::measure_ops<Metric> const host{m};
-    return r::learn::kmeans_with(gpu_kmeans_ops<Metric, r::learn::measure_ops<Metric>>{s, m, host},
-                                 data.view(), ko);
-  }
+  auto const run = [&](auto const& host) {
+    using ops = gpu_kmeans_ops<Metric, std::remove_cvref_t<decltype(host)>>;
+    return r::learn::detail::reporting_allocation_failure(
+        "kmeans", [&] { return r::learn::kmeans_with(ops{s, m, host}, data.view(), ko); });
+  };
+  if constexpr (std::is_same_v<Metric, fast_cdtw_metric>)
+    return run(r::learn::fcdtw_ops{fit_options_of(m, ko.barycenter.threads)});
+  else
+    return run(r::learn::measure_ops<Metric>{m});
 }
 
 }  // namespace resilin_cli

@@ -63,7 +63,7 @@ struct run_settings {
   measure_choice measure;
   precision_kind precision = precision_kind::double_;
   r::host_backend exec = r::host;  // the host's threads (also for what runs there with --backend cuda)
-  bool cuda = false;               // --backend cuda: pairwise values, gradients, soft barycentres
+  bool cuda = false;               // --backend cuda: pairwise values, gradients, barycentres
   bool znorm = false;
   std::string band_text = "full";  // for summaries: full, R=5, w=0.1
 };

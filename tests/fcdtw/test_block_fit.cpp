@@ -177,8 +177,12 @@ TEMPLATE_TEST_CASE("block fit from given logits equals the host fit from them", 
       block_buffers<T> b(K, threads);
       auto const ws = b.ws(K);
       for (index_t i = 0; i < K; ++i) ws.r[i] = static_cast<T>(start[static_cast<std::size_t>(i)]);
+      // the start in ws.r itself, or in a buffer of its own (the kernel's row of logits)
+      std::vector<T> own(start.begin(), start.end());
+      if (!reverse)
+        for (index_t i = 0; i < K; ++i) ws.r[i] = std::numeric_limits<T>::quiet_NaN();
       T const d = fc::detail::block_fit(emulated_cta{threads, reverse}, threads, x, y, K, o, ws,
-                                        b.slots(K), b.scratch(threads), ws.r);
+                                        b.slots(K), b.scratch(threads), reverse ? ws.r : own.data());
       CHECK(std::abs(static_cast<double>(d) - static_cast<double>(want)) <=
             tol * std::max(1.0, std::abs(static_cast<double>(want))));
       for (index_t i = 0; i < K; ++i) CHECK(std::abs(static_cast<double>(ws.r[i] - hws.r[i])) <= 10 * tol);

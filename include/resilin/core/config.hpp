@@ -28,6 +28,16 @@
 #  define RESILIN_INLINE inline
 #endif
 
+// RESILIN_HD_CALLS_FUNCTOR: before a RESILIN_HD function template that calls a caller's functor
+// (a piece visitor): nvcc then checks that call only where the template is instantiated for the
+// device, so host-only functors (the FastCDTW barycentre's normal equations) pass through it
+// without a warning; nothing elsewhere.
+#if defined(__CUDACC__) && !defined(__clang__)
+#  define RESILIN_HD_CALLS_FUNCTOR _Pragma("nv_exec_check_disable")
+#else
+#  define RESILIN_HD_CALLS_FUNCTOR
+#endif
+
 // RESILIN_UNROLL(n): ask GCC to unroll the next loop n times (host SIMD loops); nothing
 // elsewhere (nvcc's front end and other compilers warn about GCC's pragma).
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)

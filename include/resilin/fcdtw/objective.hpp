@@ -67,6 +67,7 @@ struct sweep_knots {
 /// Calls visit(piece) for every piece of positive length of warp segment j, in increasing t.
 /// qx, qy: the first x knot above phi[j] and the first y knot above phi.knot(j); advanced to
 /// where segment j + 1 starts. The one sweep of the host and of the GPU kernels.
+RESILIN_HD_CALLS_FUNCTOR
 template <class T, class Visit>
 RESILIN_HD void sweep_segment(interpolant<T> const& x, interpolant<T> const& y,
                               warp_view<T> const& phi, index_t j, index_t& qx, index_t& qy,

@@ -204,16 +204,26 @@ barycenter_result<T> lbfgs_barycenter(device_backend exec, Measure const& m,
 /// (series in host memory, as for the host version; the result is in host memory). The fits
 /// are the host's Adam from the same logits (one thread or one block per series, as
 /// fcdtw::fit_distances chooses), so the result agrees with the host's to rounding; it is the
-/// same run to run. opt.threads runs the host's share (F at the refits, the M-step).
+/// same run to run. opt.threads runs the host's share (F at the refits, the M-step, and the
+/// start: the medoid of opt.init = medoid, n^2 fits, and fo.init = grid's alignments).
 template <std::floating_point T>
 barycenter_result<T> fcdtw_barycenter(device_backend exec, fcdtw::fit_options const& fo,
                                       batch_view<T const> series,
                                       std::type_identity_t<std::span<T const>> weights = {},
                                       barycenter_options const& opt = {}) {
-  detail::check_fcdtw_inputs(fo, series, opt);  // before anything goes to the device
-  cuda_detail::device_refit<T> refit(exec, fo, series, detail::target_length(series, opt.length),
-                                     opt.threads);
-  return detail::fcdtw_alternate(fo, series, weights, opt, refit);
+  return detail::fcdtw_alternate(fo, series, weights, opt, [&](index_t length) {
+    return cuda_detail::device_refit<T>(exec, fo, series, length, opt.threads);
+  });
+}
+
+/// The same for a batch of mutable values.
+template <std::floating_point T>
+  requires(!std::is_const_v<T>)
+barycenter_result<T> fcdtw_barycenter(device_backend exec, fcdtw::fit_options const& fo,
+                                      batch_view<T> series,
+                                      std::type_identity_t<std::span<T const>> weights = {},
+                                      barycenter_options const& opt = {}) {
+  return fcdtw_barycenter(exec, fo, as_const(series), weights, opt);
 }
 
 /// The weighted loss and its gradient at z with one batched GPU call (as barycenter_loss_and_grad).

@@ -254,18 +254,20 @@ struct host_refit {
   }
 };
 
-/// fcdtw_barycenter() with the E-step `refit(centroid, warps)` (host_refit, or learn/cuda.cuh's
-/// batched GPU fit), which refits the warps against the centroid by keep_if_lower().
-template <class T, class Refit>
+/// fcdtw_barycenter() with the E-step refit(centroid, warps) of `auto refit =
+/// make_refit(length)`, made once the inputs are checked (host_refit, or learn/cuda.cuh's
+/// batched GPU fit, which uploads the series), that refits the warps by keep_if_lower().
+template <class T, class MakeRefit>
 barycenter_result<T> fcdtw_alternate(fcdtw::fit_options const& fo, batch_view<T const> series,
                                      std::span<T const> weights, barycenter_options const& opt,
-                                     Refit&& refit) {
+                                     MakeRefit&& make_refit) {
   check_fcdtw_inputs(fo, series, opt);
   auto const w = normalised_weights(weights, series.batch);
   std::span<double const> const ws(w);
   index_t const length = target_length(series, opt.length);
   require(length >= 2, "fcdtw_barycenter: the barycentre needs >= 2 samples, got length ", length);
   index_t const n = series.batch, ch = series.channels;
+  auto refit = make_refit(length);
 
   std::vector<T> centroid = fcdtw_initial_centroid(fo, series, ws, length, opt);
   fcdtw_warps<T> warps;
@@ -336,8 +338,9 @@ template <std::floating_point T>
 barycenter_result<T> fcdtw_barycenter(fcdtw::fit_options const& fo, batch_view<T const> series,
                                       std::type_identity_t<std::span<T const>> weights = {},
                                       barycenter_options const& opt = {}) {
-  return detail::fcdtw_alternate(fo, series, weights, opt,
-                                 detail::host_refit<T>{fo, series, opt.threads});
+  return detail::fcdtw_alternate(fo, series, weights, opt, [&](index_t) {
+    return detail::host_refit<T>{fo, series, opt.threads};
+  });
 }
 
 /// The same for a batch of mutable values.

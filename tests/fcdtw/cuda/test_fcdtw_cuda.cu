@@ -403,7 +403,23 @@ TEST_CASE("GPU entry points reject bad input with resilin::invalid_argument", "[
     bad = db.view;
     bad.x.data = h.x.data();
     CHECK_THROWS_AS(fc::values(resilin::device, bad, out.ptr), E);
+    std::vector<double> host_logits(3 * 9);
+    CHECK_THROWS_WITH(fc::fit_distances(resilin::device, fc::fit_options{}, db.view.x, db.view.y, out.ptr,
+                                        nullptr, nullptr, fc::pair_layout::automatic, host_logits.data()),
+                      Catch::Contains("logits is not device memory"));
   }
+  // the fit's outputs apart from the series and each other: logits over out, gx over Y
+  device_buffer<double> logits(3 * 9), gx(h.x.size());
+  CHECK_THROWS_WITH(fc::fit_distances(resilin::device, fc::fit_options{}, db.view.x, db.view.y, logits.ptr,
+                                      nullptr, nullptr, fc::pair_layout::automatic, logits.ptr),
+                    Catch::Contains("logits overlaps out"));
+  CHECK_THROWS_WITH(fc::fit_distances(resilin::device, fc::fit_options{}, db.view.x, db.view.y, out.ptr,
+                                      db.y.ptr),
+                    Catch::Contains("gx overlaps the input Y"));
+  fc::fit_options grid;  // a grid start needs its logits from the host: accepted with logits
+  grid.init = fc::warp_init::grid;
+  CHECK_NOTHROW(fc::fit_distances(resilin::device, grid, db.view.x, db.view.y, out.ptr, gx.ptr, nullptr,
+                                  fc::pair_layout::automatic, logits.ptr));
   auto const y = fc::uniform_interpolant(resilin::series_view<double const>{db.y.ptr, 10, 2});
   auto const x = fc::uniform_interpolant(resilin::series_view<double const>{db.x.ptr, 10, 2});
   device_buffer<fc::mc_estimate<double>> est(1);

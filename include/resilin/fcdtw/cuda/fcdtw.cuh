@@ -16,8 +16,8 @@
 // rounding; run to run they are bitwise identical on one GPU and build.
 //
 // FastCDTW distances by the fit (fit_distances), in the same two layouts: one thread per pair
-// runs the host's Adam fit (solver.hpp, detail::adam_fit) from the identity in its own slice of
-// the workspace; or one block per pair runs it with each step's sums split over the block
+// runs the host's Adam fit (solver.hpp, detail::adam_fit) from the identity, or from given
+// logits that then receive the final ones (warm starts), in its own slice of the workspace; or one block per pair runs it with each step's sums split over the block
 // (block_fit.hpp: thread i owns a contiguous share of the logits and the segments i, i + 256,
 // ...; the leader adds the partial sums in thread order). Then F at the final warp and, on
 // request, its gradients with respect to both series at that warp (per pair, or gathered per
@@ -40,6 +40,7 @@
 #include <resilin/backend/cuda/error.cuh>
 #include <resilin/backend/cuda/stream_memory.cuh>
 #include <resilin/core/error.hpp>
+#include <resilin/core/validate.hpp>
 #include <resilin/core/views.hpp>
 #include <resilin/fcdtw/monte_carlo.hpp>
 #include <resilin/backend/cuda/cta_exec.cuh>
@@ -386,7 +387,8 @@ std::string check_batch(pair_batch<T> const& b) {
 }
 
 /// "" when X and Y are a valid paired batch for fit_distances in device memory, the options
-/// hold in T, and out (and gx, gy where not null) are device memory.
+/// hold in T (o.init = grid only with logits), out (and gx, gy, logits where not null) are
+/// device memory, and those outputs are apart from X, Y and each other.
 template <class T>
 std::string check_fit(fit_options const& o, batch_view<T const> const& X,
                       batch_view<T const> const& Y, T const* out, T const* gx, T const* gy,
@@ -398,7 +400,13 @@ std::string check_fit(fit_options const& o, batch_view<T const> const& X,
            "or from given logits";
   if (auto e = check_series_pairs(X, Y); !e.empty() || X.batch == 0) return e;
   if (auto e = check_pointer(out, "out"); !e.empty()) return e;
-  return check_grads(gx, gy, logits, "gx", "gy", "logits");
+  if (auto e = check_grads(gx, gy, logits, "gx", "gy", "logits"); !e.empty()) return e;
+  using resilin::detail::region;
+  return resilin::detail::disjoint_error(
+      {region(out, X.batch, "out"), region(gx, gx ? X.batch * X.max_length * X.channels : 0, "gx"),
+       region(gy, gy ? Y.batch * Y.max_length * Y.channels : 0, "gy"),
+       region(logits, logits ? X.batch * detail::segments_for(o, Y.max_length) : 0, "logits")},
+      {region(X, "X"), region(Y, "Y")});
 }
 
 /// Whether `pairs` problems of up to `segments` warp segments run one thread per pair.
