@@ -123,11 +123,9 @@ template <class Metric, class T>
 void centroid_distances(run_settings const& s, Metric const& m, r::batch_view<T const> series,
                         r::batch_view<T const> centres, r::matrix_view<T> out) {
   if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) {
-    index_t const n = series.batch, k = centres.batch;
-    std::vector<T> warped(static_cast<std::size_t>(k * n));  // (k, n)
-    pairwise_values(s, m, centres, series, r::matrix_view<T>{warped.data(), k, n});
-    for (index_t i = 0; i < n; ++i)
-      for (index_t j = 0; j < k; ++j) out(i, j) = warped[static_cast<std::size_t>(j * n + i)];
+    r::learn::detail::centres_warped_onto(series, centres, out, [&](auto c, auto x, r::matrix_view<T> d) {
+      pairwise_values(s, m, c, x, d);
+    });
   } else {
     pairwise_values(s, m, series, centres, out);
   }

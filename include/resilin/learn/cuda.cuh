@@ -31,55 +31,83 @@ void copy_async(device_backend const& exec, void* dst, void const* src, index_t 
     RESILIN_CUDA_TRY(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(count) * sizeof(U), kind, exec.stream));
 }
 
-/// Device copies of the series and the per-evaluation buffers; z is replicated on the host
-/// (n copies) and uploaded as one batch.
+template <class U>
+std::size_t bytes(index_t count) { return static_cast<std::size_t>(count) * sizeof(U); }
+
+/// The pairs (z, x_k) of a barycentre's batched calls: the series x_k on the device (values and
+/// lengths, uploaded once) and n copies of the current centre z (`length` samples), replicated
+/// on the host and uploaded as one batch per call.
+template <class T>
+class device_pairs {
+ public:
+  device_pairs(device_backend exec, batch_view<T const> series, index_t length)
+      : exec_(exec), n_(series.batch), length_(length), channels_(series.channels),
+        max_length_(series.max_length),
+        series_(exec, bytes<T>(n_ * max_length_ * channels_)),
+        lengths_(exec, bytes<index_t>(n_)),
+        centres_(exec, bytes<T>(n_ * length_ * channels_)) {
+    std::vector<index_t> lengths(static_cast<std::size_t>(n_));
+    for (index_t b = 0; b < n_; ++b) lengths[static_cast<std::size_t>(b)] = series.length(b);
+    copy_async<T>(exec_, series_.get(), series.data, n_ * max_length_ * channels_, cudaMemcpyHostToDevice);
+    copy_async<index_t>(exec_, lengths_.get(), lengths.data(), n_, cudaMemcpyHostToDevice);
+    RESILIN_CUDA_TRY(cudaStreamSynchronize(exec_.stream));
+  }
+
+  index_t size() const noexcept { return n_; }
+  index_t const* lengths() const noexcept { return static_cast<index_t const*>(lengths_.get()); }
+  /// The series (device, ragged).
+  batch_view<T const> series() const noexcept {
+    return {static_cast<T const*>(series_.get()), n_, max_length_, channels_, lengths()};
+  }
+  /// n copies of z (length samples) on the device, uploaded on the stream.
+  batch_view<T const> centres(series_view<T const> z) {
+    learn::detail::replicate(std::span<T const>(z.data, static_cast<std::size_t>(z.size())), n_, staging_);
+    copy_async<T>(exec_, centres_.get(), staging_.data(), n_ * length_ * channels_, cudaMemcpyHostToDevice);
+    return {static_cast<T const*>(centres_.get()), n_, length_, channels_, nullptr};
+  }
+
+ private:
+  device_backend exec_;
+  index_t n_, length_, channels_, max_length_;
+  ::resilin::cuda_detail::workspace series_, lengths_, centres_;
+  std::vector<T> staging_;  // the copies of z, alive until the stream has read them
+};
+
+/// L(z) and dL/dz from one batched values_and_grads call per evaluation; the per-pair values
+/// and gradients come back and are summed on the host in k order.
 template <class T>
 class device_loss {
  public:
   device_loss(device_backend exec, batch_view<T const> series, std::span<double const> w,
-              index_t length, index_t channels)
-      : exec_(exec), n_(series.batch), length_(length), channels_(channels),
-        max_length_(series.max_length), w_(w.begin(), w.end()),
-        series_(exec, bytes<T>(n_ * max_length_ * channels_)),
-        lengths_(exec, bytes<index_t>(n_)),
-        zs_(exec, bytes<T>(n_ * length_ * channels_)),
-        out_(exec, bytes<T>(n_)),
-        gz_(exec, bytes<T>(n_ * length_ * channels_)),
-        gx_(exec, bytes<T>(n_ * max_length_ * channels_)),
-        upstream_(exec, bytes<T>(n_)) {
-    std::vector<index_t> lengths(static_cast<std::size_t>(n_));
-    for (index_t b = 0; b < n_; ++b) lengths[static_cast<std::size_t>(b)] = series.length(b);
+              index_t length)
+      : exec_(exec), pairs_(exec, series, length), w_(w.begin(), w.end()),
+        out_(exec, bytes<T>(series.batch)),
+        gz_(exec, bytes<T>(series.batch * length * series.channels)),
+        gx_(exec, bytes<T>(series.batch * series.max_length * series.channels)),
+        upstream_(exec, bytes<T>(series.batch)) {
     std::vector<T> up(w_.begin(), w_.end());
-    upload(series_.get(), series.data, n_ * max_length_ * channels_);
-    upload(lengths_.get(), lengths.data(), n_);
-    upload(upstream_.get(), up.data(), n_);
+    copy_async<T>(exec_, upstream_.get(), up.data(), series.batch, cudaMemcpyHostToDevice);
     RESILIN_CUDA_TRY(cudaStreamSynchronize(exec_.stream));
   }
 
   /// L(z) and dL/dz (in grad) from one batched device call.
   template <class Measure>
   double operator()(Measure const& m, series_view<T const> z, std::span<double> grad) {
+    index_t const n = pairs_.size();
     auto const size = static_cast<std::size_t>(z.size());
-    zs_host_.resize(size * static_cast<std::size_t>(n_));
-    for (index_t k = 0; k < n_; ++k)
-      std::copy(z.data, z.data + size, zs_host_.begin() + static_cast<std::ptrdiff_t>(size) * k);
-    upload(zs_.get(), zs_host_.data(), n_ * length_ * channels_);
-    batch_view<T const> const zb{static_cast<T const*>(zs_.get()), n_, length_, channels_, nullptr};
-    batch_view<T const> const xb{static_cast<T const*>(series_.get()), n_, max_length_, channels_,
-                                 static_cast<index_t const*>(lengths_.get())};
-    values_and_grads(exec_, m, zb, xb, std::span<T>(static_cast<T*>(out_.get()), static_cast<std::size_t>(n_)),
-                     batch_view<T>{static_cast<T*>(gz_.get()), n_, length_, channels_, nullptr},
-                     batch_view<T>{static_cast<T*>(gx_.get()), n_, max_length_, channels_,
-                                   static_cast<index_t const*>(lengths_.get())},
-                     std::span<T const>(static_cast<T const*>(upstream_.get()), static_cast<std::size_t>(n_)));
-    out_host_.resize(static_cast<std::size_t>(n_));
-    gz_host_.resize(zs_host_.size());
-    download(out_host_.data(), out_.get(), n_);
-    download(gz_host_.data(), gz_.get(), n_ * length_ * channels_);
+    batch_view<T const> const zb = pairs_.centres(z), xb = pairs_.series();
+    values_and_grads(exec_, m, zb, xb, std::span<T>(static_cast<T*>(out_.get()), static_cast<std::size_t>(n)),
+                     batch_view<T>{static_cast<T*>(gz_.get()), n, zb.max_length, zb.channels, nullptr},
+                     batch_view<T>{static_cast<T*>(gx_.get()), n, xb.max_length, xb.channels, pairs_.lengths()},
+                     std::span<T const>(static_cast<T const*>(upstream_.get()), static_cast<std::size_t>(n)));
+    out_host_.resize(static_cast<std::size_t>(n));
+    gz_host_.resize(size * static_cast<std::size_t>(n));
+    copy_async<T>(exec_, out_host_.data(), out_.get(), n, cudaMemcpyDeviceToHost);
+    copy_async<T>(exec_, gz_host_.data(), gz_.get(), static_cast<index_t>(gz_host_.size()), cudaMemcpyDeviceToHost);
     RESILIN_CUDA_TRY(cudaStreamSynchronize(exec_.stream));
     double loss = 0;
     std::fill(grad.begin(), grad.end(), 0.0);
-    for (index_t k = 0; k < n_; ++k) {
+    for (index_t k = 0; k < n; ++k) {
       loss += w_[static_cast<std::size_t>(k)] * static_cast<double>(out_host_[static_cast<std::size_t>(k)]);
       T const* g = gz_host_.data() + static_cast<std::size_t>(k) * size;
       for (std::size_t i = 0; i < size; ++i) grad[i] += static_cast<double>(g[i]);
@@ -88,77 +116,43 @@ class device_loss {
   }
 
  private:
-  template <class U>
-  static std::size_t bytes(index_t count) { return static_cast<std::size_t>(count) * sizeof(U); }
-  template <class U>
-  void upload(void* dst, U const* src, index_t count) {
-    copy_async<U>(exec_, dst, src, count, cudaMemcpyHostToDevice);
-  }
-  template <class U>
-  void download(U* dst, void const* src, index_t count) {
-    copy_async<U>(exec_, dst, src, count, cudaMemcpyDeviceToHost);
-  }
-
   device_backend exec_;
-  index_t n_, length_, channels_, max_length_;
+  device_pairs<T> pairs_;
   std::vector<double> w_;
-  ::resilin::cuda_detail::workspace series_, lengths_, zs_, out_, gz_, gx_, upstream_;
-  std::vector<T> zs_host_, out_host_, gz_host_;
+  ::resilin::cuda_detail::workspace out_, gz_, gx_, upstream_;
+  std::vector<T> out_host_, gz_host_;
 };
 
 /// The FastCDTW barycentre's E-step on a GPU (detail::fcdtw_alternate's refit): the fits of
 /// the centroid onto every series as one fcdtw::fit_distances call, each from the series' kept
-/// logits. F at each refit's warp is then evaluated on the host from the returned logits (the
-/// value the host E-step compares), and detail::keep_if_lower() keeps it or not, as on the host.
+/// logits. A diverged fit (NaN) is refused as the host's fit() refuses it; F at each refit's
+/// warp is evaluated on the host from the returned logits (the value the host E-step compares),
+/// and detail::keep_if_lower() keeps it or not, as on the host.
 template <class T>
 class device_refit {
  public:
   device_refit(device_backend exec, fcdtw::fit_options const& fo, batch_view<T const> series,
                index_t length, int threads)
-      : exec_(exec), fo_(fo), series_(series), threads_(threads), length_(length),
-        stride_(fcdtw::detail::segments_for(fo, series.max_length)),
-        series_d_(exec, bytes<T>(series.batch * series.max_length * series.channels)),
-        lengths_d_(exec, bytes<index_t>(series.batch)),
-        centroids_d_(exec, bytes<T>(series.batch * length * series.channels)),
-        logits_d_(exec, bytes<T>(series.batch * stride_)),
-        out_d_(exec, bytes<T>(series.batch)) {
-    index_t const n = series.batch;
-    std::vector<index_t> lengths(static_cast<std::size_t>(n));
-    for (index_t b = 0; b < n; ++b) lengths[static_cast<std::size_t>(b)] = series.length(b);
-    copy_async<T>(exec_, series_d_.get(), series.data, n * series.max_length * series.channels,
-                  cudaMemcpyHostToDevice);
-    copy_async<index_t>(exec_, lengths_d_.get(), lengths.data(), n, cudaMemcpyHostToDevice);
-    RESILIN_CUDA_TRY(cudaStreamSynchronize(exec_.stream));
-  }
+      : exec_(exec), fo_(fo), series_(series), threads_(threads),
+        stride_(fcdtw::detail::segments_for(fo, series.max_length)), pairs_(exec, series, length),
+        logits_d_(exec, bytes<T>(series.batch * stride_)), out_d_(exec, bytes<T>(series.batch)) {}
 
   void operator()(series_view<T const> centroid, learn::detail::fcdtw_warps<T>& w) {
-    index_t const n = series_.batch, ch = series_.channels;
-    auto const size = static_cast<std::size_t>(centroid.size());
-    host_.assign(size * static_cast<std::size_t>(n), T(0));
-    for (index_t k = 0; k < n; ++k)
-      std::copy(centroid.data, centroid.data + size, host_.begin() + static_cast<std::ptrdiff_t>(size) * k);
-    copy_async<T>(exec_, centroids_d_.get(), host_.data(), n * length_ * ch, cudaMemcpyHostToDevice);
+    index_t const n = pairs_.size();
     logits_.assign(static_cast<std::size_t>(n * stride_), T(0));
     for (index_t k = 0; k < n; ++k) {
       auto const& r = w.logits[static_cast<std::size_t>(k)];
       std::copy(r.begin(), r.end(), logits_.begin() + static_cast<std::ptrdiff_t>(k * stride_));
     }
     copy_async<T>(exec_, logits_d_.get(), logits_.data(), n * stride_, cudaMemcpyHostToDevice);
-    batch_view<T const> const X{static_cast<T const*>(centroids_d_.get()), n, length_, ch, nullptr};
-    batch_view<T const> const Y{static_cast<T const*>(series_d_.get()), n, series_.max_length, ch,
-                                static_cast<index_t const*>(lengths_d_.get())};
-    fcdtw::fit_distances(exec_, fo_, X, Y, static_cast<T*>(out_d_.get()), nullptr, nullptr,
-                         fcdtw::pair_layout::automatic, static_cast<T*>(logits_d_.get()));
+    fcdtw::fit_distances(exec_, fo_, pairs_.centres(centroid), pairs_.series(), static_cast<T*>(out_d_.get()),
+                         nullptr, nullptr, fcdtw::pair_layout::automatic, static_cast<T*>(logits_d_.get()));
+    out_.resize(static_cast<std::size_t>(n));
     copy_async<T>(exec_, logits_.data(), logits_d_.get(), n * stride_, cudaMemcpyDeviceToHost);
+    copy_async<T>(exec_, out_.data(), out_d_.get(), n, cudaMemcpyDeviceToHost);
     RESILIN_CUDA_TRY(cudaStreamSynchronize(exec_.stream));
-    // a diverged fit is refused as the host's fit() refuses it
-    std::vector<unsigned char> diverged(static_cast<std::size_t>(n), 0);
-    for (index_t k = 0; k < n; ++k) {
-      index_t const K = fcdtw::detail::segments_for(fo_, series_.length(k));
-      for (index_t i = 0; i < K; ++i)
-        if (!std::isfinite(logits_[static_cast<std::size_t>(k * stride_ + i)]))
-          diverged[static_cast<std::size_t>(k)] = 1;
-    }
+    std::vector<unsigned char> diverged(out_.size());
+    for (std::size_t k = 0; k < out_.size(); ++k) diverged[k] = std::isnan(out_[k]) ? 1 : 0;
     fcdtw::detail::check_converged(diverged, fo_, "fcdtw_barycenter (GPU E-step)");
     auto const ci = fcdtw::uniform_interpolant(centroid);
     parallel_for(n, threads_, [&](index_t k, int) {
@@ -173,16 +167,14 @@ class device_refit {
   }
 
  private:
-  template <class U>
-  static std::size_t bytes(index_t count) { return static_cast<std::size_t>(count) * sizeof(U); }
-
   device_backend exec_;
   fcdtw::fit_options fo_;
   batch_view<T const> series_;  // host memory
   int threads_;
-  index_t length_, stride_;
-  ::resilin::cuda_detail::workspace series_d_, lengths_d_, centroids_d_, logits_d_, out_d_;
-  std::vector<T> host_, logits_;
+  index_t stride_;
+  device_pairs<T> pairs_;
+  ::resilin::cuda_detail::workspace logits_d_, out_d_;
+  std::vector<T> logits_, out_;
 };
 }  // namespace cuda_detail
 
@@ -194,8 +186,7 @@ barycenter_result<T> lbfgs_barycenter(device_backend exec, Measure const& m,
                                       std::type_identity_t<std::span<T const>> weights = {},
                                       barycenter_options const& opt = {}) {
   auto const start = detail::prepare_lbfgs(m, series, weights, opt);
-  cuda_detail::device_loss<T> loss(exec, series, std::span<double const>(start.w), start.length,
-                                   series.channels);
+  cuda_detail::device_loss<T> loss(exec, series, std::span<double const>(start.w), start.length);
   auto evaluate = [&](series_view<T const> z, std::span<double> grad) { return loss(m, z, grad); };
   return detail::minimise_lbfgs<T>(evaluate, start.z0, start.length, series.channels, opt);
 }
@@ -233,7 +224,7 @@ double barycenter_loss_and_grad(device_backend exec, Measure const& m, series_vi
                                 std::type_identity_t<std::span<T const>> weights,
                                 std::span<double> grad) {
   auto const w = detail::check_loss_and_grad_call(z, series, weights, grad);
-  cuda_detail::device_loss<T> loss(exec, series, std::span<double const>(w), z.length, z.channels);
+  cuda_detail::device_loss<T> loss(exec, series, std::span<double const>(w), z.length);
   return loss(m, z, grad);
 }
 

@@ -14,6 +14,20 @@
 
 namespace resilin::learn {
 
+namespace detail {
+/// out(i, j) = F(phi*; centres_j, series_i), the centres warped onto the series' axes, from
+/// warped(centres, series, m) with m(j, i) = D(centres_j -> series_i) ((k, n), any backend).
+template <class T, class Warped>
+void centres_warped_onto(batch_view<T const> series, batch_view<T const> centres, matrix_view<T> out,
+                         Warped&& warped) {
+  index_t const n = series.batch, k = centres.batch;
+  std::vector<T> m(static_cast<std::size_t>(k * n));
+  warped(centres, series, matrix_view<T>{m.data(), k, n});
+  for (index_t i = 0; i < n; ++i)
+    for (index_t j = 0; j < k; ++j) out(i, j) = m[static_cast<std::size_t>(j * n + i)];
+}
+}  // namespace detail
+
 /// kmeans_with's operations for FastCDTW (see kmeans.hpp's measure_ops).
 struct fcdtw_ops {
   fcdtw::fit_options fo;
@@ -34,11 +48,9 @@ struct fcdtw_ops {
   template <class T>
   void pairwise(batch_view<T const> series, batch_view<T const> centres, matrix_view<T> out,
                 int threads) const {
-    index_t const n = series.batch, k = centres.batch;
-    std::vector<T> warped(static_cast<std::size_t>(k * n));  // (k, n): the centres warped
-    fcdtw::pairwise_distances(on(threads), centres, series, matrix_view<T>{warped.data(), k, n});
-    for (index_t i = 0; i < n; ++i)
-      for (index_t j = 0; j < k; ++j) out(i, j) = warped[static_cast<std::size_t>(j * n + i)];
+    detail::centres_warped_onto(series, centres, out, [&](auto c, auto s, matrix_view<T> m) {
+      fcdtw::pairwise_distances(on(threads), c, s, m);
+    });
   }
   template <class T>
   barycenter_result<T> barycenter(batch_view<T const> members, barycenter_options const& o) const {

@@ -165,10 +165,8 @@ RESILIN_HD T fit_program(batch_view<T const> const& X, batch_view<T const> const
   fit_workspace<T> const ws = fit_workspace_in(scratch + p * stride, K);
   T value = T(0);
   T* const row = logits ? logits + p * logit_stride : nullptr;
-  if (row)
-    for (index_t i = 0; i < K; ++i) ws.r[i] = row[i];
-  bool const finite = row ? detail::fit_from_logits(x, y, K, o, ws, value)
-                          : detail::fit_from_identity(x, y, K, o, ws, value);
+  for (index_t i = 0; i < K; ++i) ws.r[i] = row ? row[i] : T(0);  // zeros: the identity
+  bool const finite = detail::fit_from_logits(x, y, K, o, ws, value);
   if (row)
     for (index_t i = 0; i < K; ++i) row[i] = ws.r[i];
   if (!gx && !gy) return finite ? value : math::infinity<T>() - math::infinity<T>();
