@@ -50,8 +50,9 @@ void run_value(benchmark::State& state, Measure const& measure) {
   set_counters(state, s);
 }
 
-template <class T, class Measure>
-void run_value_and_grad(benchmark::State& state, Measure const& measure) {
+/// The timed loop of a training call train(exec, X, Y, out, GX, GY) on the shape's batch.
+template <class T, class Train>
+void run_training(benchmark::State& state, Train&& train) {
   shape const s = shapes[state.range(0)];
   int const threads = static_cast<int>(state.range(1));
   data_set<T> data(s);
@@ -60,11 +61,17 @@ void run_value_and_grad(benchmark::State& state, Measure const& measure) {
   auto const GX = resilin::make_batch(data.gx, s.batch, s.n, s.d);
   auto const GY = resilin::make_batch(data.gy, s.batch, s.m, s.d);
   for (auto _ : state) {
-    resilin::values_and_grads(resilin::host.with_threads(threads), measure, X, Y,
-                              std::span<T>(data.out), GX, GY);
+    train(resilin::host.with_threads(threads), X, Y, std::span<T>(data.out), GX, GY);
     benchmark::DoNotOptimize(data.gx.data());
   }
   set_counters(state, s);
+}
+
+template <class T, class Measure>
+void run_value_and_grad(benchmark::State& state, Measure const& measure) {
+  run_training<T>(state, [&](auto exec, auto X, auto Y, std::span<T> out, auto GX, auto GY) {
+    resilin::values_and_grads(exec, measure, X, Y, out, GX, GY);
+  });
 }
 
 }  // namespace bench

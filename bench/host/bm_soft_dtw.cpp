@@ -27,6 +27,19 @@ void BM_soft_dtw_value_and_grad_host(benchmark::State& state) {
   bench::run_value_and_grad<T>(state, resilin::measures::soft_dtw(T(1)));
 }
 
+// DILATE's temporal term (expected_penalties, the scalar second-order pass) beside the
+// value and gradient above: Omega(i, j) = (i - j)^2 / n^2.
+template <class T>
+void BM_soft_dtw_expected_penalty_host(benchmark::State& state) {
+  T const scale = T(1) / static_cast<T>(shapes[state.range(0)].n * shapes[state.range(0)].n);
+  auto const omega = [&](resilin::index_t, resilin::index_t i, resilin::index_t j) {
+    return static_cast<T>((i - j) * (i - j)) * scale;
+  };
+  bench::run_training<T>(state, [&](auto exec, auto X, auto Y, std::span<T> out, auto GX, auto GY) {
+    resilin::expected_penalties(exec, resilin::measures::soft_dtw(T(1)), X, Y, omega, out, GX, GY);
+  });
+}
+
 // The baseline runs pairs one at a time, so its cells/s does not depend on B: it runs on enough
 // pairs for at least ~4M cells per iteration rather than on the whole batch.
 long baseline_pairs(shape s) { return std::min<long>(s.batch, std::max<long>(1, (4L << 20) / (s.n * s.m))); }
@@ -67,6 +80,10 @@ void host_args(benchmark::internal::Benchmark* b) {
     b->Args({s, 0});
   }
 }
+void penalty_args(benchmark::internal::Benchmark* b) {  // the first two shapes, one thread
+  b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
+  for (int s = 0; s < 2; ++s) b->Args({s, 1});
+}
 void baseline_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"shape"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int s = 0; s < 4; ++s) b->Args({s});
@@ -78,6 +95,8 @@ BENCHMARK_TEMPLATE(BM_soft_dtw_value_host, double)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_host, float)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, double)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, float)->Apply(host_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, double)->Apply(penalty_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, float)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_baseline, double)->Apply(baseline_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_baseline, float)->Apply(baseline_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_baseline, double)->Apply(baseline_args);

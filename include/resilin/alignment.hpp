@@ -13,6 +13,7 @@
 #include <resilin/backend/host.hpp>
 #include <resilin/backend/host/batch.hpp>
 #include <resilin/backend/host/pair.hpp>
+#include <resilin/backend/host/tangent.hpp>
 #include <resilin/core/measure.hpp>
 #include <resilin/core/thread_pool.hpp>
 #include <resilin/core/validate.hpp>
@@ -50,17 +51,94 @@ using resilin::as_const;
 template <class T>
 void zero(series_view<T> g) { for (index_t k = 0; k < g.size(); ++k) g.data[k] = T(0); }
 
-/// The checks of every call that returns one alignment of one pair (a matrix or a path): the
-/// measure, not a divergence ("what: a divergence has no single <noun>"), the pair, and one
-/// channel for independent-channel measures.
+/// gx of x's shape and gy of y's (value_and_grad, expected_penalty).
+template <class T>
+void check_gradient_shapes(series_view<T> gx, series_view<T> gy, series_view<T const> x,
+                           series_view<T const> y) {
+  require(gx.data && gx.length == x.length && gx.channels == x.channels,
+          "gx must have the shape of x (", x.length, ", ", x.channels, "), got (", gx.length, ", ",
+          gx.channels, ")");
+  require(gy.data && gy.length == y.length && gy.channels == y.channels,
+          "gy must have the shape of y (", y.length, ", ", y.channels, "), got (", gy.length, ", ",
+          gy.channels, ")");
+}
+
+/// A penalty omega(i, j) finite at every cell of the n x k problem inside m's band (of pair
+/// `pair` of a batch when it is >= 0).
+template <class M, class Read>
+void check_penalty(M const& m, index_t n, index_t k, Read const& omega, index_t pair = -1) {
+  band_geometry const band = band_geometry::make(n, k, m.band.radius_for(n, k));
+  for (index_t i = 0; i < n; ++i) {
+    index_range const cols = band.row(i);
+    for (index_t j = cols.lo; j <= cols.hi; ++j) {
+      auto const o = omega(i, j);
+      if (std::isfinite(o)) continue;
+      if (pair >= 0) require(false, "omega is not finite (", o, ") at pair ", pair, ", cell (", i, ", ", j, ")");
+      require(false, "omega is not finite (", o, ") at cell (", i, ", ", j, ")");
+    }
+  }
+}
+
+/// The checks of a paired training batch (values_and_grads, expected_penalties): X and Y paired,
+/// out and upstream (when given) with one finite entry per pair, GX and GY of X's and Y's
+/// shapes, the outputs apart from the inputs and each other (GX = GY allowed for Y = X).
+template <class T>
+void check_training_batch(batch_view<T const> X, batch_view<T const> Y, std::span<T> out,
+                          batch_view<T> gxs, batch_view<T> gys, std::span<T const> upstream) {
+  check_batch(X, "X");
+  check_batch(Y, "Y");
+  require(X.batch == Y.batch, "X and Y must hold as many series, got ", X.batch, " and ", Y.batch);
+  require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ", Y.channels);
+  require(static_cast<index_t>(out.size()) == X.batch, "out has ", out.size(),
+          " entries, expected batch = ", X.batch);
+  require(upstream.empty() || static_cast<index_t>(upstream.size()) == X.batch, "upstream has ",
+          upstream.size(), " entries, expected batch = ", X.batch);
+  check_same_shape(gxs, X, "GX", "X");
+  check_same_shape(gys, Y, "GY", "Y");
+  for (std::size_t b = 0; b < upstream.size(); ++b)
+    require(std::isfinite(upstream[b]), "upstream[", b, "] is not finite: ", upstream[b]);
+  std::string const overlap = gradients_overlap_error(
+      region(X, "X"), region(Y, "Y"), region(gxs, "GX"), region(gys, "GY"), region(out, "out"),
+      region(upstream, "upstream"));
+  require(overlap.empty(), overlap);
+}
+
+/// Pair b's gradient rows of GX and GY, zeroed (padding included), viewed at the pair's lengths.
+template <class T>
+std::pair<series_view<T>, series_view<T>> zeroed_gradients(batch_view<T> gxs, batch_view<T> gys,
+                                                           batch_view<T const> X,
+                                                           batch_view<T const> Y, index_t b) {
+  series_view<T> const gx{gxs.data + b * X.max_length * X.channels, X.max_length, X.channels};
+  series_view<T> const gy{gys.data + b * Y.max_length * Y.channels, Y.max_length, Y.channels};
+  zero(gx);
+  zero(gy);
+  return {{gx.data, X.length(b), X.channels}, {gy.data, Y.length(b), Y.channels}};
+}
+
+/// upstream[b], or 1 when no upstream is given.
+template <class T>
+T seed_of(std::span<T const> upstream, index_t b) {
+  return upstream.empty() ? T(1) : upstream[static_cast<std::size_t>(b)];
+}
+
+template <class O>
+inline constexpr bool is_matrix_view_v = false;
+template <class U>
+inline constexpr bool is_matrix_view_v<matrix_view<U>> = true;
+
+/// The checks of every call that works on the alignment of one pair (a matrix, a path, a
+/// penalty): the measure, not a divergence ("what: a divergence has no single <noun>"), the
+/// pair, and one channel for independent-channel measures unless `per_channel` (a result that
+/// is a sum over the channels' alignments).
 template <class T, class Cost, class Smooth>
 void check_single_alignment(measure<Cost, Smooth> const& m, series_view<T const> x,
-                            series_view<T const> y, char const* what, char const* noun) {
+                            series_view<T const> y, char const* what, char const* noun,
+                            bool per_channel = false) {
   check_measure<Cost, Smooth, T>(m);
   require(!m.divergence, what, ": a divergence has no single ", noun);
   check_pair(x, y);
-  require(!m.independent_channels || x.channels == 1, what, ": independent channels have one "
-          "alignment each; pass one channel, got ", x.channels);
+  require(per_channel || !m.independent_channels || x.channels == 1, what,
+          ": independent channels have one alignment each; pass one channel, got ", x.channels);
 }
 }  // namespace detail
 
@@ -91,12 +169,7 @@ value_of<X> value_and_grad(measure<Cost, Smooth> const& m, X x, Y y,
   detail::check_measure<Cost, Smooth, T>(m);
   auto const xc = detail::as_const(x), yc = detail::as_const(y);
   detail::check_pair(xc, yc);
-  detail::require(gx.data && gx.length == xc.length && gx.channels == xc.channels,
-                  "gx must have the shape of x (", xc.length, ", ", xc.channels, "), got (",
-                  gx.length, ", ", gx.channels, ")");
-  detail::require(gy.data && gy.length == yc.length && gy.channels == yc.channels,
-                  "gy must have the shape of y (", yc.length, ", ", yc.channels, "), got (",
-                  gy.length, ", ", gy.channels, ")");
+  detail::check_gradient_shapes(gx, gy, xc, yc);
   std::string const overlap = detail::gradients_overlap_error(
       detail::region(xc, "x"), detail::region(yc, "y"), detail::region(gx, "gx"), detail::region(gy, "gy"));
   detail::require(overlap.empty(), overlap);
@@ -120,6 +193,52 @@ value_of<X> alignment_matrix(measure<Cost, Smooth> const& m, X x, Y y,
   detail::check_disjoint({detail::region(e, "e")}, {detail::region(xc, "x"), detail::region(yc, "y")});
   host_detail::workspace<T> ws;
   return host_detail::alignment_matrix(m, xc, yc, e, ws);
+}
+
+/// L = sum_ij E(i, j) omega(i, j): the expected penalty of the soft alignment E
+/// (alignment_matrix) under a per-cell penalty omega, with dL/dx written to gx and dL/dy to gy.
+/// It is the temporal term of DILATE (omega(i, j) = (i - j)^2 / n^2 there) and any other loss on
+/// where the alignment goes; for soft-DTW its gradient is the Hessian-vector product of S with
+/// omega (spec/softdtw.md §3.9), pulled back to the series. omega: an (n, m) matrix_view or a
+/// callable omega(i, j) returning a number, finite at every cell inside the band (the cells
+/// outside have E = 0 and are not read). For hard_min, L is omega summed along the optimal path
+/// and its gradient is 0 (E is piecewise constant). Independent channels (soft-MSM with several):
+/// the sum over the channels of each one's L. value_out, when not null, receives S(x, y).
+/// Host only, scalar; stores R and its tangent (two values per cell) and, up to 32 MB, the move
+/// weights (three more). gx and gy follow value_and_grad's rules (overwritten; apart from x, y
+/// and each other unless y = x).
+template <class Cost, class Smooth, series_like X, series_like Y, class Omega>
+  requires std::same_as<value_of<X>, value_of<Y>>
+value_of<X> expected_penalty(measure<Cost, Smooth> const& m, X x, Y y, Omega const& omega,
+                             series_view<value_of<X>> gx, series_view<value_of<X>> gy,
+                             value_of<X>* value_out = nullptr) {
+  using T = value_of<X>;
+  static_assert(differentiable_cost_model<Cost, T>, "the cost model has no step_grad");
+  static_assert(second_order_smoothing<Smooth, T>, "the smoothing has no weights_tangent");
+  auto const xc = detail::as_const(x), yc = detail::as_const(y);
+  detail::check_single_alignment(m, xc, yc, "expected_penalty", "alignment", true);
+  detail::check_gradient_shapes(gx, gy, xc, yc);
+  std::string const overlap = detail::gradients_overlap_error(
+      detail::region(xc, "x"), detail::region(yc, "y"), detail::region(gx, "gx"), detail::region(gy, "gy"));
+  detail::require(overlap.empty(), overlap);
+  index_t const n = xc.length, k = yc.length;
+  auto const read = [&] {
+    if constexpr (detail::is_matrix_view_v<Omega>) {
+      detail::require(omega.data && omega.rows == n && omega.cols == k, "omega must be (", n, ", ",
+                      k, "), got (", omega.rows, ", ", omega.cols, ")");
+      detail::check_disjoint({detail::region(gx, "gx"), detail::region(gy, "gy")},
+                             {detail::region(omega, "omega")});
+      return [&](index_t i, index_t j) { return static_cast<T>(omega(i, j)); };
+    } else {
+      static_assert(std::is_invocable_v<Omega const&, index_t, index_t>,
+                    "omega must be a matrix_view or callable as omega(i, j)");
+      return [&](index_t i, index_t j) { return static_cast<T>(omega(i, j)); };
+    }
+  }();
+  detail::check_penalty(m, n, k, read);
+  detail::zero(gx);
+  detail::zero(gy);
+  return host_detail::expected_penalty_of(m, xc, yc, read, gx, gy, T(1), value_out);
 }
 
 /// S(x, y) and the expected number of uses of each move into (i, j): diag (the match / move
@@ -196,36 +315,45 @@ void values_and_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, 
   detail::check_measure<Cost, Smooth, T>(m);
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
-  detail::check_batch(X, "X");
-  detail::check_batch(Y, "Y");
-  detail::require(X.batch == Y.batch, "X and Y must hold as many series, got ", X.batch, " and ",
-                  Y.batch);
-  detail::require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ",
-                  Y.channels);
-  detail::require(static_cast<index_t>(out.size()) == X.batch, "out has ", out.size(),
-                  " entries, expected batch = ", X.batch);
-  detail::require(upstream.empty() || static_cast<index_t>(upstream.size()) == X.batch,
-                  "upstream has ", upstream.size(), " entries, expected batch = ", X.batch);
-  detail::check_same_shape(gxs, X, "GX", "X");
-  detail::check_same_shape(gys, Y, "GY", "Y");
-  for (std::size_t b = 0; b < upstream.size(); ++b)
-    detail::require(std::isfinite(upstream[b]), "upstream[", b, "] is not finite: ", upstream[b]);
-  std::string const overlap = detail::gradients_overlap_error(
-      detail::region(X, "X"), detail::region(Y, "Y"), detail::region(gxs, "GX"), detail::region(gys, "GY"),
-      detail::region(out, "out"), detail::region(upstream, "upstream"));
-  detail::require(overlap.empty(), overlap);
+  detail::check_training_batch(X, Y, out, gxs, gys, upstream);
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
   parallel_for(X.batch, exec.threads, [&](index_t b, int w) {
-    series_view<T> const gx{gxs.data + b * X.max_length * X.channels, X.max_length, X.channels};
-    series_view<T> const gy{gys.data + b * Y.max_length * Y.channels, Y.max_length, Y.channels};
-    detail::zero(gx);
-    detail::zero(gy);
-    T const seed = upstream.empty() ? T(1) : upstream[static_cast<std::size_t>(b)];
-    series_view<T> const gxb{gx.data, X.length(b), X.channels};
-    series_view<T> const gyb{gy.data, Y.length(b), Y.channels};
-    out[static_cast<std::size_t>(b)] =
-        host_detail::value_and_grad(m, X[b], Y[b], gxb, gyb, seed, ws[static_cast<std::size_t>(w)]);
+    auto const [gx, gy] = detail::zeroed_gradients(gxs, gys, X, Y, b);
+    out[static_cast<std::size_t>(b)] = host_detail::value_and_grad(
+        m, X[b], Y[b], gx, gy, detail::seed_of(upstream, b), ws[static_cast<std::size_t>(w)]);
+  });
+}
+
+/// The batch form of expected_penalty: out[b] = L(X[b], Y[b]) = sum_ij E_b(i, j) omega(b, i, j),
+/// GX[b] = upstream[b] dL / dX[b] (GY likewise), with the rules of values_and_grads (padding
+/// gradients exactly 0, upstream finite, defaulting to ones). omega(b, i, j) is a callable read at
+/// the cells inside pair b's band, where it must be finite. Host only, pairs in parallel, each
+/// pair's tables as in expected_penalty.
+template <class Cost, class Smooth, batch_like XB, batch_like YB, class Omega>
+  requires std::same_as<value_of<XB>, value_of<YB>> &&
+           std::is_invocable_v<Omega const&, index_t, index_t, index_t>
+void expected_penalties(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
+                        Omega const& omega, std::span<value_of<XB>> out,
+                        batch_view<value_of<XB>> gxs, batch_view<value_of<XB>> gys,
+                        std::span<value_of<XB> const> upstream = {}) {
+  using T = value_of<XB>;
+  static_assert(differentiable_cost_model<Cost, T>, "the cost model has no step_grad");
+  static_assert(second_order_smoothing<Smooth, T>, "the smoothing has no weights_tangent");
+  detail::check_measure<Cost, Smooth, T>(m);
+  detail::require(!m.divergence, "expected_penalties: a divergence has no single alignment");
+  auto const X = detail::as_const(xs);
+  auto const Y = detail::as_const(ys);
+  detail::check_training_batch(X, Y, out, gxs, gys, upstream);
+  for (index_t b = 0; b < X.batch; ++b)
+    detail::check_penalty(m, X.length(b), Y.length(b), [&](index_t i, index_t j) {
+      return static_cast<T>(omega(b, i, j));
+    }, b);
+  parallel_for(X.batch, exec.threads, [&](index_t b, int) {
+    auto const [gx, gy] = detail::zeroed_gradients(gxs, gys, X, Y, b);
+    auto const read = [&](index_t i, index_t j) { return static_cast<T>(omega(b, i, j)); };
+    out[static_cast<std::size_t>(b)] = host_detail::expected_penalty_of(
+        m, X[b], Y[b], read, gx, gy, detail::seed_of(upstream, b), static_cast<T*>(nullptr));
   });
 }
 

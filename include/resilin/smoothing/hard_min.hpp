@@ -28,6 +28,13 @@ struct hard_min {
     V const wl = select(is_diag, zero, select(is_up, zero, one));
     return {wd, wu, wl};
   }
+
+  /// The tangent of weights(v): the one-hot weights are piecewise constant, so 0 wherever they
+  /// are differentiable (everywhere but at ties).
+  template <class V>
+  RESILIN_HD step3<V> weights_tangent(step3<V> const&, step3<V> const&) const noexcept {
+    return {V(0), V(0), V(0)};
+  }
 };
 
 }  // namespace resilin

@@ -34,6 +34,16 @@ struct soft_min {
     return rank(v).weights(v);
   }
 
+  /// The tangent of weights(v) along dv (the soft-min's Hessian times dv), from w = weights(v):
+  /// dw_k = -(w_k / gamma) (dv_k - sum_l w_l dv_l). Unreachable candidates (w_k = 0) get 0 when
+  /// their dv_k is finite. Used by the second-order pass (backend/host/tangent.hpp).
+  template <class V>
+  RESILIN_HD step3<V> weights_tangent(step3<V> const& w, step3<V> const& dv) const noexcept {
+    V const mean = w.diag * dv.diag + w.up * dv.up + w.left * dv.left;
+    V const k(-math::inverse_temperature(gamma));
+    return {k * w.diag * (dv.diag - mean), k * w.up * (dv.up - mean), k * w.left * (dv.left - mean)};
+  }
+
   /// combine and weights of the same candidates from one pair of exponentials.
   template <class V>
   RESILIN_HD RESILIN_INLINE value_and_weights<V> combine_and_weights(step3<V> v) const noexcept {

@@ -1,0 +1,356 @@
+// expected_penalty: L = sum_ij E(i, j) Omega(i, j) and its gradient (the second-order pass).
+// References: the enumeration of every alignment path (L as the Gibbs expectation of the path's
+// penalty, its gradient by central differences of that expectation), alignment_matrix (the
+// strip engine's E, an independent computation of L) with central differences for the other
+// cost models, the hard path for hard_min, and the documented refusals.
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+#include <support/catch.hpp>
+#include <support/reference.hpp>
+#include <resilin/resilin.hpp>
+#include "helpers.hpp"
+
+namespace r = resilin;
+namespace ref = resilin_test::reference;
+using resilin_test::central_differences;
+using resilin_test::max_rel_diff;
+using resilin_test::message_of;
+using resilin_test::random_values;
+
+namespace {
+
+/// L by enumeration: sum over paths of softmax(-cost / gamma) times the path's summed penalty.
+double enumerated_penalty(std::vector<double> const& x, std::vector<double> const& y, r::index_t n,
+                          r::index_t m, r::index_t d, double gamma, std::vector<double> const& omega,
+                          ref::mask const* band) {
+  auto const paths = ref::all_paths(n, m, band);
+  std::vector<double> costs;
+  double lo = std::numeric_limits<double>::infinity();
+  for (auto const& p : paths) {
+    costs.push_back(ref::path_cost(p, x.data(), y.data(), d));
+    lo = std::min(lo, costs.back());
+  }
+  double z = 0, l = 0;
+  for (std::size_t k = 0; k < paths.size(); ++k) {
+    double const w = std::exp(-(costs[k] - lo) / gamma);
+    double pen = 0;
+    for (auto const& c : paths[k]) pen += omega[static_cast<std::size_t>(c[0] * m + c[1])];
+    z += w;
+    l += w * pen;
+  }
+  return l / z;
+}
+
+/// L from alignment_matrix: the strip engine's E dotted with omega.
+template <class M>
+double penalty_from_matrix(M const& meas, std::vector<double> const& x, std::vector<double> const& y,
+                           r::index_t d, std::vector<double> const& omega) {
+  r::index_t const n = static_cast<r::index_t>(x.size()) / d, m = static_cast<r::index_t>(y.size()) / d;
+  std::vector<double> e(static_cast<std::size_t>(n * m));
+  r::alignment_matrix(meas, r::series_view<double const>{x.data(), n, d},
+                      r::series_view<double const>{y.data(), m, d}, r::matrix_view<double>{e.data(), n, m});
+  double l = 0;
+  for (std::size_t k = 0; k < e.size(); ++k) l += e[k] * omega[k];
+  return l;
+}
+
+struct penalty_out {
+  double penalty = 0, value = 0;
+  std::vector<double> gx, gy;
+};
+
+template <class M>
+penalty_out penalty_of(M const& meas, std::vector<double> const& x, std::vector<double> const& y,
+                       r::index_t d, std::vector<double> const& omega) {
+  r::index_t const n = static_cast<r::index_t>(x.size()) / d, m = static_cast<r::index_t>(y.size()) / d;
+  penalty_out o;
+  o.gx.assign(x.size(), 7.0);  // overwritten
+  o.gy.assign(y.size(), 7.0);
+  o.penalty = r::expected_penalty(meas, r::series_view<double const>{x.data(), n, d},
+                                  r::series_view<double const>{y.data(), m, d},
+                                  r::matrix_view<double const>{omega.data(), n, m},
+                                  r::series_view<double>{o.gx.data(), n, d},
+                                  r::series_view<double>{o.gy.data(), m, d}, &o.value);
+  return o;
+}
+
+/// Concatenated (x, y) as one point for central_differences.
+std::vector<double> joined(std::vector<double> const& a, std::vector<double> const& b) {
+  std::vector<double> p(a);
+  p.insert(p.end(), b.begin(), b.end());
+  return p;
+}
+
+/// Checks L and its gradient against an independent L(x, y) (and central differences of it).
+template <class M>
+void check_against(M const& meas, std::vector<double> const& x, std::vector<double> const& y,
+                   r::index_t d, std::vector<double> const& omega,
+                   std::function<double(std::vector<double> const&, std::vector<double> const&)> const& l_of,
+                   double value_tol, double grad_tol, double fd_step = 1e-5) {
+  penalty_out const o = penalty_of(meas, x, y, d, omega);
+  double const expected = l_of(x, y);
+  CHECK(std::abs(o.penalty - expected) <= value_tol * std::max(1.0, std::abs(expected)));
+  auto const fd = central_differences(
+      [&](std::vector<double> const& p) {
+        return l_of(std::vector<double>(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(x.size())),
+                    std::vector<double>(p.begin() + static_cast<std::ptrdiff_t>(x.size()), p.end()));
+      },
+      joined(x, y), fd_step);
+  CHECK(max_rel_diff(joined(o.gx, o.gy), fd) <= grad_tol);
+}
+
+}  // namespace
+
+TEST_CASE("expected_penalty: soft-DTW against the enumeration of every path", "[penalty]") {
+  std::uint64_t seed = 40;
+  for (double gamma : {0.1, 1.0, 10.0})
+    for (r::index_t n = 1; n <= 4; ++n)
+      for (r::index_t m = 1; m <= 4; ++m)
+        for (r::index_t d : {1, 2})
+          for (r::index_t radius : {-1, 0, 1}) {
+            CAPTURE(gamma, n, m, d, radius);
+            auto const x = random_values(static_cast<std::size_t>(n * d), ++seed, -1.5, 1.5);
+            auto const y = random_values(static_cast<std::size_t>(m * d), ++seed, -1.5, 1.5);
+            auto const omega = random_values(static_cast<std::size_t>(n * m), ++seed, 0.0, 2.0);
+            auto const band = radius < 0 ? r::band_spec::none() : r::band_spec::radius(radius);
+            auto const meas = r::measures::soft_dtw<double>(gamma, band);
+            ref::mask const mask = ref::sakoe_chiba(n, m, band.radius_for(n, m));
+            check_against(
+                meas, x, y, d, omega,
+                [&](std::vector<double> const& a, std::vector<double> const& b) {
+                  return enumerated_penalty(a, b, n, m, d, gamma, omega, &mask);
+                },
+                1e-12, 1e-6);
+          }
+}
+
+TEST_CASE("expected_penalty: every soft cost model against alignment_matrix", "[penalty]") {
+  std::uint64_t seed = 900;
+  for (auto [n, m] : {std::pair<r::index_t, r::index_t>{9, 7}, {6, 11}, {12, 12}}) {
+    CAPTURE(n, m);
+    auto const x = random_values(static_cast<std::size_t>(n), ++seed, -1, 1);
+    auto const y = random_values(static_cast<std::size_t>(m), ++seed, -1, 1);
+    auto const omega = random_values(static_cast<std::size_t>(n * m), ++seed, -1.0, 1.0);
+    auto const via_matrix = [&](auto const& meas) {
+      return [&, meas](std::vector<double> const& a, std::vector<double> const& b) {
+        return penalty_from_matrix(meas, a, b, 1, omega);
+      };
+    };
+    SECTION("soft-DTW, L1 point cost, band") {
+      auto const meas = r::measures::soft_dtw<double, r::l1_distance>(0.5, r::band_spec::radius(3));
+      check_against(meas, x, y, 1, omega, via_matrix(meas), 1e-10, 1e-6);
+    }
+    SECTION("soft-MSM") {
+      auto const meas = r::measures::soft_msm<double>(0.7, 0.5);
+      // the gate is stiff: central differences' h^2 term is 4e-6 relative at h = 1e-5
+      check_against(meas, x, y, 1, omega, via_matrix(meas), 1e-10, 1e-6, 1e-6);
+    }
+    SECTION("soft-DTW with a warp penalty") {
+      auto const meas = r::with_warp_penalty(r::measures::soft_dtw<double>(0.4), 0.3);
+      check_against(meas, x, y, 1, omega, via_matrix(meas), 1e-10, 1e-6);
+    }
+    SECTION("soft grid CDTW") {
+      auto const meas = r::measures::soft_cdtw<double>(0.05);
+      check_against(meas, x, y, 1, omega, via_matrix(meas), 1e-10, 1e-6);
+    }
+  }
+  SECTION("soft-DTW, 3 channels, 40 x 30, window") {
+    auto const x = random_values(120, 7, -1, 1), y = random_values(90, 8, -1, 1);
+    auto const omega = random_values(40 * 30, 9, 0.0, 1.0);
+    auto const meas = r::measures::soft_dtw<double>(0.3, r::band_spec::window(0.2));
+    check_against(meas, x, y, 3, omega,
+                  [&](std::vector<double> const& a, std::vector<double> const& b) {
+                    return penalty_from_matrix(meas, a, b, 3, omega);
+                  },
+                  1e-10, 1e-6);
+  }
+}
+
+TEST_CASE("expected_penalty: hard measures give the path's penalty and a zero gradient",
+          "[penalty]") {
+  auto const x = random_values(15, 3, -1, 1), y = random_values(11, 4, -1, 1);
+  auto const omega = random_values(15 * 11, 5, 0.0, 1.0);
+  auto const check = [&](auto const& meas) {
+    double value = 0;
+    auto const path = r::alignment_path(meas, r::view(x), r::view(y), &value);
+    double along = 0;
+    for (auto const& c : path) along += omega[static_cast<std::size_t>(c[0] * 11 + c[1])];
+    penalty_out const o = penalty_of(meas, x, y, 1, omega);
+    CHECK(o.penalty == Approx(along).epsilon(1e-13));
+    CHECK(o.value == Approx(value).epsilon(1e-13));
+    for (double g : o.gx) CHECK(g == 0.0);
+    for (double g : o.gy) CHECK(g == 0.0);
+  };
+  check(r::measures::dtw());
+  check(r::measures::hard_soft_msm<double>(0.5));
+}
+
+TEST_CASE("expected_penalty: DILATE's temporal term, callable and matrix omega, float",
+          "[penalty]") {
+  r::index_t const n = 24, m = 24;
+  auto const x = random_values(n, 11, -1, 1), y = random_values(m, 12, -1, 1);
+  // DILATE's Omega(i, j) = (i - j)^2 / n^2
+  auto const tdi = [&](r::index_t i, r::index_t j) { return double((i - j) * (i - j)) / double(n * n); };
+  std::vector<double> omega(static_cast<std::size_t>(n * m));
+  for (r::index_t i = 0; i < n; ++i)
+    for (r::index_t j = 0; j < m; ++j) omega[static_cast<std::size_t>(i * m + j)] = tdi(i, j);
+  auto const meas = r::measures::soft_dtw<double>(0.1);
+  penalty_out const o = penalty_of(meas, x, y, 1, omega);
+  std::vector<double> gx(n), gy(m);
+  double value = 0;
+  double const l = r::expected_penalty(meas, r::view(x), r::view(y), tdi, r::view(gx), r::view(gy), &value);
+  CHECK(resilin_test::bits_equal(l, o.penalty));
+  CHECK(resilin_test::bitwise_equal(gx, o.gx));
+  CHECK(resilin_test::bitwise_equal(gy, o.gy));
+  CHECK(resilin_test::bits_equal(value, o.value));
+  CHECK(value == Approx(r::value(meas, r::view(x), r::view(y))).epsilon(1e-12));
+  CHECK(l > 0);
+  // float: the same to float's precision
+  auto const xf = resilin_test::cast<float>(x), yf = resilin_test::cast<float>(y);
+  std::vector<float> gxf(n), gyf(m);
+  float const lf = r::expected_penalty(r::measures::soft_dtw<float>(0.1f), r::view(xf), r::view(yf),
+                                       tdi, r::view(gxf), r::view(gyf));
+  CHECK(lf == Approx(l).epsilon(1e-4));
+  CHECK(max_rel_diff(gxf, o.gx) <= 1e-3);
+  CHECK(max_rel_diff(gyf, o.gy) <= 1e-3);
+}
+
+TEST_CASE("expected_penalty: refusals", "[penalty]") {
+  using r::invalid_argument;
+  std::vector<double> x{0, 1, 2, 1}, y{0, 2, 1}, gx(4), gy(3), omega(12, 1.0);
+  auto const meas = r::measures::soft_dtw<double>(1.0);
+  r::matrix_view<double const> const om{omega.data(), 4, 3};
+  auto const call = [&](auto const& mm, auto const& o, r::series_view<double> a, r::series_view<double> b) {
+    return message_of<invalid_argument>([&] { r::expected_penalty(mm, r::view(x), r::view(y), o, a, b); });
+  };
+  CHECK(call(meas, r::matrix_view<double const>{omega.data(), 3, 4}, r::view(gx), r::view(gy)) ==
+        "omega must be (4, 3), got (3, 4)");
+  CHECK(call(r::measures::soft_dtw_divergence<double>(1.0), om, r::view(gx), r::view(gy)) ==
+        "expected_penalty: a divergence has no single alignment");
+  CHECK(call(meas, om, r::series_view<double>{gx.data(), 3, 1}, r::view(gy)) ==
+        "gx must have the shape of x (4, 1), got (3, 1)");
+  CHECK(call(meas, om, r::series_view<double>{omega.data(), 4, 1}, r::view(gy)) ==
+        "gx overlaps the input omega (outputs are written while the inputs are read: pass separate buffers)");
+  omega[5] = std::numeric_limits<double>::quiet_NaN();  // cell (1, 2)
+  CHECK(call(meas, om, r::view(gx), r::view(gy)) == "omega is not finite (nan) at cell (1, 2)");
+  // outside the band a cell is not read: radius 0 on 4 x 3 keeps |2 i - 3 j| <= 3
+  auto const banded = r::measures::soft_dtw<double>(1.0, r::band_spec::radius(0));
+  omega[5] = 1.0;
+  omega[2] = std::numeric_limits<double>::infinity();  // cell (0, 2)
+  CHECK(call(banded, om, r::view(gx), r::view(gy)) == "<no exception>");
+}
+
+TEST_CASE("expected_penalties: a ragged batch equals its pairs, any threads", "[penalty]") {
+  resilin_test::ragged<double> const xs(9, 20, 2, 61), ys(9, 17, 2, 62);
+  auto const X = xs.view(), Y = ys.view();
+  auto const meas = r::measures::soft_dtw<double>(0.2, r::band_spec::window(0.5));
+  // a pair-dependent penalty: DILATE's on pair b's own lengths, scaled by b + 1
+  auto const omega = [&](r::index_t b, r::index_t i, r::index_t j) {
+    double const n = double(X.length(b));
+    return double(b + 1) * double((i - j) * (i - j)) / (n * n);
+  };
+  auto const upstream = random_values(9, 63, 0.5, 2.0);
+  auto const run = [&](int threads, std::span<double const> up) {
+    penalty_out o;
+    std::vector<double> out(9);
+    o.gx.assign(xs.data.size(), 5.0);
+    o.gy.assign(ys.data.size(), 5.0);
+    r::expected_penalties(r::host.with_threads(threads), meas, X, Y, omega, std::span<double>(out),
+                          r::make_batch(o.gx, 9, 20, 2, xs.lengths), r::make_batch(o.gy, 9, 17, 2, ys.lengths), up);
+    o.gx.insert(o.gx.end(), out.begin(), out.end());  // values after the gradients
+    return o;
+  };
+  penalty_out const one = run(1, {}), two = run(0, {});
+  CHECK(resilin_test::bitwise_equal(one.gx, two.gx));
+  CHECK(resilin_test::bitwise_equal(one.gy, two.gy));
+  penalty_out const scaled = run(0, upstream);
+  for (r::index_t b = 0; b < 9; ++b) {
+    CAPTURE(b);
+    r::index_t const n = X.length(b), m = Y.length(b);
+    std::vector<double> gx(static_cast<std::size_t>(n * 2)), gy(static_cast<std::size_t>(m * 2));
+    double const l = r::expected_penalty(meas, X[b], Y[b], [&](r::index_t i, r::index_t j) { return omega(b, i, j); },
+                                         r::series_view<double>{gx.data(), n, 2}, r::series_view<double>{gy.data(), m, 2});
+    CHECK(resilin_test::bits_equal(one.gx[xs.data.size() + static_cast<std::size_t>(b)], l));
+    auto const at = [](std::vector<double> const& v, r::index_t off, r::index_t count) {
+      return std::vector<double>(v.begin() + off, v.begin() + off + count);
+    };
+    CHECK(resilin_test::bitwise_equal(at(one.gx, b * 40, n * 2), gx));
+    CHECK(resilin_test::bitwise_equal(at(one.gy, b * 34, m * 2), gy));
+    for (double p : at(one.gx, b * 40 + n * 2, 40 - n * 2)) CHECK(p == 0.0);  // padding
+    for (double p : at(one.gy, b * 34 + m * 2, 34 - m * 2)) CHECK(p == 0.0);
+    double const u = upstream[static_cast<std::size_t>(b)];
+    for (double& g : gx) g *= u;
+    for (double& g : gy) g *= u;
+    CHECK(max_rel_diff(at(scaled.gx, b * 40, n * 2), gx) <= 1e-14);
+    CHECK(max_rel_diff(at(scaled.gy, b * 34, m * 2), gy) <= 1e-14);
+  }
+  // a non-finite penalty inside pair 4's band is refused before any work, naming the pair
+  std::vector<double> out(9), gx(xs.data.size()), gy(ys.data.size());
+  CHECK(message_of<r::invalid_argument>([&] {
+          r::expected_penalties(r::host, meas, X, Y,
+                                [&](r::index_t b, r::index_t i, r::index_t j) {
+                                  return b == 4 && i == 0 && j == 0 ? std::nan("") : omega(b, i, j);
+                                },
+                                std::span<double>(out), r::make_batch(gx, 9, 20, 2, xs.lengths),
+                                r::make_batch(gy, 9, 17, 2, ys.lengths));
+        }) == "omega is not finite (nan) at pair 4, cell (0, 0)");
+  CHECK(message_of<r::invalid_argument>([&] {
+          r::expected_penalties(r::host, r::measures::soft_dtw_divergence<double>(1.0), X, Y, omega,
+                                std::span<double>(out), r::make_batch(gx, 9, 20, 2, xs.lengths),
+                                r::make_batch(gy, 9, 17, 2, ys.lengths));
+        }) == "expected_penalties: a divergence has no single alignment");
+  CHECK(message_of<r::invalid_argument>([&] {
+          r::expected_penalties(r::host, meas, X, Y, omega, std::span<double>(out).first(8),
+                                r::make_batch(gx, 9, 20, 2, xs.lengths), r::make_batch(gy, 9, 17, 2, ys.lengths));
+        }) == "out has 8 entries, expected batch = 9");
+}
+
+TEST_CASE("expected_penalty: independent channels sum the channels' penalties", "[penalty]") {
+  r::index_t const n = 10, m = 8, d = 3;
+  auto const x = random_values(static_cast<std::size_t>(n * d), 71, -1, 1);
+  auto const y = random_values(static_cast<std::size_t>(m * d), 72, -1, 1);
+  auto const omega = random_values(static_cast<std::size_t>(n * m), 73, 0.0, 1.0);
+  auto const meas = r::measures::soft_msm<double>(0.5, 0.3);
+  penalty_out const all = penalty_of(meas, x, y, d, omega);
+  CHECK(all.value == Approx(r::value(meas, r::series_view<double const>{x.data(), n, d},
+                                     r::series_view<double const>{y.data(), m, d})).epsilon(1e-12));
+  double sum = 0;
+  for (r::index_t c = 0; c < d; ++c) {
+    CAPTURE(c);
+    std::vector<double> xc, yc;
+    for (r::index_t i = 0; i < n; ++i) xc.push_back(x[static_cast<std::size_t>(i * d + c)]);
+    for (r::index_t j = 0; j < m; ++j) yc.push_back(y[static_cast<std::size_t>(j * d + c)]);
+    penalty_out const one = penalty_of(meas, xc, yc, 1, omega);
+    sum += one.penalty;
+    for (r::index_t i = 0; i < n; ++i) CHECK(all.gx[static_cast<std::size_t>(i * d + c)] == one.gx[static_cast<std::size_t>(i)]);
+    for (r::index_t j = 0; j < m; ++j) CHECK(all.gy[static_cast<std::size_t>(j * d + c)] == one.gy[static_cast<std::size_t>(j)]);
+  }
+  CHECK(all.penalty == Approx(sum).epsilon(1e-14));
+}
+
+TEST_CASE("expected_penalty: the move weights kept or recomputed give the same bits", "[penalty]") {
+  r::index_t const n = 30, m = 25;
+  auto const x = random_values(n, 81, -1, 1), y = random_values(m, 82, -1, 1);
+  auto const omega = random_values(static_cast<std::size_t>(n * m), 83, -1.0, 1.0);
+  auto const read = [&](r::index_t i, r::index_t j) { return omega[static_cast<std::size_t>(i * m + j)]; };
+  auto const both = [&](auto const& meas) {
+    std::vector<double> gx1(n), gy1(m), gx2(n), gy2(m);
+    double s1 = 0, s2 = 0;
+    double const kept = r::host_detail::expected_penalty(meas, r::series_view<double const>{x.data(), n, 1},
+                                                         r::series_view<double const>{y.data(), m, 1}, read,
+                                                         r::view(gx1), r::view(gy1), 1.0, &s1);
+    double const recomputed = r::host_detail::expected_penalty(
+        meas, r::series_view<double const>{x.data(), n, 1}, r::series_view<double const>{y.data(), m, 1}, read,
+        r::view(gx2), r::view(gy2), 1.0, &s2, 0);
+    CHECK(resilin_test::bits_equal(kept, recomputed));
+    CHECK(resilin_test::bits_equal(s1, s2));
+    CHECK(resilin_test::bitwise_equal(gx1, gx2));
+    CHECK(resilin_test::bitwise_equal(gy1, gy2));
+    CHECK(kept != 0.0);
+  };
+  both(r::measures::soft_dtw<double>(0.5, r::band_spec::radius(6)));
+  both(r::measures::soft_msm<double>(0.5, 0.2));
+}
