@@ -188,7 +188,8 @@ value_of<X> alignment_matrix(measure<Cost, Smooth> const& m, X x, Y y,
   using T = value_of<X>;
   auto const xc = detail::as_const(x), yc = detail::as_const(y);
   detail::check_single_alignment(m, xc, yc, "alignment_matrix", "alignment matrix");
-  detail::require(e.data && e.rows == xc.length && e.cols == yc.length, "e must be (",
+  detail::require(e.data != nullptr, "e is null");
+  detail::require(e.rows == xc.length && e.cols == yc.length, "e must be (",
                   xc.length, ", ", yc.length, "), got (", e.rows, ", ", e.cols, ")");
   detail::check_disjoint({detail::region(e, "e")}, {detail::region(xc, "x"), detail::region(yc, "y")});
   host_detail::workspace<T> ws;
@@ -204,9 +205,10 @@ value_of<X> alignment_matrix(measure<Cost, Smooth> const& m, X x, Y y,
 /// outside have E = 0 and are not read). For hard_min, L is omega summed along the optimal path
 /// and its gradient is 0 (E is piecewise constant). Independent channels (soft-MSM with several):
 /// the sum over the channels of each one's L. value_out, when not null, receives S(x, y).
-/// Host only, scalar; stores R and its tangent (two values per cell) and, up to 32 MB, the move
+/// Host only, scalar; stores R and its tangent over the whole grid, band or not (two values per
+/// cell, with no checkpointing: n = m = 30000 in double takes 14 GB), and up to 32 MB the move
 /// weights (three more). gx and gy follow value_and_grad's rules (overwritten; apart from x, y
-/// and each other unless y = x).
+/// and each other unless y = x); value_out apart from all of them and omega.
 template <class Cost, class Smooth, series_like X, series_like Y, class Omega>
   requires std::same_as<value_of<X>, value_of<Y>>
 value_of<X> expected_penalty(measure<Cost, Smooth> const& m, X x, Y y, Omega const& omega,
@@ -224,10 +226,12 @@ value_of<X> expected_penalty(measure<Cost, Smooth> const& m, X x, Y y, Omega con
   index_t const n = xc.length, k = yc.length;
   auto const read = [&] {
     if constexpr (detail::is_matrix_view_v<Omega>) {
-      detail::require(omega.data && omega.rows == n && omega.cols == k, "omega must be (", n, ", ",
-                      k, "), got (", omega.rows, ", ", omega.cols, ")");
-      detail::check_disjoint({detail::region(gx, "gx"), detail::region(gy, "gy")},
-                             {detail::region(omega, "omega")});
+      detail::require(omega.data != nullptr, "omega is null");
+      detail::require(omega.rows == n && omega.cols == k, "omega must be (", n, ", ", k, "), got (",
+                      omega.rows, ", ", omega.cols, ")");
+      // each output apart from omega (gx and gy may be one buffer for y = x: checked above)
+      for (auto const& g : {detail::region(gx, "gx"), detail::region(gy, "gy")})
+        detail::check_disjoint({g}, {detail::region(omega, "omega")});
       return [&](index_t i, index_t j) { return static_cast<T>(omega(i, j)); };
     } else {
       static_assert(std::is_invocable_v<Omega const&, index_t, index_t>,
@@ -236,6 +240,12 @@ value_of<X> expected_penalty(measure<Cost, Smooth> const& m, X x, Y y, Omega con
     }
   }();
   detail::check_penalty(m, n, k, read);
+  if (value_out) {
+    auto const out = detail::region(static_cast<T const*>(value_out), 1, "value_out");
+    detail::check_disjoint({out}, {detail::region(xc, "x"), detail::region(yc, "y"),
+                                   detail::region(gx, "gx"), detail::region(gy, "gy")});
+    if constexpr (detail::is_matrix_view_v<Omega>) detail::check_disjoint({out}, {detail::region(omega, "omega")});
+  }
   detail::zero(gx);
   detail::zero(gy);
   return host_detail::expected_penalty_of(m, xc, yc, read, gx, gy, T(1), value_out);

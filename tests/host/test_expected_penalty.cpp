@@ -44,6 +44,52 @@ double enumerated_penalty(std::vector<double> const& x, std::vector<double> cons
   return l / z;
 }
 
+/// L and its exact gradient with respect to (x, y) by enumeration, in long double: with the Gibbs
+/// weights pi_p of the paths, dL/dtheta = -(1/gamma) Cov_pi(Omega(p), dC(p)/dtheta) (squared
+/// Euclidean point cost), which needs no finite differences at extreme gammas.
+std::pair<double, std::vector<double>> enumerated_penalty_and_gradient(
+    std::vector<double> const& x, std::vector<double> const& y, r::index_t n, r::index_t m,
+    r::index_t d, double gamma, std::vector<double> const& omega) {
+  using L = long double;
+  auto const paths = ref::all_paths(n, m);
+  std::size_t const dims = static_cast<std::size_t>((n + m) * d);
+  std::vector<L> cost, pen;
+  std::vector<std::vector<L>> dcost;
+  L lo = std::numeric_limits<L>::infinity();
+  for (auto const& p : paths) {
+    L c = 0, o = 0;
+    std::vector<L> g(dims, 0);
+    for (auto const& cell : p) {
+      o += omega[static_cast<std::size_t>(cell[0] * m + cell[1])];
+      for (r::index_t k = 0; k < d; ++k) {
+        L const diff = L(x[static_cast<std::size_t>(cell[0] * d + k)]) - L(y[static_cast<std::size_t>(cell[1] * d + k)]);
+        c += diff * diff;
+        g[static_cast<std::size_t>(cell[0] * d + k)] += 2 * diff;
+        g[static_cast<std::size_t>((n + cell[1]) * d + k)] -= 2 * diff;
+      }
+    }
+    cost.push_back(c);
+    pen.push_back(o);
+    dcost.push_back(g);
+    lo = std::min(lo, c);
+  }
+  L z = 0, mean_pen = 0;
+  std::vector<L> pi(paths.size()), mean_d(dims, 0);
+  for (std::size_t k = 0; k < paths.size(); ++k) z += (pi[k] = std::exp(-(cost[k] - lo) / L(gamma)));
+  for (std::size_t k = 0; k < paths.size(); ++k) {
+    pi[k] /= z;
+    mean_pen += pi[k] * pen[k];
+    for (std::size_t t = 0; t < dims; ++t) mean_d[t] += pi[k] * dcost[k][t];
+  }
+  std::vector<double> grad(dims);
+  for (std::size_t t = 0; t < dims; ++t) {
+    L cov = 0;
+    for (std::size_t k = 0; k < paths.size(); ++k) cov += pi[k] * (pen[k] - mean_pen) * (dcost[k][t] - mean_d[t]);
+    grad[t] = static_cast<double>(-cov / L(gamma));
+  }
+  return {static_cast<double>(mean_pen), grad};
+}
+
 /// L from alignment_matrix: the strip engine's E dotted with omega.
 template <class M>
 double penalty_from_matrix(M const& meas, std::vector<double> const& x, std::vector<double> const& y,
@@ -125,6 +171,41 @@ TEST_CASE("expected_penalty: soft-DTW against the enumeration of every path", "[
                 },
                 1e-12, 1e-6);
           }
+}
+
+TEST_CASE("expected_penalty: extreme gammas against the exact enumerated gradient", "[penalty]") {
+  std::uint64_t seed = 500;
+  for (double gamma : {1e-4, 1e-2, 1e4})
+    for (auto [n, m] : {std::pair<r::index_t, r::index_t>{1, 4}, {4, 1}, {5, 4}, {4, 4}}) {
+      CAPTURE(gamma, n, m);
+      auto const x = random_values(static_cast<std::size_t>(n), ++seed, -1, 1);
+      auto const y = random_values(static_cast<std::size_t>(m), ++seed, -1, 1);
+      auto const omega = random_values(static_cast<std::size_t>(n * m), ++seed, 0.0, 2.0);
+      penalty_out const o = penalty_of(r::measures::soft_dtw<double>(gamma), x, y, 1, omega);
+      auto const [l, grad] = enumerated_penalty_and_gradient(x, y, n, m, 1, gamma, omega);
+      CHECK(std::abs(o.penalty - l) <= 1e-12 * std::max(1.0, std::abs(l)));
+      double scale = 1;
+      for (double g : grad) scale = std::max(scale, std::abs(g));
+      CHECK(resilin_test::max_abs_diff(joined(o.gx, o.gy), grad) <= 1e-10 * scale);
+    }
+}
+
+TEST_CASE("expected_penalty: y = x with one gradient buffer gets dL(x, x)/dx", "[penalty]") {
+  r::index_t const n = 9;
+  auto const x = random_values(n, 91, -1, 1);
+  auto const omega = random_values(static_cast<std::size_t>(n * n), 92, 0.0, 1.0);
+  auto const meas = r::measures::soft_dtw<double>(0.5);
+  std::vector<double> g(n, 3.0), g2(n, 3.0);
+  r::matrix_view<double const> const om{omega.data(), n, n};
+  double const l = r::expected_penalty(meas, r::view(x), r::view(x), om, r::view(g), r::view(g));
+  double const l2 = r::expected_penalty(
+      meas, r::view(x), r::view(x), [&](r::index_t i, r::index_t j) { return om(i, j); }, r::view(g2), r::view(g2));
+  CHECK(resilin_test::bits_equal(l, l2));
+  CHECK(resilin_test::bitwise_equal(g, g2));
+  CHECK(l == Approx(penalty_from_matrix(meas, x, x, 1, omega)).epsilon(1e-12));
+  auto const fd = central_differences([&](std::vector<double> const& p) { return penalty_from_matrix(meas, p, p, 1, omega); },
+                                      x, 1e-5);
+  CHECK(max_rel_diff(g, fd) <= 1e-6);
 }
 
 TEST_CASE("expected_penalty: every soft cost model against alignment_matrix", "[penalty]") {
@@ -234,6 +315,11 @@ TEST_CASE("expected_penalty: refusals", "[penalty]") {
         "gx must have the shape of x (4, 1), got (3, 1)");
   CHECK(call(meas, om, r::series_view<double>{omega.data(), 4, 1}, r::view(gy)) ==
         "gx overlaps the input omega (outputs are written while the inputs are read: pass separate buffers)");
+  CHECK(call(meas, r::matrix_view<double const>{nullptr, 4, 3}, r::view(gx), r::view(gy)) == "omega is null");
+  double* const inside_gx = gx.data() + 1;
+  CHECK(message_of<invalid_argument>([&] {
+          r::expected_penalty(meas, r::view(x), r::view(y), om, r::view(gx), r::view(gy), inside_gx);
+        }) == "value_out overlaps the input gx (outputs are written while the inputs are read: pass separate buffers)");
   omega[5] = std::numeric_limits<double>::quiet_NaN();  // cell (1, 2)
   CHECK(call(meas, om, r::view(gx), r::view(gy)) == "omega is not finite (nan) at cell (1, 2)");
   // outside the band a cell is not read: radius 0 on 4 x 3 keeps |2 i - 3 j| <= 3

@@ -3,7 +3,8 @@
 // types (so a policy passes to a kernel by value):
 //   cost_model      step costs into cell (i, j) for the three moves, and their partials;
 //   smoothing_rule  combines the three candidates (min or soft-min) and gives its weights;
-//   execution_backend  where and how the recursion runs (host, cuda).
+//   execution_backend  where and how the recursion runs (host, cuda);
+//   second_order_smoothing  a smoothing rule with the tangent of its weights (expected_penalty).
 #include <concepts>
 #include <type_traits>
 #include <resilin/core/config.hpp>
@@ -42,6 +43,13 @@ template <class S, class T>
 concept smoothing_rule = std::is_trivially_copyable_v<S> && requires(S const& s, step3<T> v) {
   { s.combine(v) } -> std::same_as<T>;
   { s.weights(v) } -> std::same_as<step3<T>>;
+};
+
+/// A smoothing rule with a second order: weights_tangent(w, dv) is the tangent of weights(v)
+/// along dv, given w = weights(v) (the smoothing's Hessian times dv; expected_penalty).
+template <class S, class T>
+concept second_order_smoothing = smoothing_rule<S, T> && requires(S const& s, step3<T> w) {
+  { s.weights_tangent(w, w) } -> std::same_as<step3<T>>;
 };
 
 struct host_memory {};

@@ -11,9 +11,12 @@
 // costs do not move). The usages' tangents U' pulled back through the cost model's step_grad
 // give dL/dx and dL/dy. For soft-DTW theta and the cost matrix Delta enter alike, so this is the
 // Hessian-vector product of S(Delta) with Omega of spec/softdtw.md §3.9, pulled back to the
-// series. Scalar and row-major: it keeps R and R' (two values per cell, with a border row and
-// column), the move weights where they fit (three more), and A, A' in two rows.
-#include <concepts>
+// series. Scalar and row-major: it keeps R and R' over the whole grid whatever the band (two
+// values per cell, with a border row and column; no checkpointing), the move weights where they
+// fit (three more), and A, A' in two rows.
+#include <algorithm>
+#include <cstddef>
+#include <utility>
 #include <vector>
 #include <resilin/backend/host/pair.hpp>
 #include <resilin/core/band.hpp>
@@ -22,16 +25,7 @@
 #include <resilin/core/measure.hpp>
 #include <resilin/core/recursion.hpp>
 
-namespace resilin {
-
-/// A smoothing rule with a second order: weights_tangent(w, dv) is the tangent of weights(v)
-/// along dv, given w = weights(v) (soft_min, hard_min).
-template <class S, class T>
-concept second_order_smoothing = smoothing_rule<S, T> && requires(S const& s, step3<T> w) {
-  { s.weights_tangent(w, w) } -> std::same_as<step3<T>>;
-};
-
-namespace host_detail::inline RESILIN_HOST_ABI {
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 /// L = sum_ij E(i, j) omega(i, j) of one pair, adding seed dL/dx to gx and seed dL/dy to gy;
 /// S(x, y) to *value_out when it is not null. omega(i, j) is read for the cells inside the band only.
@@ -133,5 +127,4 @@ T expected_penalty_of(measure<Cost, Smooth> const& m, series_view<T const> x, se
   return penalty;
 }
 
-}  // namespace host_detail
-}  // namespace resilin
+}  // namespace resilin::host_detail
