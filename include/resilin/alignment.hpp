@@ -205,9 +205,9 @@ value_of<X> alignment_matrix(measure<Cost, Smooth> const& m, X x, Y y,
 /// outside have E = 0 and are not read). For hard_min, L is omega summed along the optimal path
 /// and its gradient is 0 (E is piecewise constant). Independent channels (soft-MSM with several):
 /// the sum over the channels of each one's L. value_out, when not null, receives S(x, y).
-/// Host only, scalar; stores R and its tangent over the whole grid, band or not (two values per
-/// cell, with no checkpointing: n = m = 30000 in double takes 14 GB), and up to 32 MB the move
-/// weights (three more). gx and gy follow value_and_grad's rules (overwritten; apart from x, y
+/// Host only, scalar; stores R and its tangent at the cells of the band (two values per cell, with
+/// no checkpointing: without a band, n = m = 30000 in double takes 14 GB), and up to 32 MB the
+/// move weights (three more). gx and gy follow value_and_grad's rules (overwritten; apart from x, y
 /// and each other unless y = x); value_out apart from all of them and omega.
 template <class Cost, class Smooth, series_like X, series_like Y, class Omega>
   requires std::same_as<value_of<X>, value_of<Y>>

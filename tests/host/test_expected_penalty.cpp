@@ -440,3 +440,30 @@ TEST_CASE("expected_penalty: the move weights kept or recomputed give the same b
   both(r::measures::soft_dtw<double>(0.5, r::band_spec::radius(6)));
   both(r::measures::soft_msm<double>(0.5, 0.2));
 }
+
+TEST_CASE("expected_penalty: the tables keep the band's cells and every predecessor's slot",
+          "[penalty]") {
+  for (auto [n, m, radius] : {std::array<r::index_t, 3>{1000, 1000, 10}, {700, 300, 5}, {300, 700, 0},
+                              {50, 60, -1}, {1, 9, 2}, {9, 1, 0}}) {
+    CAPTURE(n, m, radius);
+    auto const band = r::band_geometry::make(n, m, radius);
+    r::host_detail::band_rows const rows(band, n);
+    std::size_t cells = 0;
+    for (r::index_t i = 0; i < n; ++i) {
+      r::index_range const cols = band.row(i);
+      cells += static_cast<std::size_t>(cols.size());
+      std::size_t const row_start = rows.offset[static_cast<std::size_t>(i + 1)];
+      std::size_t const next = i + 1 < n ? rows.offset[static_cast<std::size_t>(i + 2)] : rows.size;
+      std::size_t const above = rows.offset[static_cast<std::size_t>(i)];
+      for (r::index_t j : {cols.lo, cols.hi}) {
+        std::size_t const s = rows.slot(i, j), up = rows.slot(i - 1, j);
+        CHECK((row_start < s && s < next));   // its own row, after the left border
+        CHECK((above < up && up < row_start));  // up and diag (up - 1) in the row above
+      }
+    }
+    // the band's cells, a left border per row, the right overhangs (at most m in all) and row -1
+    // (at most m + 1)
+    CHECK(rows.size <= cells + static_cast<std::size_t>(n + 2 * m + 1));
+    if (radius >= 0 && n >= 100 && m >= 100) CHECK(rows.size < static_cast<std::size_t>(n * m / 4));  // banded
+  }
+}

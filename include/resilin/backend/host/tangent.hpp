@@ -11,9 +11,9 @@
 // costs do not move). The usages' tangents U' pulled back through the cost model's step_grad
 // give dL/dx and dL/dy. For soft-DTW theta and the cost matrix Delta enter alike, so this is the
 // Hessian-vector product of S(Delta) with Omega of spec/softdtw.md §3.9, pulled back to the
-// series. Scalar and row-major: it keeps R and R' over the whole grid whatever the band (two
-// values per cell, with a border row and column; no checkpointing), the move weights where they
-// fit (three more), and A, A' in two rows.
+// series. Scalar and row-major: it keeps R and R' for the cells of the band (two values per cell,
+// with a border; band_rows; no checkpointing), the move weights where they fit (three more), and
+// A, A' in two rows.
 #include <algorithm>
 #include <cstddef>
 #include <utility>
@@ -27,6 +27,33 @@
 
 namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
+/// Where the second-order pass keeps a cell: row i (from -1) keeps the columns [lo_i - 1, top_i],
+/// its band with a border on the left, and on the right up to top_i = max(hi_i, hi_{i+1}), the
+/// columns that row i + 1 reads above it (row -1: [-1, hi_0], the origin and the border row). The
+/// band's ends never decrease from row to row, so every predecessor of a cell of the band has a
+/// slot, which holds R = +inf and R' = 0 where it lies outside the band or the grid.
+struct band_rows {
+  std::vector<std::size_t> offset;  // at i + 1: the slot of row i's first kept column
+  std::vector<index_t> first;       // at i + 1: row i's first kept column, lo_i - 1
+  std::size_t size = 0;             // slots in all
+
+  band_rows(band_geometry const& band, index_t n)
+      : offset(static_cast<std::size_t>(n + 1)), first(static_cast<std::size_t>(n + 1)) {
+    for (index_t i = -1; i < n; ++i) {
+      index_t const lo = i < 0 ? 0 : band.row(i).lo;
+      index_t const below = band.row(i + 1 < n ? i + 1 : i).hi;
+      index_t const top = i < 0 ? below : std::max(band.row(i).hi, below);
+      offset[static_cast<std::size_t>(i + 1)] = size;
+      first[static_cast<std::size_t>(i + 1)] = lo - 1;
+      size += static_cast<std::size_t>(top - lo + 2);
+    }
+  }
+  std::size_t slot(index_t i, index_t j) const noexcept {
+    auto const row = static_cast<std::size_t>(i + 1);
+    return offset[row] + static_cast<std::size_t>(j - first[row]);
+  }
+};
+
 /// L = sum_ij E(i, j) omega(i, j) of one pair, adding seed dL/dx to gx and seed dL/dy to gy;
 /// S(x, y) to *value_out when it is not null. omega(i, j) is read for the cells inside the band only.
 /// Inputs are validated by the caller (expected_penalty in alignment.hpp). The forward's move
@@ -39,26 +66,22 @@ T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, serie
   index_t const n = x.length, k = y.length;
   band_geometry const band = band_geometry::make(n, k, m.band.radius_for(n, k));
   T const inf = math::infinity<T>();
-  // (n + 1, k + 1) tables with a border row and column for the predecessors outside the grid:
-  // R = +inf there and outside the band, but R(-1, -1) = 0 (the origin); R' = 0 there
-  index_t const stride = k + 1;
-  auto const cells = static_cast<std::size_t>(n + 1) * static_cast<std::size_t>(stride);
-  std::vector<T> r(cells, inf), dr(cells, T(0));
-  r[0] = T(0);
-  bool const keep = cells * sizeof(step3<T>) <= keep_bytes;
-  std::vector<step3<T>> kept(keep ? cells : 0);
-  auto const slot = [stride](index_t i, index_t j) { return static_cast<std::size_t>((i + 1) * stride + j + 1); };
-  // the candidates' predecessor values and their tangents into (i, j)
-  auto const predecessors = [&](std::size_t s) {
-    std::size_t const up = s - static_cast<std::size_t>(stride);
+  band_rows const rows(band, n);
+  std::vector<T> r(rows.size, inf), dr(rows.size, T(0));
+  r[rows.slot(-1, -1)] = T(0);  // the origin
+  bool const keep = rows.size * sizeof(step3<T>) <= keep_bytes;
+  std::vector<step3<T>> kept(keep ? rows.size : 0);
+  // the candidates' predecessor values and their tangents into (i, j), whose slot is s
+  auto const predecessors = [&](index_t i, index_t j, std::size_t s) {
+    std::size_t const up = rows.slot(i - 1, j);
     return std::pair{step3<T>{r[up - 1], r[up], r[s - 1]}, step3<T>{dr[up - 1], dr[up], dr[s - 1]}};
   };
 
   for (index_t i = 0; i < n; ++i) {
     index_range const cols = band.row(i);
     for (index_t j = cols.lo; j <= cols.hi; ++j) {
-      std::size_t const s = slot(i, j);
-      auto const [p, dp] = predecessors(s);
+      std::size_t const s = rows.slot(i, j);
+      auto const [p, dp] = predecessors(i, j, s);
       auto const vw = cell_value_and_weights(m.smooth, m.cost.step(x, y, i, j), p.diag, p.up, p.left);
       r[s] = vw.value;
       if (keep) kept[s] = vw.weights;
@@ -67,7 +90,7 @@ T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, serie
                 static_cast<T>(omega(i, j));
     }
   }
-  T const value = r[slot(n - 1, k - 1)];
+  T const value = r[rows.slot(n - 1, k - 1)];
   if (value_out) *value_out = value;
   if (!(value < inf)) return T(0);  // no alignment: E = 0
 
@@ -84,8 +107,8 @@ T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, serie
       T const a = a_cur[u], da = da_cur[u];
       if (a == T(0) && da == T(0)) continue;  // off every alignment: nothing flows back
       penalty += a * static_cast<T>(omega(i, j));
-      std::size_t const s = slot(i, j);
-      auto const [p, dp] = predecessors(s);
+      std::size_t const s = rows.slot(i, j);
+      auto const [p, dp] = predecessors(i, j, s);
       step3<T> const w = keep ? kept[s] : cell_weights(m.smooth, m.cost.step(x, y, i, j), p.diag, p.up, p.left);
       step3<T> const dw = m.smooth.weights_tangent(w, dp);
       step3<T> const use{a * w.diag, a * w.up, a * w.left};
