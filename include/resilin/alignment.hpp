@@ -224,28 +224,25 @@ value_of<X> expected_penalty(measure<Cost, Smooth> const& m, X x, Y y, Omega con
       detail::region(xc, "x"), detail::region(yc, "y"), detail::region(gx, "gx"), detail::region(gy, "gy"));
   detail::require(overlap.empty(), overlap);
   index_t const n = xc.length, k = yc.length;
-  auto const read = [&] {
-    if constexpr (detail::is_matrix_view_v<Omega>) {
-      detail::require(omega.data != nullptr, "omega is null");
-      detail::require(omega.rows == n && omega.cols == k, "omega must be (", n, ", ", k, "), got (",
-                      omega.rows, ", ", omega.cols, ")");
-      // each output apart from omega (gx and gy may be one buffer for y = x: checked above)
-      for (auto const& g : {detail::region(gx, "gx"), detail::region(gy, "gy")})
-        detail::check_disjoint({g}, {detail::region(omega, "omega")});
-      return [&](index_t i, index_t j) { return static_cast<T>(omega(i, j)); };
-    } else {
-      static_assert(std::is_invocable_v<Omega const&, index_t, index_t>,
-                    "omega must be a matrix_view or callable as omega(i, j)");
-      return [&](index_t i, index_t j) { return static_cast<T>(omega(i, j)); };
-    }
-  }();
-  detail::check_penalty(m, n, k, read);
-  if (value_out) {
-    auto const out = detail::region(static_cast<T const*>(value_out), 1, "value_out");
-    detail::check_disjoint({out}, {detail::region(xc, "x"), detail::region(yc, "y"),
-                                   detail::region(gx, "gx"), detail::region(gy, "gy")});
-    if constexpr (detail::is_matrix_view_v<Omega>) detail::check_disjoint({out}, {detail::region(omega, "omega")});
+  detail::memory_region omega_region{};  // a callable's memory is not ours to check
+  if constexpr (detail::is_matrix_view_v<Omega>) {
+    detail::require(omega.data != nullptr, "omega is null");
+    detail::require(omega.rows == n && omega.cols == k, "omega must be (", n, ", ", k, "), got (",
+                    omega.rows, ", ", omega.cols, ")");
+    omega_region = detail::region(omega, "omega");
+  } else {
+    static_assert(std::is_invocable_v<Omega const&, index_t, index_t>,
+                  "omega must be a matrix_view or callable as omega(i, j)");
   }
+  // each output apart from omega (gx and gy may be one buffer for y = x: checked above)
+  for (auto const& g : {detail::region(gx, "gx"), detail::region(gy, "gy")})
+    detail::check_disjoint({g}, {omega_region});
+  if (value_out)
+    detail::check_disjoint({detail::region(static_cast<T const*>(value_out), 1, "value_out")},
+                           {detail::region(xc, "x"), detail::region(yc, "y"), detail::region(gx, "gx"),
+                            detail::region(gy, "gy"), omega_region});
+  auto const read = [&](index_t i, index_t j) { return static_cast<T>(omega(i, j)); };
+  detail::check_penalty(m, n, k, read);
   detail::zero(gx);
   detail::zero(gy);
   return host_detail::expected_penalty_of(m, xc, yc, read, gx, gy, T(1), value_out);

@@ -190,25 +190,36 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
   return v;
 }
 
+/// The sum over the channels c of one(x_c, y_c, gx_c, gy_c), each channel of x and y copied to a
+/// one-channel series in `buffer` and the gradients one adds to gx_c and gy_c (zeroed first)
+/// added to column c of gx and gy: how an independent-channels measure is differentiated. one
+/// must not resize `buffer`.
+template <class T, class One>
+T sum_over_channels(series_view<T const> x, series_view<T const> y, series_view<T> gx,
+                    series_view<T> gy, std::vector<T>& buffer, One&& one) {
+  index_t const n = x.length, k = y.length;
+  buffer.resize(static_cast<std::size_t>(2 * (n + k)));
+  T* const base = buffer.data();
+  series_view<T> const gxc{base + n + k, n, 1}, gyc{base + 2 * n + k, k, 1};
+  T sum = T(0);
+  for (index_t c = 0; c < x.channels; ++c) {
+    std::fill(gxc.data, gxc.data + n + k, T(0));  // gxc and gyc are adjacent
+    sum += one(copy_channel(x, c, base), copy_channel(y, c, base + n), gxc, gyc);
+    for (index_t i = 0; i < n; ++i) gx(i, c) += gxc.data[i];
+    for (index_t j = 0; j < k; ++j) gy(j, c) += gyc.data[j];
+  }
+  return sum;
+}
+
 /// The measure's value, adding seed times its gradient to gx and gy.
 template <class T, class Cost, class Smooth>
 T value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                  series_view<T> gx, series_view<T> gy, T seed, workspace<T>& ws) {
   if (m.independent_channels && x.channels > 1) {  // the sum of per-channel measures
     auto const one = m.single_channel();
-    index_t const n = x.length, k = y.length;
-    ws.channel.resize(static_cast<std::size_t>(2 * (n + k)));
-    T* const base = ws.channel.data();
-    series_view<T> const gxc{base + n + k, n, 1}, gyc{base + 2 * n + k, k, 1};
-    T sum = T(0);
-    for (index_t c = 0; c < x.channels; ++c) {
-      std::fill(gxc.data, gxc.data + n + k, T(0));  // gxc and gyc are adjacent
-      sum += value_and_grad(one, copy_channel(x, c, base), copy_channel(y, c, base + n), gxc, gyc,
-                            seed, ws);
-      for (index_t i = 0; i < n; ++i) gx(i, c) += gxc.data[i];
-      for (index_t j = 0; j < k; ++j) gy(j, c) += gyc.data[j];
-    }
-    return sum;
+    return sum_over_channels(x, y, gx, gy, ws.channel, [&](auto xc, auto yc, auto gxc, auto gyc) {
+      return value_and_grad(one, xc, yc, gxc, gyc, seed, ws);
+    });
   }
   T const sxy = plain_value_and_grad(m, x, y, gx, gy, seed, ws);
   if (!m.divergence) return sxy;

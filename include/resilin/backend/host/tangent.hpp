@@ -55,7 +55,8 @@ struct band_rows {
 };
 
 /// L = sum_ij E(i, j) omega(i, j) of one pair, adding seed dL/dx to gx and seed dL/dy to gy;
-/// S(x, y) to *value_out when it is not null. omega(i, j) is read for the cells inside the band only.
+/// S(x, y) to *value_out when it is not null. omega(i, j) is read once for each cell inside the
+/// band, by the forward: L is the tangent's final value.
 /// Inputs are validated by the caller (expected_penalty in alignment.hpp). The forward's move
 /// weights are kept for the backward while they take at most keep_bytes (1.5x faster for
 /// soft-DTW), else recomputed there: the same bits either way.
@@ -90,14 +91,14 @@ T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, serie
                 static_cast<T>(omega(i, j));
     }
   }
-  T const value = r[rows.slot(n - 1, k - 1)];
+  std::size_t const last = rows.slot(n - 1, k - 1);
+  T const value = r[last];
   if (value_out) *value_out = value;
   if (!(value < inf)) return T(0);  // no alignment: E = 0
 
   // A and A' of rows i (cur) and i - 1 (prev), filled by the moves out of later cells
   std::vector<T> a_cur(static_cast<std::size_t>(k), T(0)), da_cur(a_cur), a_prev(a_cur), da_prev(a_cur);
   a_cur[static_cast<std::size_t>(k - 1)] = T(1);
-  T penalty = T(0);
   for (index_t i = n - 1; i >= 0; --i) {
     std::fill(a_prev.begin(), a_prev.end(), T(0));
     std::fill(da_prev.begin(), da_prev.end(), T(0));
@@ -106,7 +107,6 @@ T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, serie
       auto const u = static_cast<std::size_t>(j);
       T const a = a_cur[u], da = da_cur[u];
       if (a == T(0) && da == T(0)) continue;  // off every alignment: nothing flows back
-      penalty += a * static_cast<T>(omega(i, j));
       std::size_t const s = rows.slot(i, j);
       auto const [p, dp] = predecessors(i, j, s);
       step3<T> const w = keep ? kept[s] : cell_weights(m.smooth, m.cost.step(x, y, i, j), p.diag, p.up, p.left);
@@ -121,7 +121,7 @@ T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, serie
     std::swap(a_cur, a_prev);
     std::swap(da_cur, da_prev);
   }
-  return penalty;
+  return dr[last];  // L = R'(n-1, m-1), the derivative of S along Omega
 }
 
 /// expected_penalty of any measure: for independent channels (several), the sum over the
@@ -132,20 +132,14 @@ T expected_penalty_of(measure<Cost, Smooth> const& m, series_view<T const> x, se
   if (!m.independent_channels || x.channels == 1)
     return expected_penalty(m, x, y, omega, gx, gy, seed, value_out);
   auto const one = m.single_channel();
-  index_t const n = x.length, k = y.length;
-  std::vector<T> buffer(static_cast<std::size_t>(2 * (n + k)));
-  T* const base = buffer.data();
-  series_view<T> const gxc{base + n + k, n, 1}, gyc{base + 2 * n + k, k, 1};
-  T penalty = T(0), value = T(0);
-  for (index_t c = 0; c < x.channels; ++c) {
-    std::fill(gxc.data, gxc.data + n + k, T(0));  // gxc and gyc are adjacent
+  std::vector<T> buffer;
+  T value = T(0);
+  T const penalty = sum_over_channels(x, y, gx, gy, buffer, [&](auto xc, auto yc, auto gxc, auto gyc) {
     T s = T(0);
-    penalty += expected_penalty(one, copy_channel(x, c, base), copy_channel(y, c, base + n), omega,
-                                gxc, gyc, seed, &s);
+    T const l = expected_penalty(one, xc, yc, omega, gxc, gyc, seed, &s);
     value += s;
-    for (index_t i = 0; i < n; ++i) gx(i, c) += gxc.data[i];
-    for (index_t j = 0; j < k; ++j) gy(j, c) += gyc.data[j];
-  }
+    return l;
+  });
   if (value_out) *value_out = value;
   return penalty;
 }
