@@ -40,6 +40,30 @@ void BM_soft_dtw_expected_penalty_host(benchmark::State& state) {
   });
 }
 
+// The sharp soft-DTW (the expected cost of the soft alignment): its value alone (one scalar
+// forward of R and its tangent) and with its gradient (sharp_values_and_grads, the same pass
+// as expected_penalties along the step costs).
+template <class T>
+void BM_sharp_soft_dtw_value_host(benchmark::State& state) {
+  shape const s = shapes[state.range(0)];
+  data_set<T> data(s);
+  auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d);
+  auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d);
+  for (auto _ : state) {
+    resilin::sharp_values(resilin::host.with_threads(static_cast<int>(state.range(1))),
+                          resilin::measures::soft_dtw(T(1)), X, Y, std::span<T>(data.out));
+    benchmark::DoNotOptimize(data.out.data());
+  }
+  set_counters(state, s);
+}
+
+template <class T>
+void BM_sharp_soft_dtw_value_and_grad_host(benchmark::State& state) {
+  bench::run_training<T>(state, [&](auto exec, auto X, auto Y, std::span<T> out, auto GX, auto GY) {
+    resilin::sharp_values_and_grads(exec, resilin::measures::soft_dtw(T(1)), X, Y, out, GX, GY);
+  });
+}
+
 // The baseline runs pairs one at a time, so its cells/s does not depend on B: it runs on enough
 // pairs for at least ~4M cells per iteration rather than on the whole batch.
 long baseline_pairs(shape s) { return std::min<long>(s.batch, std::max<long>(1, (4L << 20) / (s.n * s.m))); }
@@ -80,7 +104,7 @@ void host_args(benchmark::internal::Benchmark* b) {
     b->Args({s, 0});
   }
 }
-void penalty_args(benchmark::internal::Benchmark* b) {  // the first two shapes, one thread
+void penalty_args(benchmark::internal::Benchmark* b) {  // the first two shapes, one thread (second order)
   b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int s = 0; s < 2; ++s) b->Args({s, 1});
 }
@@ -97,6 +121,10 @@ BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, double)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, float)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, double)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, float)->Apply(penalty_args);
+BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_host, double)->Apply(penalty_args);
+BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_host, float)->Apply(penalty_args);
+BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_and_grad_host, double)->Apply(penalty_args);
+BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_and_grad_host, float)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_baseline, double)->Apply(baseline_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_baseline, float)->Apply(baseline_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_baseline, double)->Apply(baseline_args);

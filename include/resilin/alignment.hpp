@@ -63,6 +63,19 @@ void check_gradient_shapes(series_view<T> gx, series_view<T> gy, series_view<T c
           gy.channels, ")");
 }
 
+/// The checks of a call that writes the gradients of one pair (value_and_grad, expected_penalty,
+/// sharp_value_and_grad): the pair, gx of x's shape and gy of y's, apart from x, y and each
+/// other unless y = x.
+template <class T>
+void check_gradient_call(series_view<T const> x, series_view<T const> y, series_view<T> gx,
+                         series_view<T> gy) {
+  check_pair(x, y);
+  check_gradient_shapes(gx, gy, x, y);
+  std::string const overlap =
+      gradients_overlap_error(region(x, "x"), region(y, "y"), region(gx, "gx"), region(gy, "gy"));
+  require(overlap.empty(), overlap);
+}
+
 /// A penalty omega(i, j) finite at every cell of the n x k problem inside m's band (of pair
 /// `pair` of a batch when it is >= 0).
 template <class M, class Read>
@@ -79,18 +92,26 @@ void check_penalty(M const& m, index_t n, index_t k, Read const& omega, index_t 
   }
 }
 
-/// The checks of a paired training batch (values_and_grads, expected_penalties): X and Y paired,
-/// out and upstream (when given) with one finite entry per pair, GX and GY of X's and Y's
-/// shapes, the outputs apart from the inputs and each other (GX = GY allowed for Y = X).
+/// The checks of a paired batch of values (values, sharp_values): X and Y paired, out with one
+/// entry per pair, apart from both.
 template <class T>
-void check_training_batch(batch_view<T const> X, batch_view<T const> Y, std::span<T> out,
-                          batch_view<T> gxs, batch_view<T> gys, std::span<T const> upstream) {
+void check_value_batch(batch_view<T const> X, batch_view<T const> Y, std::span<T> out) {
   check_batch(X, "X");
   check_batch(Y, "Y");
   require(X.batch == Y.batch, "X and Y must hold as many series, got ", X.batch, " and ", Y.batch);
   require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ", Y.channels);
   require(static_cast<index_t>(out.size()) == X.batch, "out has ", out.size(),
           " entries, expected batch = ", X.batch);
+  check_disjoint({region(out, "out")}, {region(X, "X"), region(Y, "Y")});
+}
+
+/// The checks of a paired training batch (values_and_grads, expected_penalties): X and Y paired,
+/// out and upstream (when given) with one finite entry per pair, GX and GY of X's and Y's
+/// shapes, the outputs apart from the inputs and each other (GX = GY allowed for Y = X).
+template <class T>
+void check_training_batch(batch_view<T const> X, batch_view<T const> Y, std::span<T> out,
+                          batch_view<T> gxs, batch_view<T> gys, std::span<T const> upstream) {
+  check_value_batch(X, Y, out);
   require(upstream.empty() || static_cast<index_t>(upstream.size()) == X.batch, "upstream has ",
           upstream.size(), " entries, expected batch = ", X.batch);
   check_same_shape(gxs, X, "GX", "X");
@@ -168,11 +189,7 @@ value_of<X> value_and_grad(measure<Cost, Smooth> const& m, X x, Y y,
   static_assert(differentiable_cost_model<Cost, T>, "the cost model has no step_grad");
   detail::check_measure<Cost, Smooth, T>(m);
   auto const xc = detail::as_const(x), yc = detail::as_const(y);
-  detail::check_pair(xc, yc);
-  detail::check_gradient_shapes(gx, gy, xc, yc);
-  std::string const overlap = detail::gradients_overlap_error(
-      detail::region(xc, "x"), detail::region(yc, "y"), detail::region(gx, "gx"), detail::region(gy, "gy"));
-  detail::require(overlap.empty(), overlap);
+  detail::check_gradient_call(xc, yc, gx, gy);
   detail::zero(gx);
   detail::zero(gy);
   host_detail::workspace<T> ws;
@@ -219,10 +236,7 @@ value_of<X> expected_penalty(measure<Cost, Smooth> const& m, X x, Y y, Omega con
   static_assert(second_order_smoothing<Smooth, T>, "the smoothing has no weights_tangent");
   auto const xc = detail::as_const(x), yc = detail::as_const(y);
   detail::check_single_alignment(m, xc, yc, "expected_penalty", "alignment", true);
-  detail::check_gradient_shapes(gx, gy, xc, yc);
-  std::string const overlap = detail::gradients_overlap_error(
-      detail::region(xc, "x"), detail::region(yc, "y"), detail::region(gx, "gx"), detail::region(gy, "gy"));
-  detail::require(overlap.empty(), overlap);
+  detail::check_gradient_call(xc, yc, gx, gy);
   index_t const n = xc.length, k = yc.length;
   detail::memory_region omega_region{};  // a callable's memory is not ours to check
   if constexpr (detail::is_matrix_view_v<Omega>) {
@@ -291,15 +305,7 @@ void values(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
   detail::check_measure<Cost, Smooth, T>(m);
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
-  detail::check_batch(X, "X");
-  detail::check_batch(Y, "Y");
-  detail::require(X.batch == Y.batch, "X and Y must hold as many series, got ", X.batch, " and ",
-                  Y.batch);
-  detail::require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ",
-                  Y.channels);
-  detail::require(static_cast<index_t>(out.size()) == X.batch, "out has ", out.size(),
-                  " entries, expected batch = ", X.batch);
-  detail::check_disjoint({detail::region(out, "out")}, {detail::region(X, "X"), detail::region(Y, "Y")});
+  detail::check_value_batch(X, Y, out);
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
   host_detail::batch_values<T>(

@@ -19,6 +19,7 @@
 #include <resilin/smoothing/soft_min.hpp>
 #include <resilin/backend/host.hpp>
 #include <resilin/alignment.hpp>
+#include <resilin/sharp.hpp>
 #include <resilin/search/lower_bound.hpp>
 #include <resilin/search/nearest.hpp>
 #include <resilin/fcdtw/fcdtw.hpp>

@@ -12,6 +12,7 @@
 #include <support/reference.hpp>
 #include <resilin/resilin.hpp>
 #include "helpers.hpp"
+#include "second_order_helpers.hpp"
 
 namespace r = resilin;
 namespace ref = resilin_test::reference;
@@ -152,25 +153,18 @@ void check_against(M const& meas, std::vector<double> const& x, std::vector<doub
 
 TEST_CASE("expected_penalty: soft-DTW against the enumeration of every path", "[penalty]") {
   std::uint64_t seed = 40;
-  for (double gamma : {0.1, 1.0, 10.0})
-    for (r::index_t n = 1; n <= 4; ++n)
-      for (r::index_t m = 1; m <= 4; ++m)
-        for (r::index_t d : {1, 2})
-          for (r::index_t radius : {-1, 0, 1}) {
-            CAPTURE(gamma, n, m, d, radius);
-            auto const x = random_values(static_cast<std::size_t>(n * d), ++seed, -1.5, 1.5);
-            auto const y = random_values(static_cast<std::size_t>(m * d), ++seed, -1.5, 1.5);
-            auto const omega = random_values(static_cast<std::size_t>(n * m), ++seed, 0.0, 2.0);
-            auto const band = radius < 0 ? r::band_spec::none() : r::band_spec::radius(radius);
-            auto const meas = r::measures::soft_dtw<double>(gamma, band);
-            ref::mask const mask = ref::sakoe_chiba(n, m, band.radius_for(n, m));
-            check_against(
-                meas, x, y, d, omega,
-                [&](std::vector<double> const& a, std::vector<double> const& b) {
-                  return enumerated_penalty(a, b, n, m, d, gamma, omega, &mask);
-                },
-                1e-12, 1e-6);
-          }
+  resilin_test::for_each_small_problem(seed, [&](double gamma, r::index_t n, r::index_t m, r::index_t d,
+                                                 r::band_spec band, std::vector<double> const& x,
+                                                 std::vector<double> const& y) {
+    auto const omega = random_values(static_cast<std::size_t>(n * m), ++seed, 0.0, 2.0);
+    ref::mask const mask = ref::sakoe_chiba(n, m, band.radius_for(n, m));
+    check_against(
+        r::measures::soft_dtw<double>(gamma, band), x, y, d, omega,
+        [&](std::vector<double> const& a, std::vector<double> const& b) {
+          return enumerated_penalty(a, b, n, m, d, gamma, omega, &mask);
+        },
+        1e-12, 1e-6);
+  });
 }
 
 TEST_CASE("expected_penalty: extreme gammas against the exact enumerated gradient", "[penalty]") {
@@ -338,41 +332,13 @@ TEST_CASE("expected_penalties: a ragged batch equals its pairs, any threads", "[
     double const n = double(X.length(b));
     return double(b + 1) * double((i - j) * (i - j)) / (n * n);
   };
-  auto const upstream = random_values(9, 63, 0.5, 2.0);
-  auto const run = [&](int threads, std::span<double const> up) {
-    penalty_out o;
-    std::vector<double> out(9);
-    o.gx.assign(xs.data.size(), 5.0);
-    o.gy.assign(ys.data.size(), 5.0);
-    r::expected_penalties(r::host.with_threads(threads), meas, X, Y, omega, std::span<double>(out),
-                          r::make_batch(o.gx, 9, 20, 2, xs.lengths), r::make_batch(o.gy, 9, 17, 2, ys.lengths), up);
-    o.gx.insert(o.gx.end(), out.begin(), out.end());  // values after the gradients
-    return o;
-  };
-  penalty_out const one = run(1, {}), two = run(0, {});
-  CHECK(resilin_test::bitwise_equal(one.gx, two.gx));
-  CHECK(resilin_test::bitwise_equal(one.gy, two.gy));
-  penalty_out const scaled = run(0, upstream);
-  for (r::index_t b = 0; b < 9; ++b) {
-    CAPTURE(b);
-    r::index_t const n = X.length(b), m = Y.length(b);
-    std::vector<double> gx(static_cast<std::size_t>(n * 2)), gy(static_cast<std::size_t>(m * 2));
-    double const l = r::expected_penalty(meas, X[b], Y[b], [&](r::index_t i, r::index_t j) { return omega(b, i, j); },
-                                         r::series_view<double>{gx.data(), n, 2}, r::series_view<double>{gy.data(), m, 2});
-    CHECK(resilin_test::bits_equal(one.gx[xs.data.size() + static_cast<std::size_t>(b)], l));
-    auto const at = [](std::vector<double> const& v, r::index_t off, r::index_t count) {
-      return std::vector<double>(v.begin() + off, v.begin() + off + count);
-    };
-    CHECK(resilin_test::bitwise_equal(at(one.gx, b * 40, n * 2), gx));
-    CHECK(resilin_test::bitwise_equal(at(one.gy, b * 34, m * 2), gy));
-    for (double p : at(one.gx, b * 40 + n * 2, 40 - n * 2)) CHECK(p == 0.0);  // padding
-    for (double p : at(one.gy, b * 34 + m * 2, 34 - m * 2)) CHECK(p == 0.0);
-    double const u = upstream[static_cast<std::size_t>(b)];
-    for (double& g : gx) g *= u;
-    for (double& g : gy) g *= u;
-    CHECK(max_rel_diff(at(scaled.gx, b * 40, n * 2), gx) <= 1e-14);
-    CHECK(max_rel_diff(at(scaled.gy, b * 34, m * 2), gy) <= 1e-14);
-  }
+  resilin_test::check_batch_equals_pairs(
+      xs, ys,
+      [&](r::host_backend exec, std::span<double> out, r::batch_view<double> gx, r::batch_view<double> gy,
+          std::span<double const> up) { r::expected_penalties(exec, meas, X, Y, omega, out, gx, gy, up); },
+      [&](r::index_t b, r::series_view<double> gx, r::series_view<double> gy) {
+        return r::expected_penalty(meas, X[b], Y[b], [&](r::index_t i, r::index_t j) { return omega(b, i, j); }, gx, gy);
+      });
   // a non-finite penalty inside pair 4's band is refused before any work, naming the pair
   std::vector<double> out(9), gx(xs.data.size()), gy(ys.data.size());
   CHECK(message_of<r::invalid_argument>([&] {

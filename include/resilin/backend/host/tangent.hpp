@@ -1,20 +1,26 @@
 #pragma once
-// The second-order pass of one pair on the host (forward over reverse). Add a per-cell offset
-// theta(i, j) to every R(i, j) of the recursion; then dS/dtheta(i, j) = A(i, j) is the alignment
-// matrix E, and L = sum_ij E(i, j) Omega(i, j) is the derivative of S along theta' = Omega. The
-// gradient of L with respect to the step costs is the tangent, along Omega, of their gradient
-// (the move usages A(i, j) w_k(i, j)): one forward of R and its tangent
-//     R'(i, j) = sum_k w_k(i, j) R'(pred_k) + Omega(i, j)
-// then one backward of A and its tangent
+// The second-order passes of one pair on the host (forward over reverse). Move every R(i, j) of
+// the recursion along a direction t: a per-cell offset t omega(i, j) (along_offsets), or every
+// step cost c scaled to (1 + t) c (along_costs). The derivative of S along it is the tangent
+// R'(n-1, m-1) of one forward of R and its tangent
+//     R'(i, j) = sum_k w_k(i, j) dv_k + offset(i, j),   dv_k = R'(pred_k) (+ c_k along costs),
+// which is L = sum_ij E(i, j) omega(i, j) along offsets (E = dS/d offset is the alignment
+// matrix) and the expected cost of the alignment along costs (the Gibbs expectation of the
+// path's cost: by induction over the cells, since the weights are the probabilities of each
+// last move). The gradient of L with respect to the series is the tangent of S's: one backward
+// of the adjoint A and its tangent
 //     U_k = A w_k,  U'_k = A' w_k + A w'_k,  A(pred_k) += U_k,  A'(pred_k) += U'_k,
-// with w' the smoothing's weights_tangent along the candidates' tangents R'(pred_k) (the step
-// costs do not move). The usages' tangents U' pulled back through the cost model's step_grad
-// give dL/dx and dL/dy. For soft-DTW theta and the cost matrix Delta enter alike, so this is the
-// Hessian-vector product of S(Delta) with Omega of spec/softdtw.md §3.9, pulled back to the
-// series. Scalar and row-major: it keeps R and R' for the cells of the band (two values per cell,
+// w' the smoothing's weights_tangent along dv, then the cost model's step_grad of U'_k (plus U_k
+// along costs, whose costs carry the factor 1 + t). For soft-DTW along offsets this is the
+// Hessian-vector product of S(Delta) with omega of spec/softdtw.md §3.9, pulled back to the
+// series; along costs, the gradient of the sharp soft-DTW of §3.7. A third direction gives the
+// entropy of the alignment distribution by the same forward (along_entropy: the offset is the
+// cell's own entropy -sum w log w of its last move, the chain rule of entropy), with no backward.
+// Scalar and row-major: the pass keeps R and R' for the cells of the band (two values per cell,
 // with a border; band_rows; no checkpointing), the move weights where they fit (three more), and
-// A, A' in two rows.
+// A, A' in two rows; a forward alone keeps two rows (tangent_value).
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -26,6 +32,72 @@
 #include <resilin/core/recursion.hpp>
 
 namespace resilin::host_detail::inline RESILIN_HOST_ABI {
+
+/// Along a per-cell offset omega(i, j): L = sum_ij E(i, j) omega(i, j) (expected_penalty).
+template <class Omega>
+struct along_offsets {
+  Omega const& omega;
+  static constexpr bool scales_costs = false;
+  static constexpr bool differentiable = true;
+  template <class T>
+  T offset(index_t i, index_t j, step3<T> const&) const { return static_cast<T>(omega(i, j)); }
+};
+
+/// Along the step costs, each scaled by 1 + t: L = the expected cost of the alignment (sharp).
+struct along_costs {
+  static constexpr bool scales_costs = true;
+  static constexpr bool differentiable = true;
+  template <class T>
+  T offset(index_t, index_t, step3<T> const&) const { return T(0); }
+};
+
+/// Along each cell's entropy of its last move: L = the entropy of the alignment distribution,
+/// sum over the cells of E(i, j) (-sum_k w_k log w_k). Forward only (the offset depends on the
+/// weights, which the backward does not differentiate).
+struct along_entropy {
+  static constexpr bool scales_costs = false;
+  static constexpr bool differentiable = false;
+  template <class T>
+  T offset(index_t, index_t, step3<T> const& w) const {
+    auto const h = [](T p) { return p > T(0) ? -p * std::log(p) : T(0); };
+    return (h(w.diag) + h(w.up)) + h(w.left);
+  }
+};
+
+/// The tangents of a cell's three candidates R(pred_k) + c_k: the predecessors' tangents, plus
+/// the step costs where they scale (an impossible move's +inf cost has weight 0: it adds 0).
+template <class Dir, class T>
+step3<T> candidate_tangents(step3<T> const& dp, step3<T> const& c) noexcept {
+  if constexpr (Dir::scales_costs) {
+    T const inf = math::infinity<T>();
+    auto const plus = [inf](T d, T ck) { return ck < inf ? d + ck : d; };
+    return {plus(dp.diag, c.diag), plus(dp.up, c.up), plus(dp.left, c.left)};
+  } else {
+    return dp;
+  }
+}
+
+template <class T>
+struct tangent_cell_result {
+  T value;
+  step3<T> weights;
+  T tangent;  // R'; 0 for an unreachable cell
+};
+
+/// One cell of the tangent forward: R(i, j), its move weights and R'(i, j), from the step costs c,
+/// the predecessors' values p and their tangents dp.
+template <class T, class Smooth, class Dir>
+tangent_cell_result<T> tangent_cell(Smooth const& smooth, Dir const& dir, step3<T> const& c,
+                                    step3<T> const& p, step3<T> const& dp, index_t i, index_t j) {
+  auto const vw = cell_value_and_weights(smooth, c, p.diag, p.up, p.left);
+  T tangent = T(0);
+  if (vw.value < math::infinity<T>()) {
+    step3<T> const dv = candidate_tangents<Dir>(dp, c);
+    step3<T> const& w = vw.weights;
+    tangent = (w.diag * dv.diag + w.up * dv.up + w.left * dv.left) + dir.offset(i, j, w);
+  }
+  return {vw.value, vw.weights, tangent};
+}
 
 /// Where the second-order pass keeps a cell: row i (from -1) keeps the columns [lo_i - 1, top_i],
 /// its band with a border on the left, and on the right up to top_i = max(hi_i, hi_{i+1}), the
@@ -40,30 +112,66 @@ struct band_rows {
   band_rows(band_geometry const& band, index_t n)
       : offset(static_cast<std::size_t>(n + 1)), first(static_cast<std::size_t>(n + 1)) {
     for (index_t i = -1; i < n; ++i) {
-      index_t const lo = i < 0 ? 0 : band.row(i).lo;
-      index_t const below = band.row(i + 1 < n ? i + 1 : i).hi;
-      index_t const top = i < 0 ? below : std::max(band.row(i).hi, below);
       offset[static_cast<std::size_t>(i + 1)] = size;
-      first[static_cast<std::size_t>(i + 1)] = lo - 1;
-      size += static_cast<std::size_t>(top - lo + 2);
+      first[static_cast<std::size_t>(i + 1)] = lo_of(band, i) - 1;
+      size += static_cast<std::size_t>(top_of(band, n, i) - lo_of(band, i) + 2);
     }
   }
   std::size_t slot(index_t i, index_t j) const noexcept {
     auto const row = static_cast<std::size_t>(i + 1);
     return offset[row] + static_cast<std::size_t>(j - first[row]);
   }
+  /// Row i's first band column (0 for row -1).
+  static index_t lo_of(band_geometry const& band, index_t i) { return i < 0 ? 0 : band.row(i).lo; }
+  /// The last column of row i that row i or row i + 1 reads.
+  static index_t top_of(band_geometry const& band, index_t n, index_t i) {
+    index_t const below = band.row(i + 1 < n ? i + 1 : i).hi;
+    return i < 0 ? below : std::max(band.row(i).hi, below);
+  }
 };
 
-/// L = sum_ij E(i, j) omega(i, j) of one pair, adding seed dL/dx to gx and seed dL/dy to gy;
-/// S(x, y) to *value_out when it is not null. omega(i, j) is read once for each cell inside the
-/// band, by the forward: L is the tangent's final value.
-/// Inputs are validated by the caller (expected_penalty in alignment.hpp). The forward's move
+/// The forward alone: the tangent R'(n-1, m-1) along dir, and S(x, y) to *value_out when it is
+/// not null, in two rows of the grid's width (the caller puts the shorter series in y).
+template <class T, class Cost, class Smooth, class Dir>
+T tangent_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                Dir const& dir, T* value_out) {
+  index_t const n = x.length, k = y.length;
+  band_geometry const band = band_geometry::make(n, k, m.band.radius_for(n, k));
+  T const inf = math::infinity<T>();
+  auto const width = static_cast<std::size_t>(k + 1);  // column j at j + 1
+  std::vector<T> r_prev(width, inf), dr_prev(width, T(0)), r_cur(width), dr_cur(width);
+  r_prev[0] = T(0);  // the origin; row -1 is +inf elsewhere
+  for (index_t i = 0; i < n; ++i) {
+    index_range const cols = band.row(i);
+    // the slots row i + 1 reads of this row start as outside the band (band_rows)
+    auto const from = static_cast<std::ptrdiff_t>(cols.lo), to = static_cast<std::ptrdiff_t>(band_rows::top_of(band, n, i)) + 2;
+    std::fill(r_cur.begin() + from, r_cur.begin() + to, inf);
+    std::fill(dr_cur.begin() + from, dr_cur.begin() + to, T(0));
+    for (index_t j = cols.lo; j <= cols.hi; ++j) {
+      auto const u = static_cast<std::size_t>(j);
+      auto const cell = tangent_cell(m.smooth, dir, m.cost.step(x, y, i, j),
+                                     step3<T>{r_prev[u], r_prev[u + 1], r_cur[u]},
+                                     step3<T>{dr_prev[u], dr_prev[u + 1], dr_cur[u]}, i, j);
+      r_cur[u + 1] = cell.value;
+      dr_cur[u + 1] = cell.tangent;
+    }
+    std::swap(r_prev, r_cur);
+    std::swap(dr_prev, dr_cur);
+  }
+  if (value_out) *value_out = r_prev[static_cast<std::size_t>(k)];
+  return dr_prev[static_cast<std::size_t>(k)];
+}
+
+/// The tangent L = R'(n-1, m-1) along dir of one pair, adding seed dL/dx to gx and seed dL/dy to
+/// gy; S(x, y) to *value_out when it is not null. A direction's offset is read once for each
+/// cell inside the band, by the forward. Inputs are validated by the caller. The forward's move
 /// weights are kept for the backward while they take at most keep_bytes (1.5x faster for
 /// soft-DTW), else recomputed there: the same bits either way.
-template <class T, class Cost, class Smooth, class Omega>
-T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
-                   Omega const& omega, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
-                   std::size_t keep_bytes = kept_table_bytes) {
+template <class T, class Cost, class Smooth, class Dir>
+T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+               Dir const& dir, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
+               std::size_t keep_bytes = kept_table_bytes) {
+  static_assert(Dir::differentiable, "this direction has no backward");
   index_t const n = x.length, k = y.length;
   band_geometry const band = band_geometry::make(n, k, m.band.radius_for(n, k));
   T const inf = math::infinity<T>();
@@ -83,12 +191,10 @@ T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, serie
     for (index_t j = cols.lo; j <= cols.hi; ++j) {
       std::size_t const s = rows.slot(i, j);
       auto const [p, dp] = predecessors(i, j, s);
-      auto const vw = cell_value_and_weights(m.smooth, m.cost.step(x, y, i, j), p.diag, p.up, p.left);
-      r[s] = vw.value;
-      if (keep) kept[s] = vw.weights;
-      if (vw.value < inf)  // an unreachable cell keeps R' = 0
-        dr[s] = (vw.weights.diag * dp.diag + vw.weights.up * dp.up + vw.weights.left * dp.left) +
-                static_cast<T>(omega(i, j));
+      auto const cell = tangent_cell(m.smooth, dir, m.cost.step(x, y, i, j), p, dp, i, j);
+      r[s] = cell.value;
+      dr[s] = cell.tangent;
+      if (keep) kept[s] = cell.weights;
     }
   }
   std::size_t const last = rows.slot(n - 1, k - 1);
@@ -96,6 +202,8 @@ T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, serie
   if (value_out) *value_out = value;
   if (!(value < inf)) return T(0);  // no alignment: E = 0
 
+  // the step costs are needed again to recompute the weights, or as the candidates' tangents
+  bool const need_costs = !keep || Dir::scales_costs;
   // A and A' of rows i (cur) and i - 1 (prev), filled by the moves out of later cells
   std::vector<T> a_cur(static_cast<std::size_t>(k), T(0)), da_cur(a_cur), a_prev(a_cur), da_prev(a_cur);
   a_cur[static_cast<std::size_t>(k - 1)] = T(1);
@@ -109,19 +217,32 @@ T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, serie
       if (a == T(0) && da == T(0)) continue;  // off every alignment: nothing flows back
       std::size_t const s = rows.slot(i, j);
       auto const [p, dp] = predecessors(i, j, s);
-      step3<T> const w = keep ? kept[s] : cell_weights(m.smooth, m.cost.step(x, y, i, j), p.diag, p.up, p.left);
-      step3<T> const dw = m.smooth.weights_tangent(w, dp);
+      step3<T> const c = need_costs ? m.cost.step(x, y, i, j) : step3<T>{};
+      step3<T> const w = keep ? kept[s] : cell_weights(m.smooth, c, p.diag, p.up, p.left);
+      step3<T> const dw = m.smooth.weights_tangent(w, candidate_tangents<Dir>(dp, c));
       step3<T> const use{a * w.diag, a * w.up, a * w.left};
       step3<T> const duse{da * w.diag + a * dw.diag, da * w.up + a * dw.up, da * w.left + a * dw.left};
       if (i > 0 && j > 0) { a_prev[u - 1] += use.diag; da_prev[u - 1] += duse.diag; }
       if (i > 0) { a_prev[u] += use.up; da_prev[u] += duse.up; }
       if (j > 0) { a_cur[u - 1] += use.left; da_cur[u - 1] += duse.left; }
-      m.cost.step_grad(x, y, i, j, step3<T>{seed * duse.diag, seed * duse.up, seed * duse.left}, gx, gy);
+      // the costs' own factor 1 + t adds the first-order usage along costs
+      step3<T> const g = Dir::scales_costs
+                             ? step3<T>{duse.diag + use.diag, duse.up + use.up, duse.left + use.left}
+                             : duse;
+      m.cost.step_grad(x, y, i, j, step3<T>{seed * g.diag, seed * g.up, seed * g.left}, gx, gy);
     }
     std::swap(a_cur, a_prev);
     std::swap(da_cur, da_prev);
   }
-  return dr[last];  // L = R'(n-1, m-1), the derivative of S along Omega
+  return dr[last];  // L = R'(n-1, m-1), the derivative of S along dir
+}
+
+/// expected_penalty of one pair and channel: tangent_pass along omega.
+template <class T, class Cost, class Smooth, class Omega>
+T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                   Omega const& omega, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
+                   std::size_t keep_bytes = kept_table_bytes) {
+  return tangent_pass(m, x, y, along_offsets<Omega>{omega}, gx, gy, seed, value_out, keep_bytes);
 }
 
 /// expected_penalty of any measure: for independent channels (several), the sum over the

@@ -1,0 +1,88 @@
+#pragma once
+// The sharp values of a measure on the host: the expected cost of the alignment, its gradient,
+// its divergence, and the entropy of the alignment distribution, from the tangent passes of
+// tangent.hpp along the step costs (and along the cells' own entropy). Inputs are validated by
+// the caller (sharp.hpp).
+#include <vector>
+#include <resilin/backend/host/pair.hpp>
+#include <resilin/backend/host/tangent.hpp>
+#include <resilin/core/math.hpp>
+#include <resilin/core/measure.hpp>
+#include <resilin/core/recursion.hpp>
+
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
+
+/// A forward-only tangent of one pair and channel (along_costs or along_entropy, which do not
+/// depend on the cell, so the problem may be transposed) in two rows along the shorter series.
+/// +inf when the pair has no alignment.
+template <class T, class Cost, class Smooth, class Dir>
+T forward_tangent(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                  Dir const& dir) {
+  T s = T(0), l = T(0);
+  if (y.length > x.length) {
+    measure<transposed_cost<Cost>, Smooth> const mt{{m.cost}, m.smooth, m.band, false};
+    l = tangent_value(mt, y, x, dir, &s);
+  } else {
+    l = tangent_value(m, x, y, dir, &s);
+  }
+  return s < math::infinity<T>() ? l : math::infinity<T>();
+}
+
+/// The sum over the channels of x and y of f(one, x_c, y_c) for an independent-channels measure
+/// with several channels, else f(m, x, y).
+template <class T, class Cost, class Smooth, class F>
+T per_channel_sum(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y, F&& f) {
+  if (!m.independent_channels || x.channels == 1) return f(m, x, y);
+  auto const one = m.single_channel();
+  std::vector<T> buffer(static_cast<std::size_t>(x.length + y.length));
+  T sum = T(0);
+  for (index_t c = 0; c < x.channels; ++c)
+    sum += f(one, copy_channel(x, c, buffer.data()), copy_channel(y, c, buffer.data() + x.length));
+  return sum;
+}
+
+/// The sharp value: the expected cost of the alignment, or its divergence when m.divergence.
+template <class T, class Cost, class Smooth>
+T sharp_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y) {
+  return per_channel_sum(m, x, y, [](auto const& one, series_view<T const> xc, series_view<T const> yc) {
+    T const sxy = forward_tangent(one, xc, yc, along_costs{});
+    if (!one.divergence) return sxy;
+    return divergence_of(sxy, forward_tangent(one, xc, xc, along_costs{}),
+                         forward_tangent(one, yc, yc, along_costs{}));
+  });
+}
+
+/// The sharp value, adding seed times its gradient to gx and gy (which may alias for y = x).
+template <class T, class Cost, class Smooth>
+T sharp_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                       series_view<T> gx, series_view<T> gy, T seed) {
+  if (m.independent_channels && x.channels > 1) {  // the sum of per-channel measures
+    auto const one = m.single_channel();
+    std::vector<T> buffer;
+    return sum_over_channels(x, y, gx, gy, buffer, [&](auto xc, auto yc, auto gxc, auto gyc) {
+      return sharp_value_and_grad(one, xc, yc, gxc, gyc, seed);
+    });
+  }
+  auto const pass = [&](series_view<T const> a, series_view<T const> b, series_view<T> ga,
+                        series_view<T> gb, T s) {
+    T value = T(0);
+    T const l = tangent_pass(m, a, b, along_costs{}, ga, gb, s, &value);
+    return value < math::infinity<T>() ? l : math::infinity<T>();  // no alignment: +inf
+  };
+  T const sxy = pass(x, y, gx, gy, seed);
+  if (!m.divergence) return sxy;
+  // as value_and_grad: the self terms depend on their series through both arguments
+  T const sxx = pass(x, x, gx, gx, -seed / T(2));
+  T const syy = pass(y, y, gy, gy, -seed / T(2));
+  return divergence_of(sxy, sxx, syy);
+}
+
+/// The entropy of the alignment distribution (summed over independent channels).
+template <class T, class Cost, class Smooth>
+T alignment_entropy(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y) {
+  return per_channel_sum(m, x, y, [](auto const& one, series_view<T const> xc, series_view<T const> yc) {
+    return forward_tangent(one, xc, yc, along_entropy{});
+  });
+}
+
+}  // namespace resilin::host_detail

@@ -1,0 +1,111 @@
+#pragma once
+// Sharp values: the expected cost of the soft alignment, and the entropy of the alignment
+// distribution. A soft measure is S(x, y) = -gamma log sum_paths exp(-C(path) / gamma), the
+// smoothed minimum over the alignment paths; the paths' Gibbs weights
+// p(path) = exp((S - C(path)) / gamma) are its alignment distribution (E is their occupancy).
+//   sharp value      E_p[C(path)]: the cost of the soft alignment itself, without the entropy
+//                    term that makes S smaller than every path's cost (S = sharp - gamma H).
+//                    For soft-DTW it is <E, Delta>, the "sharp soft-DTW" of Blondel, Mensch &
+//                    Vert (AISTATS 2021, spec/softdtw.md §3.7). It lies between DTW and the mean
+//                    path cost, tends to DTW as gamma -> 0, and is not smaller than S.
+//   sharp divergence the sharp value of a divergence measure: sharp(x, y) - sharp(x, x)/2 -
+//                    sharp(y, y)/2, 0 for y = x.
+//   entropy          H = -sum_paths p log p, in [0, log |paths|]; 0 for hard_min.
+// Every cost model (the path cost sums its step costs: warp penalties and MSM's split and merge
+// costs included) and both smoothings (hard_min: the sharp value is the hard value, its gradient
+// the hard gradient). Host only and scalar, by tangent passes of the recursion along its step
+// costs (backend/host/tangent.hpp): the values in two rows of the shorter series' length, the
+// gradients with R and its tangent at the cells of the band (two values per cell, no
+// checkpointing) and the move weights up to 32 MB.
+#include <span>
+#include <resilin/alignment.hpp>
+#include <resilin/backend/host/sharp.hpp>
+#include <resilin/core/concepts.hpp>
+#include <resilin/core/measure.hpp>
+#include <resilin/core/thread_pool.hpp>
+#include <resilin/core/validate.hpp>
+
+namespace resilin {
+
+/// The expected cost of the soft alignment of x and y, E_p[C(path)]; for a divergence measure
+/// the sharp divergence. Independent channels: the sum over the channels.
+template <class Cost, class Smooth, series_like X, series_like Y>
+  requires std::same_as<value_of<X>, value_of<Y>>
+value_of<X> sharp_value(measure<Cost, Smooth> const& m, X x, Y y) {
+  using T = value_of<X>;
+  detail::check_measure<Cost, Smooth, T>(m);
+  auto const xc = detail::as_const(x), yc = detail::as_const(y);
+  detail::check_pair(xc, yc);
+  return host_detail::sharp_value(m, xc, yc);
+}
+
+/// sharp_value, with its gradient written to gx (shape of x) and gy (shape of y), under
+/// value_and_grad's rules: overwritten, apart from x, y and each other, except one buffer for
+/// y = x (the derivative with respect to x, both partials summed).
+template <class Cost, class Smooth, series_like X, series_like Y>
+  requires std::same_as<value_of<X>, value_of<Y>>
+value_of<X> sharp_value_and_grad(measure<Cost, Smooth> const& m, X x, Y y,
+                                 series_view<value_of<X>> gx, series_view<value_of<X>> gy) {
+  using T = value_of<X>;
+  static_assert(differentiable_cost_model<Cost, T>, "the cost model has no step_grad");
+  static_assert(second_order_smoothing<Smooth, T>, "the smoothing has no weights_tangent");
+  detail::check_measure<Cost, Smooth, T>(m);
+  auto const xc = detail::as_const(x), yc = detail::as_const(y);
+  detail::check_gradient_call(xc, yc, gx, gy);
+  detail::zero(gx);
+  detail::zero(gy);
+  return host_detail::sharp_value_and_grad(m, xc, yc, gx, gy, T(1));
+}
+
+/// The entropy H = -sum_paths p log p of the alignment distribution of x and y (the sum over
+/// the channels for independent channels): 0 for a single path or hard_min, log |paths| when
+/// every path is as likely. Computed by its chain rule over the moves (each cell adds its last
+/// move's entropy, weighted by E), so it stays accurate where (sharp - S) / gamma would cancel.
+template <class Cost, class Smooth, series_like X, series_like Y>
+  requires std::same_as<value_of<X>, value_of<Y>>
+value_of<X> alignment_entropy(measure<Cost, Smooth> const& m, X x, Y y) {
+  auto const xc = detail::as_const(x), yc = detail::as_const(y);
+  detail::check_single_alignment(m, xc, yc, "alignment_entropy", "alignment", true);
+  return host_detail::alignment_entropy(m, xc, yc);
+}
+
+/// out[b] = sharp_value(X[b], Y[b]) for every pair of a paired batch (ragged lengths allowed),
+/// pairs in parallel.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+void sharp_values(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
+                  std::span<value_of<XB>> out) {
+  using T = value_of<XB>;
+  detail::check_measure<Cost, Smooth, T>(m);
+  auto const X = detail::as_const(xs);
+  auto const Y = detail::as_const(ys);
+  detail::check_value_batch(X, Y, out);
+  parallel_for(X.batch, exec.threads, [&](index_t b, int) {
+    out[static_cast<std::size_t>(b)] = host_detail::sharp_value(m, X[b], Y[b]);
+  });
+}
+
+/// sharp_values() plus the gradients, under values_and_grads' rules: GX[b] = upstream[b]
+/// d sharp(X[b], Y[b]) / dX[b] (GY likewise), padding exactly 0, upstream finite (default ones),
+/// the outputs apart from the inputs and each other except GX = GY for Y = X.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+void sharp_values_and_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
+                            std::span<value_of<XB>> out, batch_view<value_of<XB>> gxs,
+                            batch_view<value_of<XB>> gys,
+                            std::span<value_of<XB> const> upstream = {}) {
+  using T = value_of<XB>;
+  static_assert(differentiable_cost_model<Cost, T>, "the cost model has no step_grad");
+  static_assert(second_order_smoothing<Smooth, T>, "the smoothing has no weights_tangent");
+  detail::check_measure<Cost, Smooth, T>(m);
+  auto const X = detail::as_const(xs);
+  auto const Y = detail::as_const(ys);
+  detail::check_training_batch(X, Y, out, gxs, gys, upstream);
+  parallel_for(X.batch, exec.threads, [&](index_t b, int) {
+    auto const [gx, gy] = detail::zeroed_gradients(gxs, gys, X, Y, b);
+    out[static_cast<std::size_t>(b)] =
+        host_detail::sharp_value_and_grad(m, X[b], Y[b], gx, gy, detail::seed_of(upstream, b));
+  });
+}
+
+}  // namespace resilin

@@ -1,0 +1,349 @@
+// sharp_value, sharp_value_and_grad, alignment_entropy and their batches: the expected cost of
+// the soft alignment and the entropy of the alignment distribution. References: the enumeration
+// of every alignment path (the Gibbs expectation of the path cost, -sum p log p, and central
+// differences of them), move_occupancy (the strip engine's expected move uses times the step
+// costs) for every cost model, the identity S = sharp - gamma H against value(), the limits in
+// gamma (log Delannoy, the mean path cost, DTW), the hard measures, and the refusals.
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+#include <support/catch.hpp>
+#include <support/reference.hpp>
+#include <resilin/resilin.hpp>
+#include "helpers.hpp"
+#include "second_order_helpers.hpp"
+
+namespace r = resilin;
+namespace ref = resilin_test::reference;
+using resilin_test::central_differences;
+using resilin_test::max_rel_diff;
+using resilin_test::message_of;
+using resilin_test::random_values;
+
+namespace {
+
+/// Over every alignment path: the Gibbs expectation of its cost, the entropy and the uniform mean.
+struct enumerated {
+  double sharp = 0, entropy = 0, mean = 0;
+};
+
+enumerated enumerate(std::vector<double> const& x, std::vector<double> const& y, r::index_t n, r::index_t m,
+                     r::index_t d, double gamma, ref::mask const* band = nullptr) {
+  using L = long double;
+  auto const paths = ref::all_paths(n, m, band);
+  std::vector<L> costs;
+  L lo = std::numeric_limits<L>::infinity();
+  std::vector<L> const xl(x.begin(), x.end()), yl(y.begin(), y.end());
+  for (auto const& p : paths) {
+    costs.push_back(ref::path_cost(p, xl.data(), yl.data(), d));
+    lo = std::min(lo, costs.back());
+  }
+  L z = 0, sharp = 0, mean = 0;
+  std::vector<L> w(costs.size());
+  for (std::size_t k = 0; k < costs.size(); ++k) {
+    z += (w[k] = std::exp(-(costs[k] - lo) / L(gamma)));
+    mean += costs[k];
+  }
+  L h = 0;
+  for (std::size_t k = 0; k < costs.size(); ++k) {
+    L const p = w[k] / z;
+    sharp += p * costs[k];
+    if (p > 0) h -= p * std::log(p);
+  }
+  return {static_cast<double>(sharp), static_cast<double>(h), static_cast<double>(mean / L(costs.size()))};
+}
+
+/// The sharp value from the strip engine's move occupancies: sum over cells and moves of the
+/// expected use of the move times its step cost (one channel).
+template <class M>
+double sharp_from_occupancy(M const& meas, std::vector<double> const& x, std::vector<double> const& y) {
+  auto const n = static_cast<r::index_t>(x.size()), m = static_cast<r::index_t>(y.size());
+  std::vector<double> dg(x.size() * y.size()), up(dg.size()), left(dg.size());
+  r::move_occupancy(meas, r::view(x), r::view(y), r::matrix_view<double>{dg.data(), n, m},
+                    r::matrix_view<double>{up.data(), n, m}, r::matrix_view<double>{left.data(), n, m});
+  auto const use = [](double occ, double c) { return occ != 0.0 ? occ * c : 0.0; };  // c may be +inf
+  double s = 0;
+  for (r::index_t i = 0; i < n; ++i)
+    for (r::index_t j = 0; j < m; ++j) {
+      auto const c = meas.cost.step(r::series_view<double const>{x.data(), n, 1},
+                                    r::series_view<double const>{y.data(), m, 1}, i, j);
+      auto const k = static_cast<std::size_t>(i * m + j);
+      s += use(dg[k], c.diag) + use(up[k], c.up) + use(left[k], c.left);
+    }
+  return s;
+}
+
+struct sharp_out {
+  double value = 0;
+  std::vector<double> gx, gy;
+};
+
+template <class M>
+sharp_out sharp_of(M const& meas, std::vector<double> const& x, std::vector<double> const& y, r::index_t d) {
+  r::index_t const n = static_cast<r::index_t>(x.size()) / d, m = static_cast<r::index_t>(y.size()) / d;
+  sharp_out o;
+  o.gx.assign(x.size(), 7.0);  // overwritten
+  o.gy.assign(y.size(), 7.0);
+  o.value = r::sharp_value_and_grad(meas, r::series_view<double const>{x.data(), n, d},
+                                    r::series_view<double const>{y.data(), m, d},
+                                    r::series_view<double>{o.gx.data(), n, d}, r::series_view<double>{o.gy.data(), m, d});
+  return o;
+}
+
+template <class M>
+double sharp_only(M const& meas, std::vector<double> const& x, std::vector<double> const& y, r::index_t d) {
+  r::index_t const n = static_cast<r::index_t>(x.size()) / d, m = static_cast<r::index_t>(y.size()) / d;
+  return r::sharp_value(meas, r::series_view<double const>{x.data(), n, d}, r::series_view<double const>{y.data(), m, d});
+}
+
+std::vector<double> joined(std::vector<double> const& a, std::vector<double> const& b) {
+  std::vector<double> p(a);
+  p.insert(p.end(), b.begin(), b.end());
+  return p;
+}
+
+using pair_function = std::function<double(std::vector<double> const&, std::vector<double> const&)>;
+
+/// Central differences of f over (x, y) jointly.
+std::vector<double> differences_of(pair_function const& f, std::vector<double> const& x,
+                                   std::vector<double> const& y, double step = 1e-5) {
+  return central_differences(
+      [&](std::vector<double> const& p) {
+        auto const cut = p.begin() + static_cast<std::ptrdiff_t>(x.size());
+        return f(std::vector<double>(p.begin(), cut), std::vector<double>(cut, p.end()));
+      },
+      joined(x, y), step);
+}
+
+/// The value of sharp_value_and_grad and of sharp_value against `expected`, and the gradient
+/// against central differences of `reference`.
+template <class M>
+void check_against(M const& meas, std::vector<double> const& x, std::vector<double> const& y, r::index_t d,
+                   double expected, pair_function const& reference, double value_tol, double grad_tol,
+                   double step = 1e-5) {
+  sharp_out const o = sharp_of(meas, x, y, d);
+  double const scale = std::max(1.0, std::abs(expected));
+  CHECK(std::abs(o.value - expected) <= value_tol * scale);
+  CHECK(std::abs(sharp_only(meas, x, y, d) - expected) <= value_tol * scale);
+  CHECK(max_rel_diff(joined(o.gx, o.gy), differences_of(reference, x, y, step)) <= grad_tol);
+}
+
+}  // namespace
+
+TEST_CASE("sharp: soft-DTW against the enumeration of every path", "[sharp]") {
+  std::uint64_t seed = 10;
+  resilin_test::for_each_small_problem(seed, [&](double gamma, r::index_t n, r::index_t m, r::index_t d,
+                                                 r::band_spec band, std::vector<double> const& x,
+                                                 std::vector<double> const& y) {
+    auto const meas = r::measures::soft_dtw<double>(gamma, band);
+    ref::mask const mask = ref::sakoe_chiba(n, m, band.radius_for(n, m));
+    auto const e = enumerate(x, y, n, m, d, gamma, &mask);
+    check_against(
+        meas, x, y, d, e.sharp,
+        [&](std::vector<double> const& a, std::vector<double> const& b) {
+          return enumerate(a, b, n, m, d, gamma, &mask).sharp;
+        },
+        1e-12, 1e-6);
+    r::series_view<double const> const xs{x.data(), n, d}, ys{y.data(), m, d};
+    double const h = r::alignment_entropy(meas, xs, ys);
+    CHECK(std::abs(h - e.entropy) <= 1e-12 * std::max(1.0, e.entropy));
+    // S = sharp - gamma H
+    CHECK(r::value(meas, xs, ys) == Approx(e.sharp - gamma * e.entropy).epsilon(1e-12).margin(1e-12));
+  });
+}
+
+TEST_CASE("sharp: the limits in gamma", "[sharp]") {
+  r::index_t const n = 6, m = 6;
+  auto const x = random_values(n, 21, -1, 1), y = random_values(m, 22, -1, 1);
+  auto const e = enumerate(x, y, n, m, 1, 1.0);
+  // gamma -> infinity: every path as likely, H = log Delannoy(5, 5) = log 1683
+  auto const flat = r::measures::soft_dtw<double>(1e7);
+  CHECK(r::alignment_entropy(flat, r::view(x), r::view(y)) == Approx(ref::log_delannoy(5, 5)).epsilon(1e-9));
+  CHECK(r::sharp_value(flat, r::view(x), r::view(y)) == Approx(e.mean).epsilon(1e-6));
+  // gamma -> 0: the optimal path's cost (DTW) and no entropy
+  auto const sharp = r::measures::soft_dtw<double>(1e-4);
+  double const hard = r::value(r::measures::dtw(), r::view(x), r::view(y));
+  CHECK(r::sharp_value(sharp, r::view(x), r::view(y)) == Approx(hard).epsilon(1e-10));
+  CHECK(r::alignment_entropy(sharp, r::view(x), r::view(y)) <= 1e-10);
+  // in between, DTW <= sharp <= the mean path cost and S <= sharp
+  for (double gamma : {0.01, 0.1, 1.0, 10.0}) {
+    CAPTURE(gamma);
+    auto const soft = r::measures::soft_dtw<double>(gamma);
+    double const s = r::sharp_value(soft, r::view(x), r::view(y));
+    CHECK(hard <= s);
+    CHECK(s <= e.mean);
+    CHECK(r::value(soft, r::view(x), r::view(y)) <= s);
+  }
+  // the entropy of a 400 x 400 problem at a large gamma: log Delannoy(399, 399), no cancellation
+  auto const lx = random_values(400, 23, -1, 1), ly = random_values(400, 24, -1, 1);
+  CHECK(r::alignment_entropy(r::measures::soft_dtw<double>(1e9), r::view(lx), r::view(ly)) ==
+        Approx(ref::log_delannoy(399, 399)).epsilon(1e-9));
+}
+
+TEST_CASE("sharp: every soft cost model against the move occupancies", "[sharp]") {
+  std::uint64_t seed = 300;
+  for (auto [n, m] : {std::pair<r::index_t, r::index_t>{9, 7}, {6, 11}, {12, 12}, {1, 5}}) {
+    CAPTURE(n, m);
+    auto const x = random_values(static_cast<std::size_t>(n), ++seed, -1, 1);
+    auto const y = random_values(static_cast<std::size_t>(m), ++seed, -1, 1);
+    auto const check = [&](auto const& meas, double gamma, double step) {
+      double const expected = sharp_from_occupancy(meas, x, y);
+      check_against(meas, x, y, 1, expected,
+                    [&](std::vector<double> const& a, std::vector<double> const& b) { return sharp_from_occupancy(meas, a, b); },
+                    1e-10, 1e-6, step);
+      // S = sharp - gamma H
+      double const h = r::alignment_entropy(meas, r::view(x), r::view(y));
+      CHECK(h >= 0.0);
+      CHECK(r::value(meas, r::view(x), r::view(y)) == Approx(expected - gamma * h).epsilon(1e-11).margin(1e-12));
+    };
+    SECTION("soft-DTW, L1 point cost, band") {
+      check(r::measures::soft_dtw<double, r::l1_distance>(0.5, r::band_spec::radius(3)), 0.5, 1e-5);
+    }
+    SECTION("soft-MSM") {  // the gate is stiff: a smaller step for central differences
+      check(r::measures::soft_msm<double>(0.7, 0.5), 0.7, 1e-6);
+    }
+    SECTION("soft-DTW with a warp penalty") { check(r::with_warp_penalty(r::measures::soft_dtw<double>(0.4), 0.3), 0.4, 1e-5); }
+    SECTION("soft grid CDTW, window") { check(r::measures::soft_cdtw<double>(0.05, r::band_spec::window(0.3)), 0.05, 1e-5); }
+  }
+}
+
+TEST_CASE("sharp: hard measures give the hard value and gradient, and no entropy", "[sharp]") {
+  auto const x = random_values(15, 3, -1, 1), y = random_values(11, 4, -1, 1);
+  auto const check = [&](auto const& meas) {
+    std::vector<double> gx(15), gy(11), hx(15), hy(11);
+    double const v = r::value_and_grad(meas, r::view(x), r::view(y), r::view(gx), r::view(gy));
+    CHECK(r::sharp_value(meas, r::view(x), r::view(y)) == Approx(v).epsilon(1e-14));
+    CHECK(r::sharp_value_and_grad(meas, r::view(x), r::view(y), r::view(hx), r::view(hy)) == Approx(v).epsilon(1e-14));
+    CHECK(max_rel_diff(joined(hx, hy), joined(gx, gy)) <= 1e-12);
+    CHECK(r::alignment_entropy(meas, r::view(x), r::view(y)) == 0.0);
+  };
+  check(r::measures::dtw(r::band_spec::radius(4)));
+  check(r::measures::msm(0.5));
+  check(r::measures::cdtw());
+}
+
+TEST_CASE("sharp: divergences and independent channels", "[sharp]") {
+  r::index_t const n = 10, m = 8, d = 3;
+  auto const x = random_values(static_cast<std::size_t>(n * d), 31, -1, 1);
+  auto const y = random_values(static_cast<std::size_t>(m * d), 32, -1, 1);
+  SECTION("the sharp divergence: zero on the diagonal, its gradient by central differences") {
+    auto const meas = r::measures::soft_dtw_divergence<double>(0.5, r::band_spec::radius(3));
+    auto const plain = r::measures::soft_dtw<double>(0.5, r::band_spec::radius(3));
+    auto const s = [&](std::vector<double> const& a, std::vector<double> const& b) { return sharp_only(plain, a, b, d); };
+    double const expected = s(x, y) - (0.5 * s(x, x) + 0.5 * s(y, y));
+    check_against(meas, x, y, d, expected,
+                  [&](std::vector<double> const& a, std::vector<double> const& b) { return sharp_only(meas, a, b, d); },
+                  1e-12, 1e-6);
+    CHECK(sharp_only(meas, x, x, d) == 0.0);
+    CHECK(sharp_only(meas, y, x, d) == Approx(expected).epsilon(1e-12));
+  }
+  SECTION("soft-MSM: the sum over channels, divergence included") {
+    for (auto const& meas : {r::measures::soft_msm<double>(0.5, 0.3), r::measures::soft_msm_divergence<double>(0.5, 0.3)}) {
+      CAPTURE(meas.divergence);
+      sharp_out const all = sharp_of(meas, x, y, d);
+      double sum = 0, entropy = 0;
+      for (r::index_t c = 0; c < d; ++c) {
+        CAPTURE(c);
+        std::vector<double> xc, yc;
+        for (r::index_t i = 0; i < n; ++i) xc.push_back(x[static_cast<std::size_t>(i * d + c)]);
+        for (r::index_t j = 0; j < m; ++j) yc.push_back(y[static_cast<std::size_t>(j * d + c)]);
+        sharp_out const one = sharp_of(meas, xc, yc, 1);
+        sum += one.value;
+        if (!meas.divergence) entropy += r::alignment_entropy(meas, r::view(xc), r::view(yc));
+        for (r::index_t i = 0; i < n; ++i) CHECK(all.gx[static_cast<std::size_t>(i * d + c)] == one.gx[static_cast<std::size_t>(i)]);
+        for (r::index_t j = 0; j < m; ++j) CHECK(all.gy[static_cast<std::size_t>(j * d + c)] == one.gy[static_cast<std::size_t>(j)]);
+      }
+      CHECK(all.value == Approx(sum).epsilon(1e-14));
+      CHECK(sharp_only(meas, x, y, d) == Approx(sum).epsilon(1e-12));
+      if (!meas.divergence)
+        CHECK(r::alignment_entropy(meas, r::series_view<double const>{x.data(), n, d},
+                                   r::series_view<double const>{y.data(), m, d}) == Approx(entropy).epsilon(1e-14));
+    }
+  }
+  SECTION("y = x with one gradient buffer gets d sharp(x, x) / dx") {
+    auto const meas = r::measures::soft_dtw<double>(0.5);
+    std::vector<double> g(static_cast<std::size_t>(n * d), 3.0);
+    r::series_view<double const> const xs{x.data(), n, d};
+    r::series_view<double> const gs{g.data(), n, d};
+    r::sharp_value_and_grad(meas, xs, xs, gs, gs);
+    auto const fd = central_differences([&](std::vector<double> const& p) { return sharp_only(meas, p, p, d); }, x);
+    CHECK(max_rel_diff(g, fd) <= 1e-6);
+  }
+}
+
+TEST_CASE("sharp: the value alone, transposed or not, agrees with the pass", "[sharp]") {
+  for (auto [n, m] : {std::pair<r::index_t, r::index_t>{40, 25}, {25, 40}, {1, 30}, {30, 1}}) {
+    CAPTURE(n, m);
+    auto const x = random_values(static_cast<std::size_t>(n), 41, -1, 1), y = random_values(static_cast<std::size_t>(m), 42, -1, 1);
+    for (auto const& meas : {r::measures::soft_msm<double>(0.3, 0.4), r::measures::soft_msm<double>(0.3, 0.4, r::band_spec::window(0.1))}) {
+      sharp_out const o = sharp_of(meas, x, y, 1);
+      double const v = sharp_only(meas, x, y, 1);
+      if (n >= m) CHECK(resilin_test::bits_equal(v, o.value));  // the same cells in the same order
+      CHECK(v == Approx(o.value).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("sharp: long pairs in float stay finite and near double", "[sharp]") {
+  r::index_t const n = 3000, m = 2500;
+  auto const x = random_values(n, 51, -1, 1), y = random_values(m, 52, -1, 1);
+  auto const xf = resilin_test::cast<float>(x), yf = resilin_test::cast<float>(y);
+  auto const meas = r::measures::soft_dtw<double>(0.01, r::band_spec::radius(40));
+  auto const measf = r::measures::soft_dtw<float>(0.01f, r::band_spec::radius(40));
+  std::vector<float> gx(n), gy(m);
+  float const vf = r::sharp_value_and_grad(measf, r::view(xf), r::view(yf), r::view(gx), r::view(gy));
+  double const vd = r::sharp_value(meas, r::view(x), r::view(y));
+  CHECK(std::isfinite(vf));
+  CHECK(vf == Approx(vd).epsilon(1e-3));
+  bool finite = true;
+  for (float g : gx) finite = finite && std::isfinite(g);
+  for (float g : gy) finite = finite && std::isfinite(g);
+  CHECK(finite);
+  CHECK(r::alignment_entropy(measf, r::view(xf), r::view(yf)) >= 0.0f);
+}
+
+TEST_CASE("sharp_values, sharp_values_and_grads: a ragged batch equals its pairs, any threads", "[sharp]") {
+  resilin_test::ragged<double> const xs(9, 20, 2, 61), ys(9, 17, 2, 62);
+  auto const X = xs.view(), Y = ys.view();
+  auto const meas = r::measures::soft_dtw_divergence<double>(0.2, r::band_spec::window(0.5));
+  resilin_test::check_batch_equals_pairs(
+      xs, ys,
+      [&](r::host_backend exec, std::span<double> out, r::batch_view<double> gx, r::batch_view<double> gy,
+          std::span<double const> up) { r::sharp_values_and_grads(exec, meas, X, Y, out, gx, gy, up); },
+      [&](r::index_t b, r::series_view<double> gx, r::series_view<double> gy) {
+        return r::sharp_value_and_grad(meas, X[b], Y[b], gx, gy);
+      });
+  std::vector<double> values(9);
+  r::sharp_values(r::host, meas, X, Y, std::span<double>(values));
+  for (r::index_t b = 0; b < 9; ++b)
+    CHECK(resilin_test::bits_equal(values[static_cast<std::size_t>(b)], r::sharp_value(meas, X[b], Y[b])));
+  std::vector<double> gx(xs.data.size()), gy(ys.data.size());
+  CHECK(message_of<r::invalid_argument>([&] {
+          r::sharp_values_and_grads(r::host, meas, X, Y, std::span<double>(values).first(8),
+                                    r::make_batch(gx, 9, 20, 2, xs.lengths), r::make_batch(gy, 9, 17, 2, ys.lengths));
+        }) == "out has 8 entries, expected batch = 9");
+}
+
+TEST_CASE("sharp: refusals", "[sharp]") {
+  using r::invalid_argument;
+  std::vector<double> x{0, 1, 2, 1}, y{0, 2, 1}, gx(4), gy(3);
+  auto const meas = r::measures::soft_dtw<double>(1.0);
+  CHECK(message_of<invalid_argument>([&] {
+          r::alignment_entropy(r::measures::soft_dtw_divergence<double>(1.0), r::view(x), r::view(y));
+        }) == "alignment_entropy: a divergence has no single alignment");
+  CHECK(message_of<invalid_argument>([&] {
+          r::sharp_value_and_grad(meas, r::view(x), r::view(y), r::series_view<double>{gx.data(), 3, 1}, r::view(gy));
+        }) == "gx must have the shape of x (4, 1), got (3, 1)");
+  CHECK(message_of<invalid_argument>([&] {
+          r::sharp_value_and_grad(meas, r::view(x), r::view(y), r::view(x), r::view(gy));
+        }).find("gx overlaps") == 0);
+  CHECK(message_of<invalid_argument>([&] {
+          r::sharp_value(r::measures::soft_dtw<double>(0.0), r::view(x), r::view(y));
+        }).find("gamma must be > 0") == 0);
+  std::vector<double> values(2);
+  CHECK(message_of<invalid_argument>([&] {
+          r::sharp_values(r::host, meas, r::make_batch(x, 2, 2), r::make_batch(y, 1, 3), std::span<double>(values));
+        }) == "X and Y must hold as many series, got 2 and 1");
+}
