@@ -40,6 +40,7 @@ struct alignment_options {
   double gamma = 1.0;
   long long band = 0;
   double window = 0;
+  double itakura = 2.0;
   double c = 1.0;
   long long steps = 300;
   double lr = 0.01;
@@ -51,6 +52,7 @@ struct alignment_options {
   CLI::Option* gamma_opt = nullptr;
   CLI::Option* band_opt = nullptr;
   CLI::Option* window_opt = nullptr;
+  CLI::Option* itakura_opt = nullptr;
   CLI::Option* c_opt = nullptr;
   CLI::Option* steps_opt = nullptr;
   CLI::Option* lr_opt = nullptr;
@@ -65,7 +67,7 @@ struct run_settings {
   r::host_backend exec = r::host;  // the host's threads (also for what runs there with --backend cuda)
   bool cuda = false;               // --backend cuda: pairwise values, gradients, barycentres
   bool znorm = false;
-  std::string band_text = "full";  // for summaries: full, R=5, w=0.1
+  std::string band_text = "full";  // for summaries: full, R=5, w=0.1, itakura=2
 };
 
 /// A number for summaries: %g (6 significant digits).
@@ -92,8 +94,12 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o, bool init
   o.band_opt = cmd.add_option("--band", o.band, "Sakoe-Chiba radius R in cells (|i - j| <= R)");
   o.window_opt = cmd.add_option("--window", o.window,
                                 "Sakoe-Chiba window F: R = ceil(F * max(n, m)); 0 = diagonal");
-  o.band_opt->excludes(o.window_opt);
-  o.window_opt->excludes(o.band_opt);
+  o.itakura_opt = cmd.add_option("--itakura", o.itakura,
+                                 "Itakura parallelogram of slope S >= 1: local slopes within [1/S, S] "
+                                 "of the diagonal's (tslearn's max_slope; used to 1/1024)");
+  o.band_opt->excludes(o.window_opt)->excludes(o.itakura_opt);
+  o.window_opt->excludes(o.band_opt)->excludes(o.itakura_opt);
+  o.itakura_opt->excludes(o.band_opt)->excludes(o.window_opt);
   o.c_opt = cmd.add_option("--c", o.c, "MSM split/merge cost, >= 0 (msm metrics)")
                 ->capture_default_str();
   o.steps_opt = cmd.add_option("--steps", o.steps, "Adam steps per warp fit, >= 0 (fast-cdtw)")
@@ -138,11 +144,11 @@ inline run_settings resolve(alignment_options const& o) {
     require(o.lr > 0 && std::isfinite(o.lr), "--lr must be > 0 and finite, got ", o.lr);
     s.measure.steps = static_cast<r::index_t>(o.steps);
     s.measure.lr = o.lr;
-    bool const banded = o.band_opt->count() > 0 || o.window_opt->count() > 0;
+    bool const banded = o.band_opt->count() > 0 || o.window_opt->count() > 0 || o.itakura_opt->count() > 0;
     require(!(banded && s.measure.metric == metric_kind::euclidean),
-            "--band and --window do not apply to metric 'euclidean' (use dtw --band R)");
+            "--band, --window and --itakura do not apply to metric 'euclidean' (use dtw --band R)");
     require(!(banded && fast),
-            "--band and --window do not apply to metric 'fast-cdtw' (its warp is unconstrained)");
+            "--band, --window and --itakura do not apply to metric 'fast-cdtw' (its warp is unconstrained)");
     if (fast) s.band_text = "-";
     if (o.band_opt->count() > 0) {
       require(o.band >= 0, "--band must be >= 0, got ", o.band);
@@ -153,6 +159,11 @@ inline run_settings resolve(alignment_options const& o) {
               "--window must be a finite value >= 0, got ", o.window);
       s.measure.band = r::band_spec::window(o.window);
       s.band_text = "w=" + short_number(o.window);
+    } else if (o.itakura_opt->count() > 0) {
+      require(o.itakura >= 1 && std::isfinite(o.itakura),
+              "--itakura must be a finite slope >= 1, got ", o.itakura);
+      s.measure.band = r::band_spec::itakura(o.itakura);
+      s.band_text = "itakura=" + short_number(o.itakura);
     } else if (s.measure.metric == metric_kind::euclidean) {
       s.band_text = "diagonal";
     }

@@ -80,7 +80,7 @@ void check_gradient_call(series_view<T const> x, series_view<T const> y, series_
 /// `pair` of a batch when it is >= 0).
 template <class M, class Read>
 void check_penalty(M const& m, index_t n, index_t k, Read const& omega, index_t pair = -1) {
-  band_geometry const band = band_geometry::make(n, k, m.band.radius_for(n, k));
+  band_geometry const band = m.band.geometry(n, k);
   for (index_t i = 0; i < n; ++i) {
     index_range const cols = band.row(i);
     for (index_t j = cols.lo; j <= cols.hi; ++j) {

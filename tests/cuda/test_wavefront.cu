@@ -95,7 +95,7 @@ bool bitwise(V const& a, V const& b) {
 
 std::vector<r::band_spec> bands() {
   return {r::band_spec::none(), r::band_spec::radius(0), r::band_spec::radius(3),
-          r::band_spec::window(0.1), r::band_spec::window(0.3)};
+          r::band_spec::window(0.1), r::band_spec::window(0.3), r::band_spec::itakura(1.5)};
 }
 
 /// Counts the workspace bytes the convenience layer holds at once.

@@ -273,7 +273,8 @@ struct weighted_distance {
 
 std::vector<r::band_spec> bands() {
   return {r::band_spec::none(), r::band_spec::radius(0), r::band_spec::radius(2),
-          r::band_spec::radius(5), r::band_spec::window(0.1), r::band_spec::window(0.3)};
+          r::band_spec::radius(5), r::band_spec::window(0.1), r::band_spec::window(0.3),
+          r::band_spec::itakura(1.5)};
 }
 
 /// The bands of the heaviest emulations: bands(), or three of them in the sanitizer build

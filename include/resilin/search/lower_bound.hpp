@@ -51,7 +51,7 @@ class keogh_envelope {
     lower_.resize(size);
     upper_.resize(size);
     queue_.resize(static_cast<std::size_t>(n_));
-    auto const g = band_geometry::make(rows, n_, band.radius_for(n_, rows));
+    auto const g = band.geometry(rows, n_);
     for (index_t c = 0; c < channels_; ++c) {
       sweep(g, x, c, upper_, [](T a, T b) { return a >= b; });
       sweep(g, x, c, lower_, [](T a, T b) { return a <= b; });

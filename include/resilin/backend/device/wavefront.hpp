@@ -80,8 +80,23 @@ RESILIN_HD constexpr index_t grid_lo(index_t m, index_t t) noexcept {
   return t - (m - 1) > 0 ? t - (m - 1) : 0;
 }
 
-/// The in-band cells of anti-diagonal t. With j = t - i, the band condition
-/// |i (m-1) - j (n-1)| <= W becomes |i (n+m-2) - t (n-1)| <= W: one interval of rows.
+/// The Itakura parallelogram's rows on anti-diagonal t (unclamped; may be empty): with j = t - i,
+/// each of band_geometry::parallelogram_row's four conditions bounds i on one side.
+RESILIN_HD constexpr diag_span parallelogram_diagonal(band_geometry const& g, index_t t) noexcept {
+  using wide = detail::wide_int;
+  wide const P = g.slope, Q = itakura_slope_scale, A = g.m - 1, B = g.n - 1, T = t;
+  wide const N = A * B, up = P * A + Q * B, down = Q * A + P * B;
+  wide const lo1 = detail::ceil_div(Q * T * B, up);                // Q b <= P a
+  wide const lo2 = detail::ceil_div(P * T * B - (P - Q) * N, down);  // Q (N - a) <= P (N - b)
+  wide const hi1 = detail::floor_div(P * T * B, down);             // Q a <= P b
+  wide const hi2 = detail::floor_div((P - Q) * N + Q * T * B, up);   // Q (N - b) <= P (N - a)
+  return {static_cast<index_t>(lo1 > lo2 ? lo1 : lo2), static_cast<index_t>(hi1 < hi2 ? hi1 : hi2)};
+}
+
+/// The in-band cells of anti-diagonal t. With j = t - i, the Sakoe-Chiba condition
+/// |i (m-1) - j (n-1)| <= W becomes |i (n+m-2) - t (n-1)| <= W: one interval of rows. An
+/// Itakura band unites it with the parallelogram's interval; both hold the point where the
+/// diagonal crosses, so the union is their hull.
 RESILIN_HD constexpr diag_span diagonal(band_geometry const& g, index_t t) noexcept {
   index_t const n = g.n, m = g.m;
   if (t < 0 || t > n + m - 2) return {0, -1};
@@ -89,8 +104,13 @@ RESILIN_HD constexpr diag_span diagonal(band_geometry const& g, index_t t) noexc
   index_t hi = t < n - 1 ? t : n - 1;
   if (g.banded()) {  // banded implies n, m >= 2
     index_t const s = n + m - 2, c = t * (n - 1);
-    index_t const blo = detail::ceil_div(c - g.half_width, s);
-    index_t const bhi = detail::floor_div(c + g.half_width, s);
+    index_t blo = detail::ceil_div(c - g.half_width, s);
+    index_t bhi = detail::floor_div(c + g.half_width, s);
+    if (g.itakura()) {
+      diag_span const p = parallelogram_diagonal(g, t);
+      blo = p.lo < blo ? p.lo : blo;
+      bhi = p.hi > bhi ? p.hi : bhi;
+    }
     lo = blo > lo ? blo : lo;
     hi = bhi < hi ? bhi : hi;
   }
@@ -112,11 +132,13 @@ RESILIN_HD constexpr index_t diag_index(index_t n, index_t m, index_t i, index_t
 
 /// The band, resolvable on the device for every pair of lengths: band_spec::radius_for(n, m)
 /// depends on max(n, m) only, and a window band's ceil(f * max(n, m)) is one correctly rounded
-/// product and a ceil, the same bits on the device as on the host. Nothing is copied from the
-/// host, so the launches that use it can be captured in a CUDA graph.
+/// product and a ceil, the same bits on the device as on the host; an Itakura slope is already
+/// an integer. Nothing is copied from the host, so the launches that use it can be captured in
+/// a CUDA graph.
 struct device_band {
-  index_t radius = -1;   // -1: none (unless window >= 0), else the radius in cells
+  index_t radius = -1;   // -1: none (unless window >= 0 or slope > 0), else the radius in cells
   double window = -1;    // >= 0: a window fraction of max(n, m)
+  index_t slope = 0;     // > 0: an Itakura parallelogram, band_spec::itakura_slope_scaled()
 
   RESILIN_HD index_t radius_for(index_t n, index_t m) const noexcept {
     index_t const longest = n > m ? n : m;
@@ -127,14 +149,20 @@ struct device_band {
     if (radius < 0) return -1;
     return radius < longest ? radius : longest;
   }
+  /// band_spec::geometry(n, m) of the band it came from.
+  RESILIN_HD band_geometry geometry(index_t n, index_t m) const noexcept {
+    if (slope > 0) return band_geometry::make_itakura(n, m, slope);
+    return band_geometry::make(n, m, radius_for(n, m));
+  }
 };
 
 /// Host side: the device form of a band_spec.
 inline device_band make_device_band(band_spec const& b) noexcept {
-  if (b.type() == band_spec::kind::window) return {-1, b.window_fraction()};
-  if (b.type() == band_spec::kind::none) return {-1, -1};
+  if (b.type() == band_spec::kind::window) return {-1, b.window_fraction(), 0};
+  if (b.type() == band_spec::kind::itakura) return {-1, -1, b.itakura_slope_scaled()};
+  if (b.type() == band_spec::kind::none) return {-1, -1, 0};
   index_t const big = index_t(1) << 60;  // radius_for(big, big) is the radius itself
-  return {b.radius_for(big, big), -1};
+  return {b.radius_for(big, big), -1, 0};
 }
 
 // --- jobs: which two series a block aligns -----------------------------------------------------
@@ -555,13 +583,12 @@ RESILIN_HD T job_value(value_args<T, Cost, Smooth> const& a, index_t k, Forward&
   series_view<T const> const x = job_series(jb.x_from_y ? a.Y : a.X, jb.xs);
   series_view<T const> const y = job_series(jb.y_from_x ? a.X : a.Y, jb.ys);
   if (x.length == 0 || y.length == 0) return quiet_nan<T>();
-  index_t const r = a.band.radius_for(x.length, y.length);
   if (y.length < x.length) {
     return forward(grid_problem<T, transposed_cost<Cost>, Smooth>{
-        {a.cost}, a.smooth, y, x, band_geometry::make(y.length, x.length, r)});
+        {a.cost}, a.smooth, y, x, a.band.geometry(y.length, x.length)});
   }
   return forward(grid_problem<T, Cost, Smooth>{a.cost, a.smooth, x, y,
-                                               band_geometry::make(x.length, y.length, r)});
+                                               a.band.geometry(x.length, y.length)});
 }
 
 /// Value of job k, in O(min(n, m)) memory: the shorter series is put on the rows.
@@ -709,18 +736,32 @@ RESILIN_HD constexpr int strip_rows_per_lane(index_t rows, bool staged) noexcept
 
 /// The in-band rows [lo, hi] of column j, walked one column at a time: from column j to j + 1
 /// both bounds of |i (m - 1) - j (n - 1)| <= W move by (n - 1) / (m - 1), at most one row
-/// when the rows are the shorter series, so no division after the first column.
+/// when the rows are the shorter series, so no division after the first column. An Itakura
+/// band's columns are the rows of its transpose (the band is symmetric), computed per column.
 struct band_column_walk {
   index_t lo = 0, hi = 0;          // unclamped bounds of the current column (banded), or the grid's
   index_t lo_key = 0, hi_key = 0;  // j (n - 1) - W and j (n - 1) + W
-  index_t rows_step = 0, cols_step = 0;  // n - 1 and m - 1; cols_step 0: not banded
+  index_t rows_step = 0, cols_step = 0;  // n - 1 and m - 1; cols_step 0: not banded (or Itakura)
+  band_geometry columns{};         // Itakura: the transposed band, whose row j is column j
+  index_t column = 0;              // Itakura: the current column
 
   static RESILIN_HD constexpr band_column_walk first(band_geometry const& g) noexcept {
-    if (!g.banded()) return {0, g.n - 1, 0, 0, 0, 0};
+    if (g.itakura()) {
+      band_geometry const t = band_geometry::make_itakura(g.m, g.n, g.slope);
+      index_range const r = t.row(0);
+      return {r.lo, r.hi, 0, 0, 0, 0, t, 0};
+    }
+    if (!g.banded()) return {0, g.n - 1, 0, 0, 0, 0, {}, 0};
     index_t const W = g.half_width;
-    return {detail::ceil_div(-W, g.m - 1), detail::floor_div(W, g.m - 1), -W, W, g.n - 1, g.m - 1};
+    return {detail::ceil_div(-W, g.m - 1), detail::floor_div(W, g.m - 1), -W, W, g.n - 1, g.m - 1, {}, 0};
   }
   RESILIN_HD constexpr void advance() noexcept {
+    if (columns.itakura()) {
+      index_range const r = columns.row(++column);
+      lo = r.lo;
+      hi = r.hi;
+      return;
+    }
     if (cols_step == 0) return;
     lo_key += rows_step;
     hi_key += rows_step;
@@ -1211,18 +1252,17 @@ RESILIN_HD void tiled_value_block(Exec const& ex, tiled_args<T, Cost, Smooth> co
     return;
   }
   tile_borders<T> const bd{a.borders + jk * tile_borders<T>::values(a.per_diagonal), a.per_diagonal};
-  index_t const r = v.band.radius_for(x.length, y.length);
   T value;
   bool last;
   if (y.length < x.length) {
     grid_problem<T, transposed_cost<Cost>, Smooth> const p{
-        {v.cost}, v.smooth, y, x, band_geometry::make(y.length, x.length, r)};
+        {v.cost}, v.smooth, y, x, v.band.geometry(y.length, x.length)};
     tile_grid const tg = tile_grid::of(y.length, x.length);
     last = d == tg.diagonals() - 1 && k == 0;
     value = tile_program(ex, p, bd, d, k, ring, distances);
   } else {
     grid_problem<T, Cost, Smooth> const p{v.cost, v.smooth, x, y,
-                                          band_geometry::make(x.length, y.length, r)};
+                                          v.band.geometry(x.length, y.length)};
     tile_grid const tg = tile_grid::of(x.length, y.length);
     last = d == tg.diagonals() - 1 && k == 0;
     value = tile_program(ex, p, bd, d, k, ring, distances);
@@ -1280,7 +1320,7 @@ RESILIN_HD train_job<T, Cost, Smooth> train_job_of(train_args<T, Cost, Smooth> c
   if (x.length == 0 || y.length == 0) return j;
   j.valid = true;
   j.p = {a.cost, a.smooth, x, y,
-         band_geometry::make(x.length, y.length, a.band.radius_for(x.length, y.length))};
+         a.band.geometry(x.length, y.length)};
   j.slot = a.store + a.slot_offset[jb.problem] + b * a.slot_size[jb.problem];
   T const u = a.upstream ? a.upstream[b] : T(1);
   j.seed = jb.problem == 0 ? u : -u / T(2);

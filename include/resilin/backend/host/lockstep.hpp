@@ -241,7 +241,7 @@ void run_lockstep_group(measure<Cost, Smooth> const& m, lockstep_plan const& pla
       pairs[g] = oriented_pair<T>::of(x, y);
     }
     index_t const n = pairs[0].x.length, c = pairs[0].y.length;
-    band_geometry const band = band_geometry::make(n, c, m.band.radius_for(n, c));
+    band_geometry const band = m.band.geometry(n, c);
     T values[G];
     typename lockstep_cell_for<T, Cost, Smooth>::type const cell(m.smooth);
     lockstep_values<T, typename Cost::distance_type>(pairs, band, cell, values, ws);

@@ -67,7 +67,7 @@ template <class T, class Cost, class Smooth>
 pair_problem<T, Cost, Smooth> make_problem(measure<Cost, Smooth> const& m, series_view<T const> x,
                                            series_view<T const> y) {
   return {m.cost, m.smooth, x, y,
-          band_geometry::make(x.length, y.length, m.band.radius_for(x.length, y.length))};
+          m.band.geometry(x.length, y.length)};
 }
 
 /// S(x, y) alone, in O(min(n, m)) memory: the rolling buffer runs along the shorter series.

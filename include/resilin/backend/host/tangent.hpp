@@ -136,7 +136,7 @@ template <class T, class Cost, class Smooth, class Dir>
 T tangent_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                 Dir const& dir, T* value_out) {
   index_t const n = x.length, k = y.length;
-  band_geometry const band = band_geometry::make(n, k, m.band.radius_for(n, k));
+  band_geometry const band = m.band.geometry(n, k);
   T const inf = math::infinity<T>();
   auto const width = static_cast<std::size_t>(k + 1);  // column j at j + 1
   std::vector<T> r_prev(width, inf), dr_prev(width, T(0)), r_cur(width), dr_cur(width);
@@ -173,7 +173,7 @@ T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_vi
                std::size_t keep_bytes = kept_table_bytes) {
   static_assert(Dir::differentiable, "this direction has no backward");
   index_t const n = x.length, k = y.length;
-  band_geometry const band = band_geometry::make(n, k, m.band.radius_for(n, k));
+  band_geometry const band = m.band.geometry(n, k);
   T const inf = math::infinity<T>();
   band_rows const rows(band, n);
   std::vector<T> r(rows.size, inf), dr(rows.size, T(0));
