@@ -28,7 +28,9 @@
 namespace resilin {
 
 /// The expected cost of the soft alignment of x and y, E_p[C(path)]; for a divergence measure
-/// the sharp divergence. Independent channels: the sum over the channels.
+/// the sharp divergence. Independent channels: the sum over the channels. It runs along the
+/// shorter series (the problem transposed when m > n), so for m > n it may differ from
+/// sharp_value_and_grad's value in the last bits.
 template <class Cost, class Smooth, series_like X, series_like Y>
   requires std::same_as<value_of<X>, value_of<Y>>
 value_of<X> sharp_value(measure<Cost, Smooth> const& m, X x, Y y) {
@@ -59,8 +61,9 @@ value_of<X> sharp_value_and_grad(measure<Cost, Smooth> const& m, X x, Y y,
 
 /// The entropy H = -sum_paths p log p of the alignment distribution of x and y (the sum over
 /// the channels for independent channels): 0 for a single path or hard_min, log |paths| when
-/// every path is as likely. Computed by its chain rule over the moves (each cell adds its last
-/// move's entropy, weighted by E), so it stays accurate where (sharp - S) / gamma would cancel.
+/// every path is as likely; NaN when the pair has no alignment (S = +inf). Computed by its chain
+/// rule over the moves (each cell adds its last move's entropy, weighted by E), so it stays
+/// accurate where (sharp - S) / gamma would cancel.
 template <class Cost, class Smooth, series_like X, series_like Y>
   requires std::same_as<value_of<X>, value_of<Y>>
 value_of<X> alignment_entropy(measure<Cost, Smooth> const& m, X x, Y y) {

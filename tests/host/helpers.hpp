@@ -11,6 +11,7 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+#include <support/reference.hpp>
 #include <resilin/alignment.hpp>
 
 namespace resilin_test {
@@ -136,6 +137,14 @@ std::string message_of(F&& f) {
     return "<unknown exception>";
   }
   return "<no exception>";
+}
+
+/// The reference mask (support/reference.hpp) of a band_spec on an (n, m) problem: Sakoe-Chiba
+/// from its radius, Itakura from its slope.
+inline resilin_test::reference::mask band_mask(resilin::band_spec const& band, resilin::index_t n, resilin::index_t m) {
+  if (band.type() == resilin::band_spec::kind::itakura)
+    return resilin_test::reference::itakura(n, m, band.itakura_slope_scaled());
+  return resilin_test::reference::sakoe_chiba(n, m, band.radius_for(n, m));
 }
 
 /// A ragged batch with its storage: `count` series of length in [1, max_length].

@@ -13,9 +13,10 @@
 
 namespace resilin_test {
 
-/// Every shape up to 4 x 4, one and two channels, no band and radii 0 and 1, at gamma 0.1, 1 and
-/// 10: f(gamma, n, m, d, band, x, y) with x, y uniform in [-1.5, 1.5) from consecutive seeds
-/// after `seed` (then `seed` moves past them).
+/// Every shape up to 4 x 4, one and two channels, no band, radii 0 and 1 and an Itakura band of
+/// slope 1.5, at gamma 0.1, 1 and 10: f(gamma, n, m, d, band, x, y) with x, y uniform in
+/// [-1.5, 1.5) from consecutive seeds after `seed` (then `seed` moves past them). band_mask()
+/// gives each band's reference mask.
 inline void for_each_small_problem(
     std::uint64_t& seed,
     std::function<void(double, resilin::index_t, resilin::index_t, resilin::index_t, resilin::band_spec,
@@ -24,11 +25,14 @@ inline void for_each_small_problem(
     for (resilin::index_t n = 1; n <= 4; ++n)
       for (resilin::index_t m = 1; m <= 4; ++m)
         for (resilin::index_t d : {1, 2})
-          for (resilin::index_t radius : {-1, 0, 1}) {
+          for (resilin::index_t radius : {-1, 0, 1, -2}) {  // -2: Itakura
             CAPTURE(gamma, n, m, d, radius);
             auto const x = random_values(static_cast<std::size_t>(n * d), ++seed, -1.5, 1.5);
             auto const y = random_values(static_cast<std::size_t>(m * d), ++seed, -1.5, 1.5);
-            f(gamma, n, m, d, radius < 0 ? resilin::band_spec::none() : resilin::band_spec::radius(radius), x, y);
+            auto const band = radius == -2  ? resilin::band_spec::itakura(1.5)
+                              : radius < 0 ? resilin::band_spec::none()
+                                           : resilin::band_spec::radius(radius);
+            f(gamma, n, m, d, band, x, y);
           }
 }
 
@@ -59,6 +63,7 @@ inline void check_batch_equals_pairs(ragged<double> const& xs, ragged<double> co
   };
   result const one = run(1, {}), all = run(0, {}), scaled = run(0, upstream);
   CHECK(bitwise_equal(one.out, all.out));
+  CHECK(bitwise_equal(one.out, scaled.out));  // the upstream factor scales the gradients only
   CHECK(bitwise_equal(one.gx, all.gx));
   CHECK(bitwise_equal(one.gy, all.gy));
   auto const at = [](std::vector<double> const& v, resilin::index_t off, resilin::index_t count) {

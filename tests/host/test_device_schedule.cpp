@@ -325,8 +325,11 @@ TEST_CASE("device schedule: the device band resolves like band_spec", "[device][
     auto const db = dd::make_device_band(b);
     INFO("band kind " << int(b.type()) << " window " << b.window_fraction());
     for (r::index_t n : {1, 2, 5, 17, 100, 300})
-      for (r::index_t m : {1, 3, 17, 299})
+      for (r::index_t m : {1, 3, 17, 299}) {
         CHECK(db.radius_for(n, m) == b.radius_for(n, m));
+        auto const gd = db.geometry(n, m), gh = b.geometry(n, m);
+        CHECK((gd.n == gh.n && gd.m == gh.m && gd.half_width == gh.half_width && gd.slope == gh.slope));
+      }
     for (r::index_t L = 0; L <= 5000; ++L) REQUIRE(db.radius_for(L, 1) == b.radius_for(L, 1));
     for (r::index_t L : {r::index_t(1) << 20, r::index_t(1) << 31, r::index_t(1) << 40})
       CHECK(db.radius_for(1, L) == b.radius_for(1, L));

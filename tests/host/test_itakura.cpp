@@ -1,4 +1,5 @@
-// The Itakura parallelogram (core/band.hpp): its rows, anti-diagonals and columns against the
+// The Itakura parallelogram (core/band.hpp): its rows against tslearn's masks for n = m (data
+// generated offline, tests/data/itakura), its rows, anti-diagonals and columns against the
 // mask written cell by cell from its definition (reference.hpp), its properties (monotone
 // non-empty rows, symmetry, the slope's limits), and every host engine on it against the masked
 // references: the enumeration of every path, the straightforward loop, the hard recursion and
@@ -11,6 +12,7 @@
 #include <support/reference.hpp>
 #include <resilin/backend/device/wavefront.hpp>
 #include <resilin/resilin.hpp>
+#include <data/itakura/tslearn_masks.hpp>
 #include "helpers.hpp"
 
 namespace r = resilin;
@@ -62,6 +64,25 @@ TEST_CASE("itakura: rows, anti-diagonals and columns are the parallelogram's cel
           }
         }
       }
+}
+
+TEST_CASE("itakura: for n = m, tslearn's itakura_mask", "[band][itakura]") {
+  long const* p = resilin_test::tslearn::itakura_masks;
+  int cases = 0;
+  while (*p != 0) {
+    r::index_t const n = p[0];
+    double const s = static_cast<double>(p[1]) / 1024.0;
+    p += 2;
+    CAPTURE(n, s);
+    auto const g = r::band_spec::itakura(s).geometry(n, n);
+    for (r::index_t i = 0; i < n; ++i, p += 2) {
+      CAPTURE(i);
+      CHECK(g.row(i).lo == p[0]);
+      CHECK(g.row(i).hi == p[1]);
+    }
+    ++cases;
+  }
+  CHECK(cases == 40);
 }
 
 TEST_CASE("itakura: the slope's limits and the device's band", "[band][itakura]") {

@@ -138,7 +138,7 @@ TEST_CASE("sharp: soft-DTW against the enumeration of every path", "[sharp]") {
                                                  r::band_spec band, std::vector<double> const& x,
                                                  std::vector<double> const& y) {
     auto const meas = r::measures::soft_dtw<double>(gamma, band);
-    ref::mask const mask = ref::sakoe_chiba(n, m, band.radius_for(n, m));
+    ref::mask const mask = resilin_test::band_mask(band, n, m);
     auto const e = enumerate(x, y, n, m, d, gamma, &mask);
     check_against(
         meas, x, y, d, e.sharp,

@@ -14,9 +14,11 @@
 // Itakura. With the slope s >= 1, in the coordinates a = i (m - 1), b = j (n - 1) that put the
 // grid's diagonal on a = b and its corner at N = (n - 1)(m - 1), the parallelogram is
 //     b <= s a,   a <= s b,   N - b <= s (N - a),   N - a <= s (N - b):
-// the paths whose local slope stays within [1/s, s] of the diagonal's, from both ends (the
-// parallelogram of Itakura 1975 and tslearn's itakura_mask, rescaled to any n, m). It is
-// symmetric under swapping x and y. Its cells are united with those of the narrowest
+// the cells between the lines of slopes s and 1/s (relative to the diagonal's) through both
+// corners: Itakura's global parallelogram constraint on the cells (1975), not a bound on the
+// path's local slope. For n = m it is tslearn's itakura_mask(n, n, max_slope = s), which for
+// n != m scales the slopes by n / m where this rescales the grid. It is symmetric under swapping
+// x and y. Its cells are united with those of the narrowest
 // Sakoe-Chiba band (R = 0 above), so that the cells along the diagonal keep (n-1, m-1)
 // reachable for every slope and pair of lengths. s is used to 1/1024 (itakura_slope_scale).
 //
@@ -65,8 +67,9 @@ class band_spec {
     b.window_ = f;
     return b;
   }
-  /// The Itakura parallelogram of slope s >= 1 (tslearn's max_slope; 2 is usual): the paths'
-  /// local slope within [1/s, s] of the diagonal's, from both ends. s is used to 1/1024.
+  /// The Itakura parallelogram of slope s >= 1 (tslearn's max_slope; 2 is usual): the cells
+  /// between the lines of slopes s and 1/s of the diagonal's through both corners. s is used to
+  /// 1/1024.
   static band_spec itakura(double s) {
     detail::require(std::isfinite(s) && s >= 1.0, "Itakura slope must be a finite value >= 1, got ", s);
     band_spec b;

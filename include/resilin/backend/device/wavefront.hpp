@@ -737,27 +737,26 @@ RESILIN_HD constexpr int strip_rows_per_lane(index_t rows, bool staged) noexcept
 /// The in-band rows [lo, hi] of column j, walked one column at a time: from column j to j + 1
 /// both bounds of |i (m - 1) - j (n - 1)| <= W move by (n - 1) / (m - 1), at most one row
 /// when the rows are the shorter series, so no division after the first column. An Itakura
-/// band's columns are the rows of its transpose (the band is symmetric), computed per column.
+/// band's columns are the rows of its transpose (the band is symmetric), computed per column
+/// (its fields then hold the column, n and m; one more for the slope keeps the lane small).
 struct band_column_walk {
   index_t lo = 0, hi = 0;          // unclamped bounds of the current column (banded), or the grid's
-  index_t lo_key = 0, hi_key = 0;  // j (n - 1) - W and j (n - 1) + W
-  index_t rows_step = 0, cols_step = 0;  // n - 1 and m - 1; cols_step 0: not banded (or Itakura)
-  band_geometry columns{};         // Itakura: the transposed band, whose row j is column j
-  index_t column = 0;              // Itakura: the current column
+  index_t lo_key = 0, hi_key = 0;  // j (n - 1) - W and j (n - 1) + W; Itakura: lo_key = j
+  index_t rows_step = 0, cols_step = 0;  // n - 1 and m - 1 (0: not banded); Itakura: n and m
+  index_t slope = 0;               // > 0: an Itakura band of this scaled slope
 
   static RESILIN_HD constexpr band_column_walk first(band_geometry const& g) noexcept {
     if (g.itakura()) {
-      band_geometry const t = band_geometry::make_itakura(g.m, g.n, g.slope);
-      index_range const r = t.row(0);
-      return {r.lo, r.hi, 0, 0, 0, 0, t, 0};
+      index_range const r = band_geometry::make_itakura(g.m, g.n, g.slope).row(0);
+      return {r.lo, r.hi, 0, 0, g.n, g.m, g.slope};
     }
-    if (!g.banded()) return {0, g.n - 1, 0, 0, 0, 0, {}, 0};
+    if (!g.banded()) return {0, g.n - 1, 0, 0, 0, 0, 0};
     index_t const W = g.half_width;
-    return {detail::ceil_div(-W, g.m - 1), detail::floor_div(W, g.m - 1), -W, W, g.n - 1, g.m - 1, {}, 0};
+    return {detail::ceil_div(-W, g.m - 1), detail::floor_div(W, g.m - 1), -W, W, g.n - 1, g.m - 1, 0};
   }
   RESILIN_HD constexpr void advance() noexcept {
-    if (columns.itakura()) {
-      index_range const r = columns.row(++column);
+    if (slope > 0) {
+      index_range const r = band_geometry::make_itakura(cols_step, rows_step, slope).row(++lo_key);
       lo = r.lo;
       hi = r.hi;
       return;

@@ -3,6 +3,7 @@
 // its divergence, and the entropy of the alignment distribution, from the tangent passes of
 // tangent.hpp along the step costs (and along the cells' own entropy). Inputs are validated by
 // the caller (sharp.hpp).
+#include <limits>
 #include <vector>
 #include <resilin/backend/host/pair.hpp>
 #include <resilin/backend/host/tangent.hpp>
@@ -13,11 +14,13 @@
 namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 /// A forward-only tangent of one pair and channel (along_costs or along_entropy, which do not
-/// depend on the cell, so the problem may be transposed) in two rows along the shorter series.
-/// +inf when the pair has no alignment.
+/// depend on the cell, so the problem may be transposed: the paths and their costs stay, and
+/// the band is symmetric) in two rows along the shorter series. `none` when the pair has no
+/// alignment.
 template <class T, class Cost, class Smooth, class Dir>
 T forward_tangent(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
-                  Dir const& dir) {
+                  Dir const& dir, T none) {
+  static_assert(Dir::same_in_every_cell, "a per-cell direction would need its transpose");
   T s = T(0), l = T(0);
   if (y.length > x.length) {
     measure<transposed_cost<Cost>, Smooth> const mt{{m.cost}, m.smooth, m.band, false};
@@ -25,7 +28,7 @@ T forward_tangent(measure<Cost, Smooth> const& m, series_view<T const> x, series
   } else {
     l = tangent_value(m, x, y, dir, &s);
   }
-  return s < math::infinity<T>() ? l : math::infinity<T>();
+  return s < math::infinity<T>() ? l : none;
 }
 
 /// The sum over the channels of x and y of f(one, x_c, y_c) for an independent-channels measure
@@ -45,10 +48,11 @@ T per_channel_sum(measure<Cost, Smooth> const& m, series_view<T const> x, series
 template <class T, class Cost, class Smooth>
 T sharp_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y) {
   return per_channel_sum(m, x, y, [](auto const& one, series_view<T const> xc, series_view<T const> yc) {
-    T const sxy = forward_tangent(one, xc, yc, along_costs{});
+    T const inf = math::infinity<T>();
+    T const sxy = forward_tangent(one, xc, yc, along_costs{}, inf);
     if (!one.divergence) return sxy;
-    return divergence_of(sxy, forward_tangent(one, xc, xc, along_costs{}),
-                         forward_tangent(one, yc, yc, along_costs{}));
+    return divergence_of(sxy, forward_tangent(one, xc, xc, along_costs{}, inf),
+                         forward_tangent(one, yc, yc, along_costs{}, inf));
   });
 }
 
@@ -77,11 +81,12 @@ T sharp_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x, s
   return divergence_of(sxy, sxx, syy);
 }
 
-/// The entropy of the alignment distribution (summed over independent channels).
+/// The entropy of the alignment distribution (summed over independent channels); NaN when a pair
+/// has no alignment (S = +inf: no distribution).
 template <class T, class Cost, class Smooth>
 T alignment_entropy(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y) {
   return per_channel_sum(m, x, y, [](auto const& one, series_view<T const> xc, series_view<T const> yc) {
-    return forward_tangent(one, xc, yc, along_entropy{});
+    return forward_tangent(one, xc, yc, along_entropy{}, std::numeric_limits<T>::quiet_NaN());
   });
 }
 

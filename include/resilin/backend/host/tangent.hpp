@@ -39,6 +39,7 @@ struct along_offsets {
   Omega const& omega;
   static constexpr bool scales_costs = false;
   static constexpr bool differentiable = true;
+  static constexpr bool same_in_every_cell = false;  // no transposed problem
   template <class T>
   T offset(index_t i, index_t j, step3<T> const&) const { return static_cast<T>(omega(i, j)); }
 };
@@ -47,6 +48,7 @@ struct along_offsets {
 struct along_costs {
   static constexpr bool scales_costs = true;
   static constexpr bool differentiable = true;
+  static constexpr bool same_in_every_cell = true;
   template <class T>
   T offset(index_t, index_t, step3<T> const&) const { return T(0); }
 };
@@ -57,6 +59,7 @@ struct along_costs {
 struct along_entropy {
   static constexpr bool scales_costs = false;
   static constexpr bool differentiable = false;
+  static constexpr bool same_in_every_cell = true;
   template <class T>
   T offset(index_t, index_t, step3<T> const& w) const {
     auto const h = [](T p) { return p > T(0) ? -p * std::log(p) : T(0); };
