@@ -181,7 +181,7 @@ struct band_geometry {
   /// arithmetic: with P = slope, Q = itakura_slope_scale, a = i (m-1) and b = j (n-1),
   ///   Q a <= P b,  Q (N - b) <= P (N - a)  (the lower ends),
   ///   Q b <= P a,  Q (N - a) <= P (N - b)  (the upper ends).
-  RESILIN_HD constexpr index_range parallelogram_row(index_t i) const noexcept {
+  RESILIN_HD RESILIN_DEVICE_NOINLINE constexpr index_range parallelogram_row(index_t i) const noexcept {
     using wide = detail::wide_int;
     wide const P = slope, Q = itakura_slope_scale, rows = n - 1;
     wide const N = wide(n - 1) * wide(m - 1), a = wide(i) * wide(m - 1);

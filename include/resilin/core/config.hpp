@@ -28,6 +28,15 @@
 #  define RESILIN_INLINE inline
 #endif
 
+// RESILIN_DEVICE_NOINLINE: a rarely taken, long piece of device code (the Itakura band's 128-bit
+// divisions) kept out of line, so that nvcc compiles it once per program rather than into
+// every kernel that tests a cell against the band.
+#if RESILIN_CUDA_COMPILATION
+#  define RESILIN_DEVICE_NOINLINE __noinline__
+#else
+#  define RESILIN_DEVICE_NOINLINE
+#endif
+
 // RESILIN_HD_CALLS_FUNCTOR: before a RESILIN_HD function template that calls a caller's functor
 // (a piece visitor): nvcc then checks that call only where the template is instantiated for the
 // device, so host-only functors (the FastCDTW barycentre's normal equations) pass through it

@@ -82,7 +82,7 @@ RESILIN_HD constexpr index_t grid_lo(index_t m, index_t t) noexcept {
 
 /// The Itakura parallelogram's rows on anti-diagonal t (unclamped; may be empty): with j = t - i,
 /// each of band_geometry::parallelogram_row's four conditions bounds i on one side.
-RESILIN_HD constexpr diag_span parallelogram_diagonal(band_geometry const& g, index_t t) noexcept {
+RESILIN_HD RESILIN_DEVICE_NOINLINE constexpr diag_span parallelogram_diagonal(band_geometry const& g, index_t t) noexcept {
   using wide = detail::wide_int;
   wide const P = g.slope, Q = itakura_slope_scale, A = g.m - 1, B = g.n - 1, T = t;
   wide const N = A * B, up = P * A + Q * B, down = Q * A + P * B;
