@@ -31,7 +31,7 @@
 // RESILIN_DEVICE_NOINLINE: a rarely taken, long piece of device code (the Itakura band's 128-bit
 // divisions) kept out of line, so that nvcc compiles it once per program rather than into
 // every kernel that tests a cell against the band.
-#if RESILIN_CUDA_COMPILATION
+#if RESILIN_CUDA_COMPILATION && !defined(RESILIN_CUDA_EMULATION)
 #  define RESILIN_DEVICE_NOINLINE __noinline__
 #else
 #  define RESILIN_DEVICE_NOINLINE
