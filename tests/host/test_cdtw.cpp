@@ -669,6 +669,11 @@ TEMPLATE_TEST_CASE("cdtw: the device block programs equal the host backend", "[c
 TEST_CASE("strip traversal: the checkpoint interval", "[checkpoint]") {
   namespace rh = r::host_detail;
   std::size_t const mib = std::size_t(1) << 20;
+  for (r::index_t v : {0, 1, 2, 3, 4, 5, 8, 9, 10, 101, 65535, 65536, 65537})
+    CHECK(rh::ceil_sqrt(v) == static_cast<r::index_t>(std::ceil(std::sqrt(static_cast<long double>(v)))));
+  CHECK(rh::ceil_sqrt(r::index_t(1) << 40) == r::index_t(1) << 20);
+  CHECK(rh::ceil_sqrt((r::index_t(1) << 40) + 1) == (r::index_t(1) << 20) + 1);
+  CHECK(rh::ceil_sqrt(r::index_t(3037000499) * 3037000499) == 3037000499);  // near the largest square
   CHECK(rh::checkpoint_interval(1, 8, 64 * mib) == 1);
   CHECK(rh::checkpoint_interval(100, mib, 100 * mib) == 1);   // every row fits
   CHECK(rh::checkpoint_interval(101, mib, 100 * mib) == 11);  // ceil(sqrt(101))

@@ -3,6 +3,7 @@
 // penalty, its gradient by central differences of that expectation), alignment_matrix (the
 // strip engine's E, an independent computation of L) with central differences for the other
 // cost models, the hard path for hard_min, and the documented refusals.
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -383,28 +384,55 @@ TEST_CASE("expected_penalty: independent channels sum the channels' penalties", 
   CHECK(all.penalty == Approx(sum).epsilon(1e-14));
 }
 
-TEST_CASE("expected_penalty: the move weights kept or recomputed give the same bits", "[penalty]") {
-  r::index_t const n = 30, m = 25;
-  auto const x = random_values(n, 81, -1, 1), y = random_values(m, 82, -1, 1);
-  auto const omega = random_values(static_cast<std::size_t>(n * m), 83, -1.0, 1.0);
-  auto const read = [&](r::index_t i, r::index_t j) { return omega[static_cast<std::size_t>(i * m + j)]; };
-  auto const both = [&](auto const& meas) {
-    std::vector<double> gx1(n), gy1(m), gx2(n), gy2(m);
-    double s1 = 0, s2 = 0;
-    double const kept = r::host_detail::expected_penalty(meas, r::series_view<double const>{x.data(), n, 1},
-                                                         r::series_view<double const>{y.data(), m, 1}, read,
-                                                         r::view(gx1), r::view(gy1), 1.0, &s1);
-    double const recomputed = r::host_detail::expected_penalty(
-        meas, r::series_view<double const>{x.data(), n, 1}, r::series_view<double const>{y.data(), m, 1}, read,
-        r::view(gx2), r::view(gy2), 1.0, &s2, 0);
-    CHECK(resilin_test::bits_equal(kept, recomputed));
-    CHECK(resilin_test::bits_equal(s1, s2));
-    CHECK(resilin_test::bitwise_equal(gx1, gx2));
-    CHECK(resilin_test::bitwise_equal(gy1, gy2));
-    CHECK(kept != 0.0);
+TEST_CASE("second-order pass: whole or in segments, weights kept or recomputed, the same bits",
+          "[penalty][sharp][checkpoint]") {
+  namespace rh = r::host_detail;
+  // table_bytes = 0 cuts the rows into segments of ceil(sqrt(n)) rows (the last one shorter where
+  // that does not divide n); keep_bytes = 0 recomputes the move weights in the backward
+  std::vector<rh::tangent_limits> const limits{{rh::checkpoint_table_bytes, rh::kept_table_bytes},
+                                               {rh::checkpoint_table_bytes, 0},
+                                               {0, rh::kept_table_bytes},
+                                               {0, 0}};
+  struct result {
+    double l = 0, s = 0;
+    std::vector<double> gx, gy;
   };
-  both(r::measures::soft_dtw<double>(0.5, r::band_spec::radius(6)));
-  both(r::measures::soft_msm<double>(0.5, 0.2));
+  auto const check_all = [&](char const* what, r::index_t n, r::index_t m, auto const& run) {
+    CAPTURE(what, n, m);
+    std::vector<result> out;
+    for (auto const& lim : limits) out.push_back(run(lim));
+    CHECK(out[0].l != 0.0);
+    CHECK(std::isfinite(out[0].s));
+    for (std::size_t k = 1; k < out.size(); ++k) {
+      CAPTURE(k);
+      CHECK(resilin_test::bits_equal(out[0].l, out[k].l));
+      CHECK(resilin_test::bits_equal(out[0].s, out[k].s));
+      CHECK(resilin_test::bitwise_equal(out[0].gx, out[k].gx));
+      CHECK(resilin_test::bitwise_equal(out[0].gy, out[k].gy));
+    }
+  };
+  for (auto [n, m] : {std::array<r::index_t, 2>{30, 25}, {31, 40}, {17, 3}, {2, 9}, {1, 7}, {50, 50}}) {
+    auto const x = random_values(n, 81 + n, -1, 1), y = random_values(m, 82 + m, -1, 1);
+    auto const omega = random_values(static_cast<std::size_t>(n * m), 83, -1.0, 1.0);
+    auto const read = [&, m = m](r::index_t i, r::index_t j) { return omega[static_cast<std::size_t>(i * m + j)]; };
+    r::series_view<double const> const xv{x.data(), n, 1}, yv{y.data(), m, 1};
+    auto const both = [&](char const* what, auto const& meas) {
+      check_all(what, n, m, [&](rh::tangent_limits const& lim) {
+        result o{0, 0, std::vector<double>(static_cast<std::size_t>(n)), std::vector<double>(static_cast<std::size_t>(m))};
+        o.l = rh::expected_penalty(meas, xv, yv, read, r::view(o.gx), r::view(o.gy), 1.0, &o.s, lim);
+        return o;
+      });
+      check_all(what, n, m, [&](rh::tangent_limits const& lim) {  // along the costs: sharp
+        result o{0, 0, std::vector<double>(static_cast<std::size_t>(n)), std::vector<double>(static_cast<std::size_t>(m))};
+        o.l = rh::tangent_pass(meas, xv, yv, rh::along_costs{}, r::view(o.gx), r::view(o.gy), 0.75, &o.s, lim);
+        return o;
+      });
+    };
+    both("soft-DTW, radius 6", r::measures::soft_dtw<double>(0.5, r::band_spec::radius(6)));
+    both("soft-DTW, Itakura 1.5", r::measures::soft_dtw<double>(0.5, r::band_spec::itakura(1.5)));
+    both("soft-MSM", r::measures::soft_msm<double>(0.5, 0.2));
+    both("soft-CDTW, window 0.3", r::measures::soft_cdtw<double>(0.05, r::band_spec::window(0.3)));
+  }
 }
 
 TEST_CASE("expected_penalty: the tables keep the band's cells and every predecessor's slot",
@@ -420,6 +448,9 @@ TEST_CASE("expected_penalty: the tables keep the band's cells and every predeces
       cells += static_cast<std::size_t>(cols.size());
       std::size_t const row_start = rows.offset[static_cast<std::size_t>(i + 1)];
       std::size_t const next = i + 1 < n ? rows.offset[static_cast<std::size_t>(i + 2)] : rows.size;
+      CHECK(rows.row_begin(i) == row_start);
+      CHECK(rows.row_end(i) == next);
+      CHECK(rows.row_end(i - 1) == row_start);
       std::size_t const above = rows.offset[static_cast<std::size_t>(i)];
       for (r::index_t j : {cols.lo, cols.hi}) {
         std::size_t const s = rows.slot(i, j), up = rows.slot(i - 1, j);

@@ -305,14 +305,22 @@ void recompute_segment(P const& p, Lanes& lanes, strip_table<T>& table, index_t 
   table.segment_first = s0;
 }
 
+/// The smallest k with k * k >= n (n >= 0): two-level checkpoints hold about 2 sqrt(n) rows.
+inline index_t ceil_sqrt(index_t n) {
+  if (n <= 0) return 0;
+  // floor(sqrt(n)) from the double's estimate, corrected without forming a square beyond n
+  auto f = static_cast<index_t>(std::sqrt(static_cast<double>(n)));
+  while (f > n / f) --f;
+  while (f + 1 <= n / (f + 1)) ++f;
+  return f * f == n ? f : f + 1;
+}
+
 /// The checkpoint interval of a problem of `strips` strips whose kept rows take `row_bytes`
 /// each: every strip's row while they fit in `limit` bytes, else about every sqrt(strips)-th
 /// (two levels: about 2 sqrt(strips) rows held).
 inline index_t checkpoint_interval(index_t strips, std::size_t row_bytes, std::size_t limit) {
   if (static_cast<std::size_t>(strips) * row_bytes <= limit) return 1;
-  auto k = static_cast<index_t>(std::sqrt(static_cast<double>(strips)));
-  while (k * k < strips) ++k;
-  return k;
+  return ceil_sqrt(strips);
 }
 
 /// Backward sweep over a stored table. With A = seed * dR(n-1,m-1)/dR(i,j) and G = A * weights

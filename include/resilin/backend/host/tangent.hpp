@@ -17,8 +17,9 @@
 // entropy of the alignment distribution by the same forward (along_entropy: the offset is the
 // cell's own entropy -sum w log w of its last move, the chain rule of entropy), with no backward.
 // Scalar and row-major: the pass keeps R and R' for the cells of the band (two values per cell,
-// with a border; band_rows; no checkpointing), the move weights where they fit (three more), and
-// A, A' in two rows; a forward alone keeps two rows (tangent_value).
+// with a border; band_rows) up to 256 MiB, beyond that for segments of about sqrt(n) rows, one at
+// a time, recomputed from the row above each (tangent_limits); the move weights where they fit
+// (three more), and A, A' in two rows; a forward alone keeps two rows (tangent_value).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -124,6 +125,12 @@ struct band_rows {
     auto const row = static_cast<std::size_t>(i + 1);
     return offset[row] + static_cast<std::size_t>(j - first[row]);
   }
+  /// The first slot of row i (from -1), and one past its last.
+  std::size_t row_begin(index_t i) const noexcept { return offset[static_cast<std::size_t>(i + 1)]; }
+  std::size_t row_end(index_t i) const noexcept {
+    auto const next = static_cast<std::size_t>(i + 2);
+    return next < offset.size() ? offset[next] : size;
+  }
   /// Row i's first band column (0 for row -1).
   static index_t lo_of(band_geometry const& band, index_t i) { return i < 0 ? 0 : band.row(i).lo; }
   /// The last column of row i that row i or row i + 1 reads.
@@ -165,43 +172,122 @@ T tangent_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_v
   return dr_prev[static_cast<std::size_t>(k)];
 }
 
+/// How much the second-order pass keeps (tangent_pass). Up to table_bytes, R and R' of every
+/// cell of the band (two values per cell); beyond, segments of about sqrt(n) rows: the forward
+/// keeps the row above each, and the backward recomputes one segment at a time from it (one more
+/// forward, about 2 sqrt(n) rows held). The move weights (three values per cell) of the table or
+/// of a segment are kept while they take at most keep_bytes, else the backward recomputes them.
+/// Every choice gives the same bits.
+struct tangent_limits {
+  std::size_t table_bytes = checkpoint_table_bytes;
+  std::size_t keep_bytes = kept_table_bytes;
+};
+
+/// R and R' (and the move weights when kept) of the rows [first - 1, last) of a band_rows
+/// layout: rows first..last-1 of the grid and the row above them, from slot `base` on.
+template <class T>
+struct tangent_rows {
+  std::vector<T> r, dr;
+  std::vector<step3<T>> weights;  // empty: the backward recomputes them
+  std::size_t base = 0;
+
+  /// The candidates' predecessor values and their tangents into (i, j), whose local slot is s.
+  std::pair<step3<T>, step3<T>> predecessors(band_rows const& rows, index_t i, index_t j,
+                                             std::size_t s) const noexcept {
+    std::size_t const up = rows.slot(i - 1, j) - base;
+    return {step3<T>{r[up - 1], r[up], r[s - 1]}, step3<T>{dr[up - 1], dr[up], dr[s - 1]}};
+  }
+};
+
+/// The forward of rows [first, last) into `kept`, whose row first - 1 is in place: every slot of
+/// those rows starts outside the band (R = +inf, R' = 0), then the band's cells; their move
+/// weights too when `weights` (kept holds them).
+template <class T, class Cost, class Smooth, class Dir>
+void tangent_forward_rows(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                          Dir const& dir, band_geometry const& band, band_rows const& rows,
+                          index_t first, index_t last, tangent_rows<T>& kept, bool weights) {
+  auto const from = static_cast<std::ptrdiff_t>(rows.row_begin(first) - kept.base);
+  auto const to = static_cast<std::ptrdiff_t>(rows.row_end(last - 1) - kept.base);
+  std::fill(kept.r.begin() + from, kept.r.begin() + to, math::infinity<T>());
+  std::fill(kept.dr.begin() + from, kept.dr.begin() + to, T(0));
+  for (index_t i = first; i < last; ++i) {
+    index_range const cols = band.row(i);
+    for (index_t j = cols.lo; j <= cols.hi; ++j) {
+      std::size_t const s = rows.slot(i, j) - kept.base;
+      auto const [p, dp] = kept.predecessors(rows, i, j, s);
+      auto const cell = tangent_cell(m.smooth, dir, m.cost.step(x, y, i, j), p, dp, i, j);
+      kept.r[s] = cell.value;
+      kept.dr[s] = cell.tangent;
+      if (weights) kept.weights[s] = cell.weights;
+    }
+  }
+}
+
 /// The tangent L = R'(n-1, m-1) along dir of one pair, adding seed dL/dx to gx and seed dL/dy to
-/// gy; S(x, y) to *value_out when it is not null. A direction's offset is read once for each
-/// cell inside the band, by the forward. Inputs are validated by the caller. The forward's move
-/// weights are kept for the backward while they take at most keep_bytes (1.5x faster for
-/// soft-DTW), else recomputed there: the same bits either way.
+/// gy; S(x, y) to *value_out when it is not null. Inputs are validated by the caller. What the
+/// pass keeps follows `limits` (tangent_limits); a direction's offset is read once for each cell
+/// inside the band by the forward, and once more where a segment is recomputed.
 template <class T, class Cost, class Smooth, class Dir>
 T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                Dir const& dir, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
-               std::size_t keep_bytes = kept_table_bytes) {
+               tangent_limits const& limits = {}) {
   static_assert(Dir::differentiable, "this direction has no backward");
   index_t const n = x.length, k = y.length;
   band_geometry const band = m.band.geometry(n, k);
   T const inf = math::infinity<T>();
   band_rows const rows(band, n);
-  std::vector<T> r(rows.size, inf), dr(rows.size, T(0));
-  r[rows.slot(-1, -1)] = T(0);  // the origin
-  bool const keep = rows.size * sizeof(step3<T>) <= keep_bytes;
-  std::vector<step3<T>> kept(keep ? rows.size : 0);
-  // the candidates' predecessor values and their tangents into (i, j), whose slot is s
-  auto const predecessors = [&](index_t i, index_t j, std::size_t s) {
-    std::size_t const up = rows.slot(i - 1, j);
-    return std::pair{step3<T>{r[up - 1], r[up], r[s - 1]}, step3<T>{dr[up - 1], dr[up], dr[s - 1]}};
-  };
-
-  for (index_t i = 0; i < n; ++i) {
-    index_range const cols = band.row(i);
-    for (index_t j = cols.lo; j <= cols.hi; ++j) {
-      std::size_t const s = rows.slot(i, j);
-      auto const [p, dp] = predecessors(i, j, s);
-      auto const cell = tangent_cell(m.smooth, dir, m.cost.step(x, y, i, j), p, dp, i, j);
-      r[s] = cell.value;
-      dr[s] = cell.tangent;
-      if (keep) kept[s] = cell.weights;
-    }
+  // rows [g every, (g + 1) every) form segment g; one segment holds the whole table
+  bool const whole = rows.size * (2 * sizeof(T)) <= limits.table_bytes;
+  index_t const every = whole ? n : ceil_sqrt(n);
+  index_t const segments = (n + every - 1) / every;
+  auto const first_of = [&](index_t g) { return g * every; };
+  auto const last_of = [&](index_t g) { return std::min(n, (g + 1) * every); };
+  std::size_t slots = 0;  // of the largest segment, its row above included
+  for (index_t g = 0; g < segments; ++g)
+    slots = std::max(slots, rows.row_end(last_of(g) - 1) - rows.row_begin(first_of(g) - 1));
+  tangent_rows<T> kept;
+  kept.r.resize(slots);
+  kept.dr.resize(slots);
+  if (slots * sizeof(step3<T>) <= limits.keep_bytes) kept.weights.resize(slots);
+  bool const keep = !kept.weights.empty();
+  // the row above each segment after the first (R, then R'), as the forward leaves it
+  std::vector<std::size_t> saved_at(static_cast<std::size_t>(segments) + 1, 0);
+  for (index_t g = 1; g < segments; ++g) {
+    index_t const above = first_of(g) - 1;
+    saved_at[static_cast<std::size_t>(g + 1)] =
+        saved_at[static_cast<std::size_t>(g)] + 2 * (rows.row_end(above) - rows.row_begin(above));
   }
-  std::size_t const last = rows.slot(n - 1, k - 1);
-  T const value = r[last];
+  std::vector<T> saved(saved_at.back());
+  // rows [first_of(g), last_of(g)) from the row above them: the origin row, or the saved one
+  auto const forward_segment = [&](index_t g, bool weights) {
+    index_t const above = first_of(g) - 1;
+    kept.base = rows.row_begin(above);
+    std::size_t const width = rows.row_end(above) - kept.base;
+    if (g == 0) {
+      std::fill(kept.r.begin(), kept.r.begin() + static_cast<std::ptrdiff_t>(width), inf);
+      std::fill(kept.dr.begin(), kept.dr.begin() + static_cast<std::ptrdiff_t>(width), T(0));
+      kept.r[rows.slot(-1, -1) - kept.base] = T(0);  // the origin
+    } else {
+      auto const from = saved.begin() + static_cast<std::ptrdiff_t>(saved_at[static_cast<std::size_t>(g)]);
+      std::copy(from, from + static_cast<std::ptrdiff_t>(width), kept.r.begin());
+      std::copy(from + static_cast<std::ptrdiff_t>(width), from + static_cast<std::ptrdiff_t>(2 * width),
+                kept.dr.begin());
+    }
+    tangent_forward_rows(m, x, y, dir, band, rows, first_of(g), last_of(g), kept, weights && keep);
+  };
+  for (index_t g = 0; g < segments; ++g) {
+    forward_segment(g, g + 1 == segments);  // the backward recomputes the others' weights
+    if (g + 1 == segments) break;
+    index_t const below = last_of(g) - 1;  // the row above segment g + 1
+    auto const from = static_cast<std::ptrdiff_t>(rows.row_begin(below) - kept.base);
+    auto const width = static_cast<std::ptrdiff_t>(rows.row_end(below) - rows.row_begin(below));
+    auto const to = saved.begin() + static_cast<std::ptrdiff_t>(saved_at[static_cast<std::size_t>(g + 1)]);
+    std::copy(kept.r.begin() + from, kept.r.begin() + from + width, to);
+    std::copy(kept.dr.begin() + from, kept.dr.begin() + from + width, to + width);
+  }
+  std::size_t const last = rows.slot(n - 1, k - 1) - kept.base;
+  T const value = kept.r[last];
+  T const tangent = kept.dr[last];
   if (value_out) *value_out = value;
   if (!(value < inf)) return T(0);  // no alignment: E = 0
 
@@ -210,42 +296,45 @@ T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_vi
   // A and A' of rows i (cur) and i - 1 (prev), filled by the moves out of later cells
   std::vector<T> a_cur(static_cast<std::size_t>(k), T(0)), da_cur(a_cur), a_prev(a_cur), da_prev(a_cur);
   a_cur[static_cast<std::size_t>(k - 1)] = T(1);
-  for (index_t i = n - 1; i >= 0; --i) {
-    std::fill(a_prev.begin(), a_prev.end(), T(0));
-    std::fill(da_prev.begin(), da_prev.end(), T(0));
-    index_range const cols = band.row(i);
-    for (index_t j = cols.hi; j >= cols.lo; --j) {
-      auto const u = static_cast<std::size_t>(j);
-      T const a = a_cur[u], da = da_cur[u];
-      if (a == T(0) && da == T(0)) continue;  // off every alignment: nothing flows back
-      std::size_t const s = rows.slot(i, j);
-      auto const [p, dp] = predecessors(i, j, s);
-      step3<T> const c = need_costs ? m.cost.step(x, y, i, j) : step3<T>{};
-      step3<T> const w = keep ? kept[s] : cell_weights(m.smooth, c, p.diag, p.up, p.left);
-      step3<T> const dw = m.smooth.weights_tangent(w, candidate_tangents<Dir>(dp, c));
-      step3<T> const use{a * w.diag, a * w.up, a * w.left};
-      step3<T> const duse{da * w.diag + a * dw.diag, da * w.up + a * dw.up, da * w.left + a * dw.left};
-      if (i > 0 && j > 0) { a_prev[u - 1] += use.diag; da_prev[u - 1] += duse.diag; }
-      if (i > 0) { a_prev[u] += use.up; da_prev[u] += duse.up; }
-      if (j > 0) { a_cur[u - 1] += use.left; da_cur[u - 1] += duse.left; }
-      // the costs' own factor 1 + t adds the first-order usage along costs
-      step3<T> const g = Dir::scales_costs
-                             ? step3<T>{duse.diag + use.diag, duse.up + use.up, duse.left + use.left}
-                             : duse;
-      m.cost.step_grad(x, y, i, j, step3<T>{seed * g.diag, seed * g.up, seed * g.left}, gx, gy);
+  for (index_t g = segments - 1; g >= 0; --g) {
+    if (g + 1 < segments) forward_segment(g, true);  // the last one is still in place
+    for (index_t i = last_of(g) - 1; i >= first_of(g); --i) {
+      std::fill(a_prev.begin(), a_prev.end(), T(0));
+      std::fill(da_prev.begin(), da_prev.end(), T(0));
+      index_range const cols = band.row(i);
+      for (index_t j = cols.hi; j >= cols.lo; --j) {
+        auto const u = static_cast<std::size_t>(j);
+        T const a = a_cur[u], da = da_cur[u];
+        if (a == T(0) && da == T(0)) continue;  // off every alignment: nothing flows back
+        std::size_t const s = rows.slot(i, j) - kept.base;
+        auto const [p, dp] = kept.predecessors(rows, i, j, s);
+        step3<T> const c = need_costs ? m.cost.step(x, y, i, j) : step3<T>{};
+        step3<T> const w = keep ? kept.weights[s] : cell_weights(m.smooth, c, p.diag, p.up, p.left);
+        step3<T> const dw = m.smooth.weights_tangent(w, candidate_tangents<Dir>(dp, c));
+        step3<T> const use{a * w.diag, a * w.up, a * w.left};
+        step3<T> const duse{da * w.diag + a * dw.diag, da * w.up + a * dw.up, da * w.left + a * dw.left};
+        if (i > 0 && j > 0) { a_prev[u - 1] += use.diag; da_prev[u - 1] += duse.diag; }
+        if (i > 0) { a_prev[u] += use.up; da_prev[u] += duse.up; }
+        if (j > 0) { a_cur[u - 1] += use.left; da_cur[u - 1] += duse.left; }
+        // the costs' own factor 1 + t adds the first-order usage along costs
+        step3<T> const gu = Dir::scales_costs
+                                ? step3<T>{duse.diag + use.diag, duse.up + use.up, duse.left + use.left}
+                                : duse;
+        m.cost.step_grad(x, y, i, j, step3<T>{seed * gu.diag, seed * gu.up, seed * gu.left}, gx, gy);
+      }
+      std::swap(a_cur, a_prev);
+      std::swap(da_cur, da_prev);
     }
-    std::swap(a_cur, a_prev);
-    std::swap(da_cur, da_prev);
   }
-  return dr[last];  // L = R'(n-1, m-1), the derivative of S along dir
+  return tangent;  // L = R'(n-1, m-1), the derivative of S along dir
 }
 
 /// expected_penalty of one pair and channel: tangent_pass along omega.
 template <class T, class Cost, class Smooth, class Omega>
 T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                    Omega const& omega, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
-                   std::size_t keep_bytes = kept_table_bytes) {
-  return tangent_pass(m, x, y, along_offsets<Omega>{omega}, gx, gy, seed, value_out, keep_bytes);
+                   tangent_limits const& limits = {}) {
+  return tangent_pass(m, x, y, along_offsets<Omega>{omega}, gx, gy, seed, value_out, limits);
 }
 
 /// expected_penalty of any measure: for independent channels (several), the sum over the
