@@ -199,9 +199,9 @@ inline void add_classify_command(CLI::App& app) {
                          "--method must be 1nn, knn or centroid, got '", in->method, "'");
       r::detail::require(in->method == "knn" || k_opt->count() == 0, "--k applies to --method knn only");
       bool const learn_opts = lo->max_iter_opt->count() > 0 || lo->init_opt->count() > 0 ||
-                              !lo->svg.empty();
+                              !lo->svg.empty() || lo->sharp;
       r::detail::require(in->method == "centroid" || !learn_opts,
-                         "--max-iter, --init and --svg apply to --method centroid only");
+                         "--max-iter, --init, --sharp and --svg apply to --method centroid only");
       if (in->synthetic_cbf)
         r::detail::require(train->count() == 0 && test->count() == 0,
                            "--synthetic-cbf takes no TRAIN or TEST file");
@@ -209,9 +209,9 @@ inline void add_classify_command(CLI::App& app) {
         r::detail::require(train->count() > 0 && test->count() > 0,
                            "classify needs TRAIN and TEST files (or --synthetic-cbf)");
     });
-    if (in->method == "centroid") require_barycentre_metric(*opts);
+    if (in->method == "centroid") require_barycentre_metric(*opts, *lo);
     run_settings const s = resolve(*opts);
-    visit(s, [&]<class T>(T, auto const& m) { run_classify<T>(s, m, *in, *lo, opts->metric); });
+    visit(s, [&]<class T>(T, auto const& m) { run_classify<T>(s, m, *in, *lo, objective_name(*lo, opts->metric)); });
   });
 }
 

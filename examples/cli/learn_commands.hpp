@@ -120,9 +120,9 @@ inline void add_barycenter_command(CLI::App& app) {
   add_svg_option(*cmd, *lo);
   in->add(*cmd, "UCR TSV or .ts file; each label is a class");
   cmd->callback([opts, lo, in] {
-    require_barycentre_metric(*opts);
+    require_barycentre_metric(*opts, *lo);
     run_settings const s = resolve(*opts);
-    visit(s, [&]<class T>(T, auto const& m) { run_barycenter<T>(s, m, *in, *lo, opts->metric); });
+    visit(s, [&]<class T>(T, auto const& m) { run_barycenter<T>(s, m, *in, *lo, objective_name(*lo, opts->metric)); });
   });
 }
 
@@ -229,9 +229,9 @@ inline void add_kmeans_command(CLI::App& app) {
       r::detail::require(ki->tol >= 0 && ki->tol < std::numeric_limits<double>::infinity(),
                          "--tol must be finite and >= 0, got ", ki->tol);
     });
-    require_barycentre_metric(*opts);
+    require_barycentre_metric(*opts, *lo);
     run_settings const s = resolve(*opts);
-    visit(s, [&]<class T>(T, auto const& m) { run_kmeans<T>(s, m, *in, *ki, *lo, opts->metric); });
+    visit(s, [&]<class T>(T, auto const& m) { run_kmeans<T>(s, m, *in, *ki, *lo, objective_name(*lo, opts->metric)); });
   });
 }
 

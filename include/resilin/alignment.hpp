@@ -105,6 +105,20 @@ void check_value_batch(batch_view<T const> X, batch_view<T const> Y, std::span<T
   check_disjoint({region(out, "out")}, {region(X, "X"), region(Y, "Y")});
 }
 
+/// The checks of a pairwise (cdist) call (pairwise, sharp_pairwise): the measure, X and Y with
+/// the same channels, out (|X|, |Y|) apart from both.
+template <class Cost, class Smooth, class T>
+void check_pairwise_call(measure<Cost, Smooth> const& m, batch_view<T const> X, batch_view<T const> Y,
+                         matrix_view<T> out) {
+  check_measure<Cost, Smooth, T>(m);
+  check_batch(X, "X");
+  check_batch(Y, "Y");
+  require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ", Y.channels);
+  require((out.data || X.batch * Y.batch == 0) && out.rows == X.batch && out.cols == Y.batch,
+          "out must be a non-null (", X.batch, ", ", Y.batch, "), got (", out.rows, ", ", out.cols, ")");
+  check_disjoint({region(out, "out")}, {region(X, "X"), region(Y, "Y")});
+}
+
 /// The checks of a paired training batch (values_and_grads, expected_penalties): X and Y paired,
 /// out and upstream (when given) with one finite entry per pair, GX and GY of X's and Y's
 /// shapes, the outputs apart from the inputs and each other (GX = GY allowed for Y = X).
@@ -379,17 +393,9 @@ template <class Cost, class Smooth, batch_like XB, batch_like YB>
 void pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
               matrix_view<value_of<XB>> out) {
   using T = value_of<XB>;
-  detail::check_measure<Cost, Smooth, T>(m);
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
-  detail::check_batch(X, "X");
-  detail::check_batch(Y, "Y");
-  detail::require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ",
-                  Y.channels);
-  detail::require((out.data || X.batch * Y.batch == 0) && out.rows == X.batch && out.cols == Y.batch,
-                  "out must be a non-null (",
-                  X.batch, ", ", Y.batch, "), got (", out.rows, ", ", out.cols, ")");
-  detail::check_disjoint({detail::region(out, "out")}, {detail::region(X, "X"), detail::region(Y, "Y")});
+  detail::check_pairwise_call(m, X, Y, out);
   int const threads = resolve_threads(exec.threads, X.batch * Y.batch);
   std::vector<host_detail::workspace<T>> ws(static_cast<std::size_t>(threads));
   // A divergence needs each series' self-similarity once, not once per pair.

@@ -18,6 +18,7 @@
 // gradients with R and its tangent at the cells of the band (two values per cell, no
 // checkpointing) and the move weights up to 32 MB.
 #include <span>
+#include <vector>
 #include <resilin/alignment.hpp>
 #include <resilin/backend/host/sharp.hpp>
 #include <resilin/core/concepts.hpp>
@@ -85,6 +86,34 @@ void sharp_values(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB y
   detail::check_value_batch(X, Y, out);
   parallel_for(X.batch, exec.threads, [&](index_t b, int) {
     out[static_cast<std::size_t>(b)] = host_detail::sharp_value(m, X[b], Y[b]);
+  });
+}
+
+/// The pairwise (cdist) form: out(a, b) = sharp_value(X[a], Y[b]); out is (|X|, |Y|). A
+/// divergence's self terms are computed once per series (per channel for independent channels)
+/// and combined as sharp_value combines them (the same bits). Pairs in parallel.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+void sharp_pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
+                    matrix_view<value_of<XB>> out) {
+  using T = value_of<XB>;
+  auto const X = detail::as_const(xs);
+  auto const Y = detail::as_const(ys);
+  detail::check_pairwise_call(m, X, Y, out);
+  index_t const terms = host_detail::sharp_self_terms(m, X.channels);
+  std::vector<T> self_x, self_y;
+  if (m.divergence) {
+    self_x.resize(static_cast<std::size_t>(X.batch * terms));
+    self_y.resize(static_cast<std::size_t>(Y.batch * terms));
+    parallel_for(X.batch + Y.batch, exec.threads, [&](index_t k, int) {
+      if (k < X.batch) host_detail::sharp_self_values(m, X[k], self_x.data() + k * terms);
+      else host_detail::sharp_self_values(m, Y[k - X.batch], self_y.data() + (k - X.batch) * terms);
+    });
+  }
+  parallel_for(X.batch * Y.batch, exec.threads, [&](index_t k, int) {
+    index_t const a = k / Y.batch, b = k % Y.batch;
+    out(a, b) = host_detail::sharp_value_given_self(m, X[a], Y[b], m.divergence ? self_x.data() + a * terms : nullptr,
+                                                    m.divergence ? self_y.data() + b * terms : nullptr);
   });
 }
 

@@ -1,9 +1,13 @@
 #pragma once
-// Shared by the learn tests: a padded batch that owns its values, and random ragged batches.
+// Shared by the learn tests: a padded batch that owns its values, random ragged batches, and
+// two well-separated classes.
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <vector>
 #include <host/helpers.hpp>
+#include <resilin/apps/dataset.hpp>
+#include <resilin/apps/synthetic.hpp>
 #include <resilin/core/views.hpp>
 
 namespace resilin_test {
@@ -35,6 +39,24 @@ owned_batch<T> random_batch(std::vector<resilin::index_t> lengths, resilin::inde
   }
   b.lengths = std::move(lengths);
   return b;
+}
+
+/// Cylinders and upside-down funnels (CBF classes 1 and 3, the funnels negated): two classes
+/// that no elastic measure confuses. Labels "cylinder" / "funnel".
+inline resilin::dataset<double> two_classes(resilin::index_t per_class, resilin::index_t length,
+                                            std::uint64_t seed) {
+  auto const cbf = resilin::make_cbf<double>({.per_class = per_class, .length = length, .seed = seed});
+  resilin::dataset<double> ds;
+  for (resilin::index_t s = 0; s < cbf.size(); ++s) {
+    auto const& label = cbf.labels[static_cast<std::size_t>(s)];
+    if (label == "2") continue;
+    auto const x = cbf.series(s);
+    std::vector<double> v(x.data, x.data + x.size());
+    if (label == "3")
+      for (auto& e : v) e = -e;
+    ds.push_back(label == "1" ? "cylinder" : "funnel", std::span<double const>(v));
+  }
+  return ds;
 }
 
 }  // namespace resilin_test

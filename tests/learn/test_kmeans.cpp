@@ -11,30 +11,15 @@
 #include <vector>
 #include <support/catch.hpp>
 #include <host/helpers.hpp>
+#include "learn_helpers.hpp"
 #include <resilin/apps/synthetic.hpp>
 #include <resilin/learn/learn.hpp>
 
 namespace r = resilin;
 namespace rl = resilin::learn;
+using resilin_test::two_classes;
 
 namespace {
-
-/// Cylinders and upside-down funnels (CBF classes 1 and 3, the funnels negated): two classes
-/// that no elastic measure confuses. Labels "cylinder" / "funnel".
-r::dataset<double> two_classes(r::index_t per_class, r::index_t length, std::uint64_t seed) {
-  auto const cbf = r::make_cbf<double>({.per_class = per_class, .length = length, .seed = seed});
-  r::dataset<double> ds;
-  for (r::index_t s = 0; s < cbf.size(); ++s) {
-    auto const& label = cbf.labels[static_cast<std::size_t>(s)];
-    if (label == "2") continue;
-    auto const x = cbf.series(s);
-    std::vector<double> v(x.data, x.data + x.size());
-    if (label == "3")
-      for (auto& e : v) e = -e;
-    ds.push_back(label == "1" ? "cylinder" : "funnel", std::span<double const>(v));
-  }
-  return ds;
-}
 
 rl::kmeans_options options(int k, std::uint64_t seed, int threads = 1) {
   rl::kmeans_options o;

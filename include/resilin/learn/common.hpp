@@ -14,6 +14,7 @@
 #include <resilin/core/measure.hpp>
 #include <resilin/core/validate.hpp>
 #include <resilin/core/views.hpp>
+#include <resilin/learn/objective.hpp>
 #include <resilin/learn/options.hpp>
 
 namespace resilin::learn {
@@ -92,6 +93,8 @@ inline void check_options(barycenter_options const& opt) {
   require(opt.tolerance >= 0 && std::isfinite(opt.tolerance),
           "tolerance must be finite and >= 0, got ", opt.tolerance);
   require(opt.threads >= 0, "threads must be >= 0 (0 = all cores), got ", opt.threads);
+  require(opt.objective == barycenter_objective::value || opt.objective == barycenter_objective::sharp,
+          "objective must be value or sharp, got ", static_cast<int>(opt.objective));
 }
 
 /// s resampled to `length` samples by linear interpolation; sample i sits at position
@@ -140,10 +143,10 @@ index_t medoid_of(std::span<T const> d, index_t n, std::span<double const> w) {
 /// The index of the medoid: argmin_j sum_k w_k M(x_j, x_k) (ties: the first).
 template <alignment_measure Measure, class T>
 index_t medoid_index(Measure const& m, batch_view<T const> series, std::span<double const> w,
-                     int threads) {
+                     int threads, barycenter_objective objective) {
   index_t const n = series.batch;
   std::vector<T> d(static_cast<std::size_t>(n * n));
-  pairwise(host_backend{threads}, m, series, series, matrix_view<T>{d.data(), n, n});
+  objective_pairwise(objective, threads, m, series, series, matrix_view<T>{d.data(), n, n});
   return medoid_of(std::span<T const>(d), n, w);
 }
 
@@ -155,7 +158,7 @@ std::vector<T> initial_barycenter(Measure const& m, batch_view<T const> series,
   if (opt.init == init_method::euclidean_mean) return euclidean_mean(series, w, length);
   require(opt.init == init_method::medoid, "init must be euclidean_mean or medoid, got ",
           static_cast<int>(opt.init));
-  index_t const j = medoid_index(m, series, w, opt.threads);
+  index_t const j = medoid_index(m, series, w, opt.threads, opt.objective);
   std::vector<double> acc(static_cast<std::size_t>(length * series.channels), 0.0);
   add_resampled(series[j], length, 1.0, acc);
   return std::vector<T>(acc.begin(), acc.end());

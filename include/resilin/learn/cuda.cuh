@@ -185,6 +185,9 @@ barycenter_result<T> lbfgs_barycenter(device_backend exec, Measure const& m,
                                       batch_view<T const> series,
                                       std::type_identity_t<std::span<T const>> weights = {},
                                       barycenter_options const& opt = {}) {
+  detail::require(opt.objective == barycenter_objective::value,
+                  "lbfgs_barycenter: the sharp objective runs on the host (the GPU has no sharp "
+                  "values); call the host lbfgs_barycenter");
   auto const start = detail::prepare_lbfgs(m, series, weights, opt);
   cuda_detail::device_loss<T> loss(exec, series, std::span<double const>(start.w), start.length);
   auto evaluate = [&](series_view<T const> z, std::span<double> grad) { return loss(m, z, grad); };

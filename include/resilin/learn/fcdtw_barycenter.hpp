@@ -190,6 +190,8 @@ void check_fcdtw_inputs(fcdtw::fit_options const& fo, batch_view<T const> series
                         barycenter_options const& opt) {
   fcdtw::detail::check_options<T>(fo);
   check_options(opt);
+  require(opt.objective == barycenter_objective::value,
+          "fcdtw_barycenter: FastCDTW has no sharp value (objective must be value)");
   check_inputs(series, "fcdtw_barycenter");
   fcdtw::detail::check_pl_batch(series, "series");
 }

@@ -61,21 +61,26 @@ struct kmeans_result {
 template <alignment_measure Measure>
 struct measure_ops {
   Measure m;
+  /// The sharp value of m in place of its value everywhere (barycenter_objective): assignments,
+  /// inertia and barycentres (whose options' objective is set to it).
+  barycenter_objective objective = barycenter_objective::value;
   void validate() const { m.validate(); }
   template <class T>
   std::vector<double> self(batch_view<T const> b, int threads) const {
     std::vector<T> out(static_cast<std::size_t>(b.batch));
-    values(host_backend{threads}, m, b, b, std::span<T>(out));
+    detail::objective_values(objective, threads, m, b, b, std::span<T>(out));
     return std::vector<double>(out.begin(), out.end());
   }
   template <class T>
   void pairwise(batch_view<T const> series, batch_view<T const> centres, matrix_view<T> out,
                 int threads) const {
-    resilin::pairwise(host_backend{threads}, m, series, centres, out);
+    detail::objective_pairwise(objective, threads, m, series, centres, out);
   }
   template <class T>
   barycenter_result<T> barycenter(batch_view<T const> members, barycenter_options const& o) const {
-    return learn::barycenter(m, members, {}, o);
+    barycenter_options with = o;
+    with.objective = objective;
+    return learn::barycenter(m, members, {}, with);
   }
 };
 
@@ -265,11 +270,13 @@ kmeans_result<T> kmeans_with(Ops const& ops, batch_view<T const> series, kmeans_
 }
 
 /// k-means of the series under m (see the top of this file). Every centroid has the length
-/// opt.barycenter.length (0: the mean length of all series).
+/// opt.barycenter.length (0: the mean length of all series). opt.barycenter.objective = sharp
+/// clusters under the sharp value of m (assignments, inertia and barycentres).
 template <alignment_measure Measure, std::floating_point T>
 kmeans_result<T> kmeans(Measure const& m, batch_view<T const> series, kmeans_options const& opt) {
-  return detail::reporting_allocation_failure("kmeans",
-                                              [&] { return kmeans_with(measure_ops<Measure>{m}, series, opt); });
+  return detail::reporting_allocation_failure("kmeans", [&] {
+    return kmeans_with(measure_ops<Measure>{m, opt.barycenter.objective}, series, opt);
+  });
 }
 
 /// The same for a batch of mutable values.

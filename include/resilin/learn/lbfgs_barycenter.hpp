@@ -165,7 +165,7 @@ barycenter_result<T> lbfgs_barycenter(Measure const& m, batch_view<T const> seri
   detail::loss_workspace<T> ws;
   auto evaluate = [&](series_view<T const> z, std::span<double> grad) {
     return detail::weighted_loss_and_grad(m, z, series, std::span<double const>(start.w), grad,
-                                          opt.threads, ws);
+                                          opt.threads, opt.objective, ws);
   };
   return detail::minimise_lbfgs<T>(evaluate, start.z0, start.length, series.channels, opt);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 #include <resilin/alignment.hpp>
 #include <resilin/learn/common.hpp>
+#include <resilin/learn/objective.hpp>
 
 namespace resilin::learn {
 
@@ -45,12 +46,13 @@ std::vector<double> check_loss_and_grad_call(series_view<T const> z, batch_view<
 
 template <alignment_measure Measure, class T>
 double weighted_loss(Measure const& m, series_view<T const> z, batch_view<T const> series,
-                     std::span<double const> w, int threads, loss_workspace<T>& ws) {
+                     std::span<double const> w, int threads, barycenter_objective o,
+                     loss_workspace<T>& ws) {
   index_t const n = series.batch;
   replicate(std::span<T const>(z.data, static_cast<std::size_t>(z.size())), n, ws.zs);
   ws.out.resize(static_cast<std::size_t>(n));
   batch_view<T const> const zb{ws.zs.data(), n, z.length, z.channels, nullptr};
-  values(host_backend{threads}, m, zb, series, std::span<T>(ws.out));
+  objective_values(o, threads, m, zb, series, std::span<T>(ws.out));
   double loss = 0;
   for (index_t k = 0; k < n; ++k)
     loss += w[static_cast<std::size_t>(k)] * static_cast<double>(ws.out[static_cast<std::size_t>(k)]);
@@ -60,7 +62,7 @@ double weighted_loss(Measure const& m, series_view<T const> z, batch_view<T cons
 template <alignment_measure Measure, class T>
 double weighted_loss_and_grad(Measure const& m, series_view<T const> z, batch_view<T const> series,
                               std::span<double const> w, std::span<double> grad, int threads,
-                              loss_workspace<T>& ws) {
+                              barycenter_objective o, loss_workspace<T>& ws) {
   index_t const n = series.batch;
   auto const size = static_cast<std::size_t>(z.size());
   replicate(std::span<T const>(z.data, size), n, ws.zs);
@@ -69,10 +71,10 @@ double weighted_loss_and_grad(Measure const& m, series_view<T const> z, batch_vi
   ws.gx.resize(static_cast<std::size_t>(n * series.max_length * series.channels));
   ws.upstream.assign(w.begin(), w.end());
   batch_view<T const> const zb{ws.zs.data(), n, z.length, z.channels, nullptr};
-  values_and_grads(host_backend{threads}, m, zb, series, std::span<T>(ws.out),
-                   batch_view<T>{ws.gz.data(), n, z.length, z.channels, nullptr},
-                   batch_view<T>{ws.gx.data(), n, series.max_length, series.channels, series.lengths},
-                   std::span<T const>(ws.upstream));
+  objective_values_and_grads(o, threads, m, zb, series, std::span<T>(ws.out),
+                             batch_view<T>{ws.gz.data(), n, z.length, z.channels, nullptr},
+                             batch_view<T>{ws.gx.data(), n, series.max_length, series.channels, series.lengths},
+                             std::span<T const>(ws.upstream));
   double loss = 0;
   std::fill(grad.begin(), grad.end(), 0.0);
   for (index_t k = 0; k < n; ++k) {
@@ -84,16 +86,18 @@ double weighted_loss_and_grad(Measure const& m, series_view<T const> z, batch_vi
 }
 }  // namespace detail
 
-/// sum_k w_k M(z, x_k) with the weights normalised to sum 1 (empty: uniform).
+/// sum_k w_k M(z, x_k) with the weights normalised to sum 1 (empty: uniform); M is the sharp
+/// value for objective sharp (barycenter_objective).
 template <alignment_measure Measure, std::floating_point T>
 double barycenter_loss(Measure const& m, series_view<T const> z, batch_view<T const> series,
-                       std::type_identity_t<std::span<T const>> weights = {}, int threads = 0) {
+                       std::type_identity_t<std::span<T const>> weights = {}, int threads = 0,
+                       barycenter_objective objective = barycenter_objective::value) {
   detail::check_inputs(series, "barycenter_loss");
   detail::check_barycenter_shape(z, series);
   detail::require(threads >= 0, "threads must be >= 0 (0 = all cores), got ", threads);
   auto const w = detail::normalised_weights(weights, series.batch);
   detail::loss_workspace<T> ws;
-  return detail::weighted_loss(m, z, series, std::span<double const>(w), threads, ws);
+  return detail::weighted_loss(m, z, series, std::span<double const>(w), threads, objective, ws);
 }
 
 /// barycenter_loss() and its gradient with respect to z, written to grad (z.size() entries,
@@ -102,11 +106,13 @@ template <alignment_measure Measure, std::floating_point T>
 double barycenter_loss_and_grad(Measure const& m, series_view<T const> z,
                                 batch_view<T const> series,
                                 std::type_identity_t<std::span<T const>> weights,
-                                std::span<double> grad, int threads = 0) {
+                                std::span<double> grad, int threads = 0,
+                                barycenter_objective objective = barycenter_objective::value) {
   auto const w = detail::check_loss_and_grad_call(z, series, weights, grad);
   detail::require(threads >= 0, "threads must be >= 0 (0 = all cores), got ", threads);
   detail::loss_workspace<T> ws;
-  return detail::weighted_loss_and_grad(m, z, series, std::span<double const>(w), grad, threads, ws);
+  return detail::weighted_loss_and_grad(m, z, series, std::span<double const>(w), grad, threads,
+                                        objective, ws);
 }
 
 }  // namespace resilin::learn

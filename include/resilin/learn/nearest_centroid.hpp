@@ -1,7 +1,8 @@
 #pragma once
 // The nearest-centroid classifier: one barycentre per class (barycenter() with the measure's
 // method), and each test series gets the class of the centroid with the lowest M(x, c)
-// (ties: the class seen first in the training set).
+// (ties: the class seen first in the training set). With the sharp objective
+// (barycenter_options::objective) M is the sharp value, for the barycentres and the prediction.
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
@@ -21,6 +22,8 @@ template <class T>
 struct nearest_centroid_model {
   std::vector<std::string> classes;              // in order of first appearance in training
   std::vector<barycenter_result<T>> centroids;   // (classes)
+  /// What the centroids minimise and predict() measures with (the fit's options.objective).
+  barycenter_objective objective = barycenter_objective::value;
 };
 
 namespace detail {
@@ -88,11 +91,12 @@ void argmin_rows(std::vector<T> const& d, index_t n, index_t k, std::vector<inde
 /// For each series, the index of the centroid with the lowest measure (ties: the first), and
 /// that measure.
 template <alignment_measure Measure, class T>
-void nearest(Measure const& m, batch_view<T const> series, batch_view<T const> centres,
-             int threads, std::vector<index_t>& which, std::vector<double>& value) {
+void nearest(Measure const& m, barycenter_objective objective, batch_view<T const> series,
+             batch_view<T const> centres, int threads, std::vector<index_t>& which,
+             std::vector<double>& value) {
   index_t const n = series.batch, k = centres.batch;
   std::vector<T> d(static_cast<std::size_t>(n * k));
-  pairwise(host_backend{threads}, m, series, centres, matrix_view<T>{d.data(), n, k});
+  objective_pairwise(objective, threads, m, series, centres, matrix_view<T>{d.data(), n, k});
   argmin_rows(d, n, k, which, value);
 }
 }  // namespace detail
@@ -106,6 +110,7 @@ nearest_centroid_model<T> fit_nearest_centroid_with(dataset<T> const& train,
   detail::require(!train.empty(), "fit_nearest_centroid: the training set is empty");
   train.validate("fit_nearest_centroid: the training set");
   nearest_centroid_model<T> model;
+  model.objective = opt.objective;
   std::unordered_map<std::string, std::size_t> code;
   std::vector<std::vector<index_t>> members;
   for (index_t b = 0; b < train.size(); ++b) {
@@ -158,7 +163,7 @@ std::vector<std::string> predict(Measure const& m, nearest_centroid_model<T> con
                   centres.channels, " channels, the test set ", test.channels);
   std::vector<index_t> which;
   std::vector<double> value;
-  detail::nearest(m, test.view(), centres.view(), threads, which, value);
+  detail::nearest(m, model.objective, test.view(), centres.view(), threads, which, value);
   std::vector<std::string> r;
   r.reserve(which.size());
   for (index_t c : which) r.push_back(model.classes[static_cast<std::size_t>(c)]);

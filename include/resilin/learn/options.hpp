@@ -15,6 +15,13 @@ enum class init_method {
   medoid,          // the input minimising the weighted summed measure, resampled likewise
 };
 
+/// What a barycentre minimises, and what k-means and nearest centroid measure with.
+enum class barycenter_objective {
+  value,  // M(z, x): the measure's value (soft-DTW, its divergence, ...)
+  sharp,  // the sharp value (resilin/sharp.hpp): the expected cost of the soft alignment, or the
+          // sharp divergence for a divergence measure; for a hard measure it is the value
+};
+
 /// Called with the stage ("lbfgs", "dba", "mba", "kmeans"), a count from 1 and the loss: after
 /// each sweep of DBA/MBA and each k-means round, and for L-BFGS after each evaluation that
 /// lowers the loss (line-search trials included, so it may run more often than max_iter).
@@ -31,6 +38,9 @@ struct barycenter_options {
   double tolerance = 1e-6;       // relative loss decrease that stops DBA/MBA; L-BFGS epsilon
   int threads = 0;               // 0: all cores (host_backend's convention)
   progress_callback progress;    // may be empty
+  /// sharp: minimise the summed sharp values (host only: second-order passes, several times
+  /// slower than the values' gradients).
+  barycenter_objective objective = barycenter_objective::value;
 };
 
 template <class T>

@@ -31,29 +31,58 @@ T forward_tangent(measure<Cost, Smooth> const& m, series_view<T const> x, series
   return s < math::infinity<T>() ? l : none;
 }
 
-/// The sum over the channels of x and y of f(one, x_c, y_c) for an independent-channels measure
-/// with several channels, else f(m, x, y).
+/// The sum over the channels c of x and y of f(one, x_c, y_c, c) for an independent-channels
+/// measure with several channels, else f(m, x, y, 0).
 template <class T, class Cost, class Smooth, class F>
 T per_channel_sum(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y, F&& f) {
-  if (!m.independent_channels || x.channels == 1) return f(m, x, y);
+  if (!m.independent_channels || x.channels == 1) return f(m, x, y, index_t(0));
   auto const one = m.single_channel();
   std::vector<T> buffer(static_cast<std::size_t>(x.length + y.length));
   T sum = T(0);
   for (index_t c = 0; c < x.channels; ++c)
-    sum += f(one, copy_channel(x, c, buffer.data()), copy_channel(y, c, buffer.data() + x.length));
+    sum += f(one, copy_channel(x, c, buffer.data()), copy_channel(y, c, buffer.data() + x.length), c);
   return sum;
+}
+
+/// How many self terms a divergence's sharp value takes of each series: one per channel for
+/// independent channels, else one.
+template <class Cost, class Smooth>
+index_t sharp_self_terms(measure<Cost, Smooth> const& m, index_t channels) noexcept {
+  return m.independent_channels ? channels : 1;
+}
+
+/// The sharp values sharp(x_c, x_c) a divergence subtracts (per channel for independent
+/// channels, sharp_self_terms of them) to out.
+template <class T, class Cost, class Smooth>
+void sharp_self_values(measure<Cost, Smooth> const& m, series_view<T const> x, T* out) {
+  auto plain = m;
+  plain.divergence = false;
+  per_channel_sum(plain, x, x, [out](auto const& one, series_view<T const> xc, series_view<T const>, index_t c) {
+    out[c] = forward_tangent(one, xc, xc, along_costs{}, math::infinity<T>());
+    return T(0);
+  });
+}
+
+/// The sharp value with a divergence's self terms given (sharp_self_values of x and y; not read
+/// when m is no divergence): the expected cost of the alignment, or its divergence.
+template <class T, class Cost, class Smooth>
+T sharp_value_given_self(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                         T const* self_x, T const* self_y) {
+  return per_channel_sum(m, x, y, [&](auto const& one, series_view<T const> xc, series_view<T const> yc, index_t c) {
+    T const sxy = forward_tangent(one, xc, yc, along_costs{}, math::infinity<T>());
+    return m.divergence ? divergence_of(sxy, self_x[c], self_y[c]) : sxy;
+  });
 }
 
 /// The sharp value: the expected cost of the alignment, or its divergence when m.divergence.
 template <class T, class Cost, class Smooth>
 T sharp_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y) {
-  return per_channel_sum(m, x, y, [](auto const& one, series_view<T const> xc, series_view<T const> yc) {
-    T const inf = math::infinity<T>();
-    T const sxy = forward_tangent(one, xc, yc, along_costs{}, inf);
-    if (!one.divergence) return sxy;
-    return divergence_of(sxy, forward_tangent(one, xc, xc, along_costs{}, inf),
-                         forward_tangent(one, yc, yc, along_costs{}, inf));
-  });
+  if (!m.divergence) return sharp_value_given_self<T>(m, x, y, nullptr, nullptr);
+  auto const terms = static_cast<std::size_t>(sharp_self_terms(m, x.channels));
+  std::vector<T> self(2 * terms);
+  sharp_self_values(m, x, self.data());
+  sharp_self_values(m, y, self.data() + terms);
+  return sharp_value_given_self(m, x, y, self.data(), self.data() + terms);
 }
 
 /// The sharp value, adding seed times its gradient to gx and gy (which may alias for y = x).
@@ -85,7 +114,7 @@ T sharp_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x, s
 /// has no alignment (S = +inf: no distribution).
 template <class T, class Cost, class Smooth>
 T alignment_entropy(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y) {
-  return per_channel_sum(m, x, y, [](auto const& one, series_view<T const> xc, series_view<T const> yc) {
+  return per_channel_sum(m, x, y, [](auto const& one, series_view<T const> xc, series_view<T const> yc, index_t) {
     return forward_tangent(one, xc, yc, along_entropy{}, std::numeric_limits<T>::quiet_NaN());
   });
 }
