@@ -15,8 +15,9 @@
 // costs included) and both smoothings (hard_min: the sharp value is the hard value, its gradient
 // the hard gradient). Host only and scalar, by tangent passes of the recursion along its step
 // costs (backend/host/tangent.hpp): the values in two rows of the shorter series' length, the
-// gradients with R and its tangent at the cells of the band (two values per cell, no
-// checkpointing) and the move weights up to 32 MB.
+// gradients with R and its tangent at the cells of the band (two values per cell) up to 256 MiB,
+// beyond that in segments of ceil(sqrt(n)) rows of x recomputed from the row above each, and the
+// move weights up to 32 MB.
 #include <span>
 #include <vector>
 #include <resilin/alignment.hpp>

@@ -181,7 +181,7 @@ TEST_CASE("k-means and nearest centroid under the sharp value", "[learn][sharp]"
   }
 }
 
-TEST_CASE("the sharp objective: hard measures keep their value, FastCDTW refuses", "[learn][sharp]") {
+TEST_CASE("the sharp objective: hard measures keep their value; refusals", "[learn][sharp]") {
   auto const ds = two_classes(3, 24, 5);
   rl::barycenter_options bo;
   bo.max_iter = 5;
@@ -193,7 +193,24 @@ TEST_CASE("the sharp objective: hard measures keep their value, FastCDTW refuses
   CHECK(dba.loss == dba_sharp.loss);
   CHECK_THROWS_WITH(rl::fcdtw_barycenter(r::fcdtw::fit_options{}, ds.view(), {}, bo),
                     Catch::Contains("no sharp value"));
-  bo.objective = static_cast<rl::barycenter_objective>(7);
+  rl::kmeans_options ko;
+  ko.max_iter = 0;  // refused before any seeding, not by the first barycentre
+  ko.barycenter = bo;
+  CHECK_THROWS_WITH(rl::fcdtw_kmeans(r::fcdtw::fit_options{}, ds.view(), ko), Catch::Contains("no sharp value"));
+  auto const bad = static_cast<rl::barycenter_objective>(7);
+  bo.objective = bad;
   CHECK_THROWS_WITH(rl::barycenter(r::measures::soft_dtw(1.0), ds.view(), {}, bo),
+                    Catch::Contains("objective must be value or sharp"));
+  auto const z = ds.view()[0];
+  std::vector<double> g(static_cast<std::size_t>(z.size()));
+  CHECK_THROWS_WITH(rl::barycenter_loss(r::measures::soft_dtw(1.0), z, ds.view(), {}, 1, bad),
+                    Catch::Contains("objective must be value or sharp"));
+  CHECK_THROWS_WITH(rl::barycenter_loss_and_grad(r::measures::soft_dtw(1.0), z, ds.view(), {},
+                                                 std::span<double>(g), 1, bad),
+                    Catch::Contains("objective must be value or sharp"));
+  bo.objective = rl::barycenter_objective::value;
+  auto model = rl::fit_nearest_centroid(r::measures::soft_dtw(1.0), ds, bo);
+  model.objective = bad;
+  CHECK_THROWS_WITH(rl::predict(r::measures::soft_dtw(1.0), model, ds, 1),
                     Catch::Contains("objective must be value or sharp"));
 }

@@ -88,13 +88,17 @@ index_t target_length(batch_view<T const> series, index_t requested) {
   return std::max<index_t>(1, static_cast<index_t>(std::floor(total / static_cast<double>(series.batch) + 0.5)));
 }
 
+inline void check_objective(barycenter_objective o) {
+  require(o == barycenter_objective::value || o == barycenter_objective::sharp,
+          "objective must be value or sharp, got ", static_cast<int>(o));
+}
+
 inline void check_options(barycenter_options const& opt) {
   require(opt.max_iter >= 0, "max_iter must be >= 0, got ", opt.max_iter);
   require(opt.tolerance >= 0 && std::isfinite(opt.tolerance),
           "tolerance must be finite and >= 0, got ", opt.tolerance);
   require(opt.threads >= 0, "threads must be >= 0 (0 = all cores), got ", opt.threads);
-  require(opt.objective == barycenter_objective::value || opt.objective == barycenter_objective::sharp,
-          "objective must be value or sharp, got ", static_cast<int>(opt.objective));
+  check_objective(opt.objective);
 }
 
 /// s resampled to `length` samples by linear interpolation; sample i sits at position

@@ -185,7 +185,8 @@ barycenter_result<T> lbfgs_barycenter(device_backend exec, Measure const& m,
                                       batch_view<T const> series,
                                       std::type_identity_t<std::span<T const>> weights = {},
                                       barycenter_options const& opt = {}) {
-  detail::require(opt.objective == barycenter_objective::value,
+  // a hard measure's sharp value is its value (learn/objective.hpp)
+  detail::require(opt.objective == barycenter_objective::value || !detail::has_sharp_value_v<Measure, T>,
                   "lbfgs_barycenter: the sharp objective runs on the host (the GPU has no sharp "
                   "values); call the host lbfgs_barycenter");
   auto const start = detail::prepare_lbfgs(m, series, weights, opt);

@@ -59,10 +59,13 @@ struct fcdtw_ops {
 };
 
 /// k-means of the series under FastCDTW with fit options fo (fo.threads is ignored:
-/// opt.barycenter.threads runs everything); centroids by fcdtw_barycenter.
+/// opt.barycenter.threads runs everything); centroids by fcdtw_barycenter. FastCDTW has no sharp
+/// value: opt.barycenter.objective must be value.
 template <std::floating_point T>
 kmeans_result<T> fcdtw_kmeans(fcdtw::fit_options const& fo, batch_view<T const> series,
                               kmeans_options const& opt) {
+  detail::require(opt.barycenter.objective == barycenter_objective::value,
+                  "fcdtw_kmeans: FastCDTW has no sharp value (objective must be value)");
   return kmeans_with(fcdtw_ops{fo}, series, opt);
 }
 

@@ -6,8 +6,9 @@
 // opt.seed drives every restart in turn, and every parallel step is reduced in a fixed order.
 //
 // The "gap" g(x, c) = M(x, c) - M(x, x)/2 - M(c, c)/2 drives seeding and empty-cluster repair:
-// for exact DTW and for divergences it is M itself; for soft measures (whose M(x, x) < 0) it is
-// the divergence, >= 0 and 0 for equal series.
+// for exact DTW and for divergences it is M itself; for soft measures (whose M(x, x) != 0: < 0
+// for the value, > 0 for the sharp value) it is the divergence, 0 for equal series (negative
+// gaps count as 0).
 #include <algorithm>
 #include <cmath>
 #include <concepts>

@@ -95,6 +95,7 @@ double barycenter_loss(Measure const& m, series_view<T const> z, batch_view<T co
   detail::check_inputs(series, "barycenter_loss");
   detail::check_barycenter_shape(z, series);
   detail::require(threads >= 0, "threads must be >= 0 (0 = all cores), got ", threads);
+  detail::check_objective(objective);
   auto const w = detail::normalised_weights(weights, series.batch);
   detail::loss_workspace<T> ws;
   return detail::weighted_loss(m, z, series, std::span<double const>(w), threads, objective, ws);
@@ -110,6 +111,7 @@ double barycenter_loss_and_grad(Measure const& m, series_view<T const> z,
                                 barycenter_objective objective = barycenter_objective::value) {
   auto const w = detail::check_loss_and_grad_call(z, series, weights, grad);
   detail::require(threads >= 0, "threads must be >= 0 (0 = all cores), got ", threads);
+  detail::check_objective(objective);
   detail::loss_workspace<T> ws;
   return detail::weighted_loss_and_grad(m, z, series, std::span<double const>(w), grad, threads,
                                         objective, ws);

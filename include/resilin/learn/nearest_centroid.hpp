@@ -103,12 +103,14 @@ void nearest(Measure const& m, barycenter_objective objective, batch_view<T cons
 
 /// One barycentre per class of `train` (uniform weights within the class) by a caller's
 /// method: fit(batch_view<T const> members, barycenter_options const&) -> barycenter_result<T>
-/// (e.g. learn/cuda.cuh's lbfgs_barycenter on a GPU).
+/// (e.g. learn/cuda.cuh's lbfgs_barycenter on a GPU), which must minimise the objective of the
+/// options it is given: the model records opt.objective, and predict() measures with it.
 template <std::floating_point T, class Fit>
 nearest_centroid_model<T> fit_nearest_centroid_with(dataset<T> const& train,
                                                     barycenter_options const& opt, Fit&& fit) {
   detail::require(!train.empty(), "fit_nearest_centroid: the training set is empty");
   train.validate("fit_nearest_centroid: the training set");
+  detail::check_options(opt);
   nearest_centroid_model<T> model;
   model.objective = opt.objective;
   std::unordered_map<std::string, std::size_t> code;
@@ -149,6 +151,7 @@ std::vector<std::string> predict(Measure const& m, nearest_centroid_model<T> con
   test.validate("predict: the test set");
   resilin::detail::check_batch(test.view(), "predict: the test set");
   detail::require(threads >= 0, "threads must be >= 0 (0 = all cores), got ", threads);
+  detail::check_objective(model.objective);
   for (std::size_t c = 0; c < model.centroids.size(); ++c) {
     auto const& z = model.centroids[c];
     detail::require(z.length >= 1 && z.channels >= 1 &&

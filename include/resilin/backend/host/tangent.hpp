@@ -175,7 +175,7 @@ T tangent_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_v
 /// How much the second-order pass keeps (tangent_pass). Up to table_bytes, R and R' of every
 /// cell of the band (two values per cell); beyond, segments of about sqrt(n) rows: the forward
 /// keeps the row above each, and the backward recomputes one segment at a time from it (one more
-/// forward, about 2 sqrt(n) rows held). The move weights (three values per cell) of the table or
+/// forward, about 2 sqrt(n) rows of m held: little saved when n << m). The move weights (three values per cell) of the table or
 /// of a segment are kept while they take at most keep_bytes, else the backward recomputes them.
 /// Every choice gives the same bits.
 struct tangent_limits {
