@@ -97,7 +97,7 @@ std::vector<std::string> centroid_labels(run_settings const& s, Measure const& m
                                          learn_options const& lo, r::dataset<T> const& train,
                                          r::dataset<T> const& test, std::string const& title) {
   fit_progress fp("classify");
-  auto const model = fit_centroids(s, m, train, barycenter_settings(lo, s.exec.threads, &fp));
+  auto const model = fit_centroids(s, m, train, barycenter_settings(lo, s, &fp));
   fp.finish();
   if (!lo.svg.empty()) {
     std::vector<r::series_view<T const>> centres;
@@ -109,7 +109,7 @@ std::vector<std::string> centroid_labels(run_settings const& s, Measure const& m
 
 template <class T, class Measure>
 void run_classify(run_settings const& s, Measure const& m, classify_inputs const& in,
-                  learn_options const& lo, std::string const& metric_name) {
+                  learn_options const& lo) {
   r::dataset<T> train, test;
   if (in.synthetic_cbf) {
     synthetic_cbf_split<T>(in.seed, train, test);
@@ -129,7 +129,7 @@ void run_classify(run_settings const& s, Measure const& m, classify_inputs const
   std::vector<std::string> predicted;
   if (in.method == "centroid") {
     predicted = centroid_labels<T>(s, m, lo, train, test,
-                                   "nearest centroid, " + metric_name + ": " + train_name);
+                                   "nearest centroid, " + s.metric_name + ": " + train_name);
   } else {
     r::detail::require(in.k <= train.size(), "--k ", in.k, " is more than the ", train.size(),
                        " training series of ", train_name);
@@ -148,7 +148,7 @@ void run_classify(run_settings const& s, Measure const& m, classify_inputs const
   char row[512];
   std::string const method = in.method == "knn" ? "knn k=" + std::to_string(in.k) : in.method;
   std::snprintf(row, sizeof row, "%s\t%s\t%s\t%s\t%s\t%d\t%lld\t%lld\t%lld\t%.3f",
-                method.c_str(), metric_name.c_str(), s.band_text.c_str(),
+                method.c_str(), s.metric_name.c_str(), s.band_text.c_str(),
                 is_soft(s.measure.metric) ? short_number(s.measure.gamma).c_str() : "-",
                 std::is_same_v<T, float> ? "float" : "double",
                 r::resolve_threads(s.exec.threads, test.size() * train.size()),
@@ -199,9 +199,9 @@ inline void add_classify_command(CLI::App& app) {
                          "--method must be 1nn, knn or centroid, got '", in->method, "'");
       r::detail::require(in->method == "knn" || k_opt->count() == 0, "--k applies to --method knn only");
       bool const learn_opts = lo->max_iter_opt->count() > 0 || lo->init_opt->count() > 0 ||
-                              !lo->svg.empty() || lo->sharp;
+                              !lo->svg.empty();
       r::detail::require(in->method == "centroid" || !learn_opts,
-                         "--max-iter, --init, --sharp and --svg apply to --method centroid only");
+                         "--max-iter, --init and --svg apply to --method centroid only");
       if (in->synthetic_cbf)
         r::detail::require(train->count() == 0 && test->count() == 0,
                            "--synthetic-cbf takes no TRAIN or TEST file");
@@ -209,9 +209,9 @@ inline void add_classify_command(CLI::App& app) {
         r::detail::require(train->count() > 0 && test->count() > 0,
                            "classify needs TRAIN and TEST files (or --synthetic-cbf)");
     });
-    if (in->method == "centroid") require_barycentre_metric(*opts, *lo);
+    if (in->method == "centroid") require_barycentre_metric(*opts);
     run_settings const s = resolve(*opts);
-    visit(s, [&]<class T>(T, auto const& m) { run_classify<T>(s, m, *in, *lo, objective_name(*lo, opts->metric)); });
+    visit(s, [&]<class T>(T, auto const& m) { run_classify<T>(s, m, *in, *lo); });
   });
 }
 

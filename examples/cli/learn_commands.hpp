@@ -65,11 +65,11 @@ struct single_input {
 
 template <class T, class Measure>
 void run_barycenter(run_settings const& s, Measure const& m, single_input const& in,
-                    learn_options const& lo, std::string const& metric_name) {
+                    learn_options const& lo) {
   auto const data = in.load_data<T>(s);
   check_inputs(s.measure, data, in.name(), data, in.name());
   fit_progress fp("barycenter");
-  auto const model = fit_centroids(s, m, data, barycenter_settings(lo, s.exec.threads, &fp));
+  auto const model = fit_centroids(s, m, data, barycenter_settings(lo, s, &fp));
   fp.finish();
 
   bool const unlabelled = std::any_of(model.classes.begin(), model.classes.end(),
@@ -96,13 +96,13 @@ void run_barycenter(run_settings const& s, Measure const& m, single_input const&
     for (auto const& l : data.labels) members += l == model.classes[k];
     std::fprintf(stderr, "resilin barycenter: class %s: %lld series, %s loss %.9g, %d iterations\n",
                  model.classes[k].empty() ? "(no label)" : model.classes[k].c_str(),
-                 static_cast<long long>(members), metric_name.c_str(), model.centroids[k].loss,
+                 static_cast<long long>(members), s.metric_name.c_str(), model.centroids[k].loss,
                  model.centroids[k].iterations);
   }
   if (!lo.svg.empty()) {
     std::vector<r::series_view<T const>> centres;
     for (auto const& c : model.centroids) centres.push_back(c.view());
-    write_svg<T>(lo.svg, metric_name + " barycentres: " + in.name(),
+    write_svg<T>(lo.svg, s.metric_name + " barycentres: " + in.name(),
                  class_panels(data, model.classes, centres));
   }
 }
@@ -120,9 +120,9 @@ inline void add_barycenter_command(CLI::App& app) {
   add_svg_option(*cmd, *lo);
   in->add(*cmd, "UCR TSV or .ts file; each label is a class");
   cmd->callback([opts, lo, in] {
-    require_barycentre_metric(*opts, *lo);
+    require_barycentre_metric(*opts);
     run_settings const s = resolve(*opts);
-    visit(s, [&]<class T>(T, auto const& m) { run_barycenter<T>(s, m, *in, *lo, objective_name(*lo, opts->metric)); });
+    visit(s, [&]<class T>(T, auto const& m) { run_barycenter<T>(s, m, *in, *lo); });
   });
 }
 
@@ -136,7 +136,7 @@ struct kmeans_inputs {
 
 template <class T, class Measure>
 void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
-                kmeans_inputs const& ki, learn_options const& lo, std::string const& metric_name) {
+                kmeans_inputs const& ki, learn_options const& lo) {
   using r::detail::require;
   auto const data = in.load_data<T>(s);
   check_inputs(s.measure, data, in.name(), data, in.name());
@@ -149,7 +149,7 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   ko.max_iter = ki.iterations;
   ko.tol = ki.tol;
   ko.seed = ki.seed;
-  ko.barycenter = barycenter_settings(lo, s.exec.threads, nullptr);
+  ko.barycenter = barycenter_settings(lo, s, nullptr);
   ko.progress = [&fp](std::string_view stage, int it, double loss) { fp(stage, it, loss); };
   auto const result = kmeans_of(s, m, data, ko);
   fp.finish();
@@ -192,7 +192,7 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
       names.push_back(std::to_string(c));
       centres.push_back(result.centroids[c].view());
     }
-    write_svg<T>(lo.svg, metric_name + " k-means (k = " + std::to_string(ki.k) + "): " + in.name(),
+    write_svg<T>(lo.svg, s.metric_name + " k-means (k = " + std::to_string(ki.k) + "): " + in.name(),
                  class_panels(tagged, names, centres, "cluster"));
   }
 }
@@ -229,9 +229,9 @@ inline void add_kmeans_command(CLI::App& app) {
       r::detail::require(ki->tol >= 0 && ki->tol < std::numeric_limits<double>::infinity(),
                          "--tol must be finite and >= 0, got ", ki->tol);
     });
-    require_barycentre_metric(*opts, *lo);
+    require_barycentre_metric(*opts);
     run_settings const s = resolve(*opts);
-    visit(s, [&]<class T>(T, auto const& m) { run_kmeans<T>(s, m, *in, *ki, *lo, objective_name(*lo, opts->metric)); });
+    visit(s, [&]<class T>(T, auto const& m) { run_kmeans<T>(s, m, *in, *ki, *lo); });
   });
 }
 

@@ -21,7 +21,6 @@ struct learn_options {
   int max_iter = 100;
   std::string init = "mean";
   std::string svg;
-  bool sharp = false;
   CLI::Option* max_iter_opt = nullptr;
   CLI::Option* init_opt = nullptr;
 };
@@ -36,10 +35,6 @@ inline void add_learn_options(CLI::App& cmd, learn_options& o) {
                               "barycentre start: mean (Euclidean mean, resampled to the mean "
                               "length) or medoid")
                    ->capture_default_str();
-  cmd.add_flag("--sharp", o.sharp,
-               "fit and measure with the sharp value (the expected cost of the soft alignment; "
-               "the sharp divergence for a -div metric): barycentres, assignments and losses; "
-               "soft metrics, on the host");
 }
 
 /// A file the command will write at its end, checked before any work (a file that cannot be
@@ -69,16 +64,10 @@ inline void add_svg_option(CLI::App& cmd, learn_options& o) {
 
 /// Metrics with a barycentre (every one but hard grid CDTW), and with --backend cuda the ones
 /// that average on the GPU (the soft metrics and fast-cdtw; the Euclidean mean, DBA and MBA are
-/// host-only); --sharp for the soft metrics on the host. A usage error otherwise, before
-/// anything looks for a device.
-inline void require_barycentre_metric(alignment_options const& o, learn_options const& lo) {
+/// host-only). A usage error otherwise, before anything looks for a device.
+inline void require_barycentre_metric(alignment_options const& o) {
   as_usage([&] {
     metric_kind const m = parse_metric(o.metric);
-    r::detail::require(!lo.sharp || is_soft(m),
-                       "--sharp is for the soft metrics (soft-dtw, soft-msm, soft-cdtw and their "
-                       "divergences): metric '", o.metric, "' has no sharp value of its own");
-    r::detail::require(!lo.sharp || o.backend != "cuda",
-                       "--sharp runs on the host (the GPU has no sharp values): use --backend host");
     r::detail::require(m != metric_kind::cdtw,
                        "metric 'cdtw' (hard grid CDTW) has no barycentre method: use soft-cdtw "
                        "or fast-cdtw");
@@ -111,13 +100,9 @@ class fit_progress {
   std::string stage_;
 };
 
-/// The metric's name as the outputs report what was fitted: "sharp soft-dtw" with --sharp.
-inline std::string objective_name(learn_options const& o, std::string const& metric) {
-  return o.sharp ? "sharp " + metric : metric;
-}
-
-/// The library's barycentre options from the command line; `progress` must outlive the fit.
-inline r::learn::barycenter_options barycenter_settings(learn_options const& o, int threads,
+/// The library's barycentre options from the command line (the objective: the sharp value with
+/// --sharp); `progress` must outlive the fit.
+inline r::learn::barycenter_options barycenter_settings(learn_options const& o, run_settings const& s,
                                                         fit_progress* progress) {
   as_usage([&] {
     r::detail::require(o.max_iter >= 1, "--max-iter must be >= 1, got ", o.max_iter);
@@ -127,8 +112,8 @@ inline r::learn::barycenter_options barycenter_settings(learn_options const& o, 
   r::learn::barycenter_options b;
   b.max_iter = o.max_iter;
   b.init = o.init == "mean" ? r::learn::init_method::euclidean_mean : r::learn::init_method::medoid;
-  b.threads = threads;
-  b.objective = o.sharp ? r::learn::barycenter_objective::sharp : r::learn::barycenter_objective::value;
+  b.threads = s.exec.threads;
+  b.objective = s.sharp ? r::learn::barycenter_objective::sharp : r::learn::barycenter_objective::value;
   if (progress)
     b.progress = [progress](std::string_view stage, int it, double loss) {
       (*progress)(stage, it, loss);

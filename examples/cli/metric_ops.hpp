@@ -17,6 +17,7 @@
 #include <resilin/core/error.hpp>
 #include <resilin/fcdtw/solver.hpp>
 #include <resilin/learn/learn.hpp>
+#include <resilin/sharp.hpp>
 #include "fcdtw_pairs.hpp"
 #include "gpu_support.hpp"
 #include "metric.hpp"
@@ -100,17 +101,26 @@ r::learn::kmeans_result<T> kmeans_of(fast_cdtw_metric const& m, r::dataset<T> co
 
 // --- on the backend of the command line (--backend host | cuda) ------------------------------------
 
+/// out(i, j) = M(A_i, B_j), or sharp(A_i, B_j) with --sharp (on the host; resolve() refused
+/// --sharp with --backend cuda and for the metrics without a sharp value).
 template <class Metric, class T>
 void pairwise_values(run_settings const& s, Metric const& m, r::batch_view<T const> a,
                      r::batch_view<T const> b, r::matrix_view<T> out) {
+  if constexpr (!std::is_same_v<Metric, fast_cdtw_metric>) {
+    if (s.sharp) return r::sharp_pairwise(s.exec, m, a, b, out);
+  }
   if (!s.cuda) pairwise_values(s.exec, m, a, b, out);
   else if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) gpu::fcdtw_pairwise(m, a, b, out, s.exec.threads);
   else gpu::pairwise(s.measure, a, b, out);
 }
 
+/// g[i] = d/dA_i sum_j M(A_i, B_j), or of the sharp values with --sharp (on the host).
 template <class Metric, class T>
 void pairwise_gradients(run_settings const& s, Metric const& m, r::batch_view<T const> a,
                         r::batch_view<T const> b, r::batch_view<T> g) {
+  if constexpr (!std::is_same_v<Metric, fast_cdtw_metric>) {
+    if (s.sharp) return r::sharp_pairwise_grads(s.exec, m, a, b, g);
+  }
   if (!s.cuda) pairwise_gradients(s.exec, m, a, b, g);
   else if constexpr (std::is_same_v<Metric, fast_cdtw_metric>) gpu::fcdtw_pairwise_gradients(m, a, b, g, s.exec.threads);
   else gpu::pairwise_gradients(s.measure, a, b, g);

@@ -49,6 +49,7 @@ struct alignment_options {
   std::string precision = "double";
   int threads = 0;
   bool znorm = false;
+  bool sharp = false;
   CLI::Option* gamma_opt = nullptr;
   CLI::Option* band_opt = nullptr;
   CLI::Option* window_opt = nullptr;
@@ -67,6 +68,8 @@ struct run_settings {
   r::host_backend exec = r::host;  // the host's threads (also for what runs there with --backend cuda)
   bool cuda = false;               // --backend cuda: pairwise values, gradients, barycentres
   bool znorm = false;
+  bool sharp = false;                // --sharp: the sharp values instead of the values (host)
+  std::string metric_name;           // for outputs: the metric, "sharp soft-dtw" with --sharp
   std::string band_text = "full";  // for summaries: full, R=5, w=0.1, itakura=2
 };
 
@@ -119,6 +122,11 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o, bool init
   cmd.add_option("--precision", o.precision, "double | float")->capture_default_str();
   cmd.add_option("--threads,-j", o.threads, "threads, 0 = all cores")->capture_default_str();
   cmd.add_flag("--znorm", o.znorm, "z-normalise every series after reading");
+  cmd.add_flag("--sharp", o.sharp,
+               "measure with the sharp value (the expected cost of the soft alignment; the sharp "
+               "divergence for a -div metric): distances, gradients, neighbours, and the "
+               "barycentres, assignments and losses of the commands that average; soft metrics, "
+               "on the host");
 }
 
 inline run_settings resolve(alignment_options const& o) {
@@ -169,6 +177,13 @@ inline run_settings resolve(alignment_options const& o) {
     }
     require(o.backend == "host" || o.backend == "cuda", "--backend must be host or cuda, got '",
             o.backend, "'");
+    require(!o.sharp || is_soft(s.measure.metric),
+            "--sharp is for the soft metrics (soft-dtw, soft-msm, soft-cdtw and their divergences): "
+            "metric '", o.metric, "' has no sharp value of its own");
+    require(!o.sharp || o.backend != "cuda",
+            "--sharp runs on the host (the GPU has no sharp values): use --backend host");
+    s.sharp = o.sharp;
+    s.metric_name = o.sharp ? "sharp " + o.metric : o.metric;
     if (o.backend == "cuda") {
       // not a usage error: the command line is right, this build or machine has no GPU
       if (std::string const why = gpu::unavailable_reason(); !why.empty())

@@ -119,6 +119,20 @@ void check_pairwise_call(measure<Cost, Smooth> const& m, batch_view<T const> X, 
   check_disjoint({region(out, "out")}, {region(X, "X"), region(Y, "Y")});
 }
 
+/// The checks of a pairwise gradient call (pairwise_grads, sharp_pairwise_grads): the measure,
+/// X and Y with the same channels, GX of X's shape, out and weights (when given) of (|X|, |Y|),
+/// the weights finite, the outputs apart from the inputs and each other.
+template <class Cost, class Smooth, class T>
+void check_pairwise_grads_call(measure<Cost, Smooth> const& m, batch_view<T> gxs, batch_view<T const> X,
+                               batch_view<T const> Y, matrix_view<T> out, matrix_view<T const> weights) {
+  check_measure<Cost, Smooth, T>(m);
+  check_batch(X, "X");
+  check_batch(Y, "Y");
+  require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ", Y.channels);
+  check_pairwise_grads_shapes(gxs, X, Y, out, weights);
+  check_pairwise_grads_inputs(gxs, X, Y, out, weights);
+}
+
 /// The checks of a paired training batch (values_and_grads, expected_penalties): X and Y paired,
 /// out and upstream (when given) with one finite entry per pair, GX and GY of X's and Y's
 /// shapes, the outputs apart from the inputs and each other (GX = GY allowed for Y = X).
@@ -442,6 +456,33 @@ void pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
       ws);
 }
 
+namespace detail {
+
+/// The body of pairwise_grads and sharp_pairwise_grads, their arguments checked: for each X[a]
+/// (one task, so deterministic), GX[a] zeroed, then pair(a, b, gx, gy, seed, worker) adds
+/// seed dM(X[a], Y[b]) / dX[a] to gx (gy: scratch of Y[b]'s shape) and returns M(X[a], Y[b]),
+/// for b in order; out(a, b) receives it when out is given.
+template <class T, class Pair>
+void pairwise_grads_rows(host_backend exec, batch_view<T const> X, batch_view<T const> Y,
+                         batch_view<T> gxs, matrix_view<T> out, matrix_view<T const> weights,
+                         Pair&& pair) {
+  parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
+    series_view<T> const gpad{gxs.data + a * X.max_length * X.channels, X.max_length, X.channels};
+    zero(gpad);
+    series_view<T> const gx{gpad.data, X.length(a), X.channels};
+    std::vector<T> gy_scratch;
+    for (index_t b = 0; b < Y.batch; ++b) {
+      T const seed = weights.data ? weights(a, b) : T(1);
+      gy_scratch.assign(static_cast<std::size_t>(Y.length(b) * Y.channels), T(0));
+      series_view<T> const gy{gy_scratch.data(), Y.length(b), Y.channels};
+      T const v = pair(a, b, gx, gy, seed, w);
+      if (out.data) out(a, b) = v;
+    }
+  });
+}
+
+}  // namespace detail
+
 /// GX[a] = sum_b weights(a, b) dM(X[a], Y[b]) / dX[a] (weights default to ones), and, when
 /// out is given, out(a, b) = M(X[a], Y[b]). Each X[a] is owned by one task: deterministic.
 template <class Cost, class Smooth, batch_like XB, batch_like YB>
@@ -451,31 +492,16 @@ void pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
                     matrix_view<value_of<XB> const> weights = {}) {
   using T = value_of<XB>;
   static_assert(differentiable_cost_model<Cost, T>, "the cost model has no step_grad");
-  detail::check_measure<Cost, Smooth, T>(m);
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
-  detail::check_batch(X, "X");
-  detail::check_batch(Y, "Y");
-  detail::require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ",
-                  Y.channels);
-  detail::check_pairwise_grads_shapes(gxs, X, Y, out, weights);
-  detail::check_pairwise_grads_inputs(gxs, X, Y, out, weights);
+  detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
-  parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
-    auto& wsw = ws[static_cast<std::size_t>(w)];
-    series_view<T> const gpad{gxs.data + a * X.max_length * X.channels, X.max_length, X.channels};
-    detail::zero(gpad);
-    series_view<T> const gx{gpad.data, X.length(a), X.channels};
-    std::vector<T> gy_scratch;
-    for (index_t b = 0; b < Y.batch; ++b) {
-      T const seed = weights.data ? weights(a, b) : T(1);
-      gy_scratch.assign(static_cast<std::size_t>(Y.length(b) * Y.channels), T(0));
-      series_view<T> const gy{gy_scratch.data(), Y.length(b), Y.channels};
-      T const v = host_detail::value_and_grad(m, X[a], Y[b], gx, gy, seed, wsw);
-      if (out.data) out(a, b) = v;
-    }
-  });
+  detail::pairwise_grads_rows(exec, X, Y, gxs, out, weights,
+                              [&](index_t a, index_t b, series_view<T> gx, series_view<T> gy, T seed, int w) {
+                                return host_detail::value_and_grad(m, X[a], Y[b], gx, gy, seed,
+                                                                   ws[static_cast<std::size_t>(w)]);
+                              });
 }
 
 // --- one-liners -----------------------------------------------------------------------------

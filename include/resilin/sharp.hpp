@@ -118,6 +118,30 @@ void sharp_pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
   });
 }
 
+/// pairwise_grads of the sharp value: GX[a] = sum_b weights(a, b) d sharp(X[a], Y[b]) / dX[a]
+/// (weights default to ones) and, when out is given, out(a, b) = sharp(X[a], Y[b]) as
+/// sharp_value_and_grad computes it (for |Y[b]| > |X[a]| it may differ from sharp_pairwise's in
+/// the last bits). pairwise_grads' rules: GX of X's shape, padding exactly 0, finite weights,
+/// the outputs apart from the inputs and each other. Each X[a] is owned by one task:
+/// deterministic. A divergence's self term sharp(X[a], X[a]) is differentiated with each pair,
+/// as sharp_value_and_grad does.
+template <class Cost, class Smooth, batch_like XB, batch_like YB>
+  requires std::same_as<value_of<XB>, value_of<YB>>
+void sharp_pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
+                          batch_view<value_of<XB>> gxs, matrix_view<value_of<XB>> out = {},
+                          matrix_view<value_of<XB> const> weights = {}) {
+  using T = value_of<XB>;
+  static_assert(differentiable_cost_model<Cost, T>, "the cost model has no step_grad");
+  static_assert(second_order_smoothing<Smooth, T>, "the smoothing has no weights_tangent");
+  auto const X = detail::as_const(xs);
+  auto const Y = detail::as_const(ys);
+  detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
+  detail::pairwise_grads_rows(exec, X, Y, gxs, out, weights,
+                              [&](index_t a, index_t b, series_view<T> gx, series_view<T> gy, T seed, int) {
+                                return host_detail::sharp_value_and_grad(m, X[a], Y[b], gx, gy, seed);
+                              });
+}
+
 /// sharp_values() plus the gradients, under values_and_grads' rules: GX[b] = upstream[b]
 /// d sharp(X[b], Y[b]) / dX[b] (GY likewise), padding exactly 0, upstream finite (default ones),
 /// the outputs apart from the inputs and each other except GX = GY for Y = X.

@@ -326,6 +326,73 @@ TEST_CASE("sharp_values, sharp_values_and_grads: a ragged batch equals its pairs
         }) == "out has 8 entries, expected batch = 9");
 }
 
+TEST_CASE("pairwise_grads, sharp_pairwise_grads: each row the weighted sum of its pairs' gradients", "[sharp]") {
+  resilin_test::ragged<double> const xs(4, 12, 2, 71), ys(3, 15, 2, 72);
+  auto const X = xs.view(), Y = ys.view();
+  std::vector<double> w(12);
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = 0.25 + 0.5 * double(k % 5) - (k == 7 ? 3.0 : 0.0);
+  r::matrix_view<double const> const weights{w.data(), 4, 3};
+  // GX[a] against sum_b w(a, b) g(X[a], Y[b]) one pair at a time, out against the pair's value;
+  // padding exactly 0; one thread or three, the same bits
+  auto const check = [&](auto const& meas, auto const& rows, auto const& pair, char const* name) {
+    INFO(name);
+    std::vector<double> gx(xs.data.size(), 7.0), out(12, 7.0), gx3(xs.data.size()), out3(12);
+    rows(r::host.with_threads(1), meas, r::make_batch(gx, 4, 12, 2, xs.lengths), r::matrix_view<double>{out.data(), 4, 3}, weights);
+    rows(r::host.with_threads(3), meas, r::make_batch(gx3, 4, 12, 2, xs.lengths), r::matrix_view<double>{out3.data(), 4, 3}, weights);
+    CHECK(gx == gx3);
+    CHECK(out == out3);
+    for (r::index_t a = 0; a < 4; ++a) {
+      std::vector<double> sum(static_cast<std::size_t>(X.length(a) * 2), 0.0);
+      for (r::index_t b = 0; b < 3; ++b) {
+        std::vector<double> ga(sum.size()), gb(static_cast<std::size_t>(Y.length(b) * 2));
+        r::series_view<double> const gav{ga.data(), X.length(a), 2}, gbv{gb.data(), Y.length(b), 2};
+        double const v = pair(meas, X[a], Y[b], gav, gbv);
+        CHECK(resilin_test::bits_equal(out[static_cast<std::size_t>(a * 3 + b)], v));
+        for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += w[static_cast<std::size_t>(a * 3 + b)] * ga[k];
+      }
+      std::vector<double> const got(gx.begin() + a * 24, gx.begin() + a * 24 + X.length(a) * 2);
+      CHECK(max_rel_diff(got, sum) < 1e-12);
+      for (r::index_t k = a * 24 + X.length(a) * 2; k < (a + 1) * 24; ++k) CHECK(gx[static_cast<std::size_t>(k)] == 0.0);
+    }
+  };
+  auto const sharp_rows = [&](r::host_backend e, auto const& meas, r::batch_view<double> g, r::matrix_view<double> o,
+                              r::matrix_view<double const> wv) { r::sharp_pairwise_grads(e, meas, X, Y, g, o, wv); };
+  auto const sharp_pair = [](auto const& meas, auto x, auto y, auto gxv, auto gyv) {
+    return r::sharp_value_and_grad(meas, x, y, gxv, gyv);
+  };
+  auto const value_rows = [&](r::host_backend e, auto const& meas, r::batch_view<double> g, r::matrix_view<double> o,
+                              r::matrix_view<double const> wv) { r::pairwise_grads(e, meas, X, Y, g, o, wv); };
+  auto const value_pair = [](auto const& meas, auto x, auto y, auto gxv, auto gyv) {
+    return r::value_and_grad(meas, x, y, gxv, gyv);
+  };
+  check(r::measures::soft_dtw<double>(0.3, r::band_spec::window(0.6)), sharp_rows, sharp_pair, "sharp soft-DTW, window");
+  check(r::measures::soft_dtw_divergence<double>(0.3), sharp_rows, sharp_pair, "sharp soft-DTW divergence");
+  check(r::measures::soft_msm_divergence<double>(0.4, 0.5), sharp_rows, sharp_pair, "sharp soft-MSM divergence");
+  check(r::measures::soft_dtw_divergence<double>(0.3), value_rows, value_pair, "soft-DTW divergence");
+  check(r::measures::soft_msm<double>(0.4, 0.5), value_rows, value_pair, "soft-MSM");
+
+  // without weights: the plain sum, the same as weights of ones; without out
+  auto const meas = r::measures::soft_dtw<double>(0.3);
+  std::vector<double> ones(12, 1.0), g1(xs.data.size()), g2(xs.data.size());
+  r::sharp_pairwise_grads(r::host, meas, X, Y, r::make_batch(g1, 4, 12, 2, xs.lengths));
+  r::sharp_pairwise_grads(r::host, meas, X, Y, r::make_batch(g2, 4, 12, 2, xs.lengths), {},
+                          r::matrix_view<double const>{ones.data(), 4, 3});
+  CHECK(g1 == g2);
+
+  std::vector<double> gx(xs.data.size());
+  w[5] = std::numeric_limits<double>::quiet_NaN();
+  CHECK(message_of<r::invalid_argument>([&] {
+          r::sharp_pairwise_grads(r::host, meas, X, Y, r::make_batch(gx, 4, 12, 2, xs.lengths), {}, weights);
+        }).find("weights(1, 2) is not finite") == 0);
+  CHECK(message_of<r::invalid_argument>([&] {
+          r::sharp_pairwise_grads(r::host, meas, X, Y, r::make_batch(gx, 4, 12, 2, xs.lengths),
+                                  r::matrix_view<double>{gx.data(), 3, 4});
+        }) == "out must be (4, 3), got (3, 4)");
+  CHECK(message_of<r::invalid_argument>([&] {
+          r::sharp_pairwise_grads(r::host, r::measures::soft_dtw<double>(-1.0), X, Y, r::make_batch(gx, 4, 12, 2, xs.lengths));
+        }).find("gamma must be > 0") == 0);
+}
+
 TEST_CASE("sharp: refusals", "[sharp]") {
   using r::invalid_argument;
   std::vector<double> x{0, 1, 2, 1}, y{0, 2, 1}, gx(4), gy(3);
