@@ -14,10 +14,10 @@
 // Every cost model (the path cost sums its step costs: warp penalties and MSM's split and merge
 // costs included) and both smoothings (hard_min: the sharp value is the hard value, its gradient
 // the hard gradient). Host only and scalar, by tangent passes of the recursion along its step
-// costs (backend/host/tangent.hpp): the values in two rows of the shorter series' length, the
-// gradients with R and its tangent at the cells of the band (two values per cell) up to 256 MiB,
-// beyond that in segments of ceil(sqrt(n)) rows of x recomputed from the row above each, and the
-// move weights up to 32 MB.
+// costs (backend/host/tangent.hpp), whose rows run along the longer series: the values in two
+// rows of the shorter series' length, the gradients with R and its tangent at the cells of the
+// band (two values per cell) up to 256 MiB, beyond that in segments of ceil(sqrt(n)) rows of the
+// longer series (n) recomputed from the row above each, and the move weights up to 32 MB.
 #include <span>
 #include <vector>
 #include <resilin/alignment.hpp>
@@ -30,9 +30,8 @@
 namespace resilin {
 
 /// The expected cost of the soft alignment of x and y, E_p[C(path)]; for a divergence measure
-/// the sharp divergence. Independent channels: the sum over the channels. It runs along the
-/// shorter series (the problem transposed when m > n), so for m > n it may differ from
-/// sharp_value_and_grad's value in the last bits.
+/// the sharp divergence. Independent channels: the sum over the channels. The bits of
+/// sharp_value_and_grad's value (both keep the rows along the longer series).
 template <class Cost, class Smooth, series_like X, series_like Y>
   requires std::same_as<value_of<X>, value_of<Y>>
 value_of<X> sharp_value(measure<Cost, Smooth> const& m, X x, Y y) {
@@ -119,9 +118,8 @@ void sharp_pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
 }
 
 /// pairwise_grads of the sharp value: GX[a] = sum_b weights(a, b) d sharp(X[a], Y[b]) / dX[a]
-/// (weights default to ones) and, when out is given, out(a, b) = sharp(X[a], Y[b]) as
-/// sharp_value_and_grad computes it (for |Y[b]| > |X[a]| it may differ from sharp_pairwise's in
-/// the last bits). pairwise_grads' rules: GX of X's shape, padding exactly 0, finite weights,
+/// (weights default to ones) and, when out is given, out(a, b) = sharp(X[a], Y[b]) (the bits of
+/// sharp_value and sharp_pairwise). pairwise_grads' rules: GX of X's shape, padding exactly 0, finite weights,
 /// the outputs apart from the inputs and each other. Each X[a] is owned by one task:
 /// deterministic. A divergence's self term sharp(X[a], X[a]) is differentiated with each pair,
 /// as sharp_value_and_grad does.

@@ -435,6 +435,50 @@ TEST_CASE("second-order pass: whole or in segments, weights kept or recomputed, 
   }
 }
 
+TEST_CASE("second-order pass: rows along the longer series, (x, y, omega) and (y, x, omega^T) the same bits",
+          "[penalty][sharp][checkpoint]") {
+  namespace rh = r::host_detail;
+  // y longer: the pass runs the transposed problem, which is (y, x) with omega transposed, the
+  // same cells in the same order (the same L and S; the gradients to rounding: a cost model's
+  // step_grad may sum the moves' uses in another order); segments (table_bytes 0) cut the
+  // longer series
+  for (auto [n, m] : {std::array<r::index_t, 2>{25, 31}, {3, 17}, {1, 7}, {40, 41}}) {
+    auto const x = random_values(static_cast<std::size_t>(2 * n), 91 + n, -1, 1);
+    auto const y = random_values(static_cast<std::size_t>(2 * m), 92 + m, -1, 1);
+    auto const omega = random_values(static_cast<std::size_t>(n * m), 93, -1.0, 1.0);
+    auto const read = [&, m = m](r::index_t i, r::index_t j) { return omega[static_cast<std::size_t>(i * m + j)]; };
+    auto const read_t = [&](r::index_t i, r::index_t j) { return read(j, i); };
+    r::series_view<double const> const xv{x.data(), n, 2}, yv{y.data(), m, 2};
+    auto const check = [&](char const* what, auto const& meas, rh::tangent_limits const& lim) {
+      CAPTURE(what, n, m, lim.table_bytes);
+      std::vector<double> gx(x.size()), gy(y.size()), hy(y.size()), hx(x.size());
+      double s = 0, t = 0;
+      double const l = rh::expected_penalty(meas, xv, yv, read, r::view(gx), r::view(gy), 1.0, &s, lim);
+      double const k = rh::expected_penalty(meas, yv, xv, read_t, r::view(hy), r::view(hx), 1.0, &t, lim);
+      CHECK(l != 0.0);
+      CHECK(resilin_test::bits_equal(l, k));
+      CHECK(resilin_test::bits_equal(s, t));
+      CHECK(max_rel_diff(gx, hx) < 1e-13);
+      CHECK(max_rel_diff(gy, hy) < 1e-13);
+      std::fill(gx.begin(), gx.end(), 0.0);
+      std::fill(gy.begin(), gy.end(), 0.0);
+      std::fill(hx.begin(), hx.end(), 0.0);
+      std::fill(hy.begin(), hy.end(), 0.0);
+      double const a = rh::tangent_pass(meas, xv, yv, rh::along_costs{}, r::view(gx), r::view(gy), 0.5, &s, lim);
+      double const b = rh::tangent_pass(meas, yv, xv, rh::along_costs{}, r::view(hy), r::view(hx), 0.5, &t, lim);
+      CHECK(resilin_test::bits_equal(a, b));
+      CHECK(max_rel_diff(gx, hx) < 1e-13);
+      CHECK(max_rel_diff(gy, hy) < 1e-13);
+    };
+    for (auto const& lim : {rh::tangent_limits{}, rh::tangent_limits{0, 0}}) {
+      check("soft-DTW, radius 4", r::measures::soft_dtw<double>(0.5, r::band_spec::radius(4)), lim);
+      check("soft-DTW, Itakura 1.5", r::measures::soft_dtw<double>(0.5, r::band_spec::itakura(1.5)), lim);
+      check("soft-MSM", r::measures::soft_msm<double>(0.5, 0.2), lim);
+      check("soft-CDTW, window 0.3", r::measures::soft_cdtw<double>(0.05, r::band_spec::window(0.3)), lim);
+    }
+  }
+}
+
 TEST_CASE("expected_penalty: the tables keep the band's cells and every predecessor's slot",
           "[penalty]") {
   for (auto [n, m, radius] : {std::array<r::index_t, 3>{1000, 1000, 10}, {700, 300, 5}, {300, 700, 0},

@@ -273,15 +273,14 @@ TEST_CASE("sharp: divergences and independent channels", "[sharp]") {
   }
 }
 
-TEST_CASE("sharp: the value alone, transposed or not, agrees with the pass", "[sharp]") {
+TEST_CASE("sharp: the value alone, transposed or not, has the bits of the pass", "[sharp]") {
   for (auto [n, m] : {std::pair<r::index_t, r::index_t>{40, 25}, {25, 40}, {1, 30}, {30, 1}}) {
     CAPTURE(n, m);
     auto const x = random_values(static_cast<std::size_t>(n), 41, -1, 1), y = random_values(static_cast<std::size_t>(m), 42, -1, 1);
     for (auto const& meas : {r::measures::soft_msm<double>(0.3, 0.4), r::measures::soft_msm<double>(0.3, 0.4, r::band_spec::window(0.1))}) {
       sharp_out const o = sharp_of(meas, x, y, 1);
       double const v = sharp_only(meas, x, y, 1);
-      if (n >= m) CHECK(resilin_test::bits_equal(v, o.value));  // the same cells in the same order
-      CHECK(v == Approx(o.value).epsilon(1e-12));
+      CHECK(resilin_test::bits_equal(v, o.value));  // both run along the longer series
     }
   }
 }

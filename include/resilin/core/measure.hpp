@@ -8,6 +8,7 @@
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/error.hpp>
 #include <resilin/core/math.hpp>
+#include <resilin/core/recursion.hpp>
 #include <resilin/cost/cdtw.hpp>
 #include <resilin/cost/dtw.hpp>
 #include <resilin/cost/msm.hpp>
@@ -43,6 +44,14 @@ struct measure {
   /// One channel's measure of an independent-channels measure (the same policies and band).
   measure single_channel() const { measure r = *this; r.independent_channels = false; return r; }
 };
+
+/// The same problem with x and y swapped (transposed_cost; the band is symmetric under the
+/// swap), for traversals that run along the shorter series: one recursion, so no divergence and
+/// the channels aligned as the cost model aligns them (callers split independent channels first).
+template <class Cost, class Smooth>
+measure<transposed_cost<Cost>, Smooth> transposed(measure<Cost, Smooth> const& m) {
+  return {{m.cost}, m.smooth, m.band, false, false};
+}
 
 template <class M>
 inline constexpr bool is_hard_v = std::is_same_v<typename M::smoothing_type, hard_min>;

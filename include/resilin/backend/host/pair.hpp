@@ -88,7 +88,7 @@ T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_vie
     }
   }
   if (y.length > x.length) {
-    measure<transposed_cost<Cost>, Smooth> const mt{{m.cost}, m.smooth, m.band, false};
+    auto const mt = transposed(m);
     lane_cost<T, transposed_cost<Cost>> lanes;
     return forward(make_problem(mt, y, x), lanes, ws.rowbuf, static_cast<strip_table<T>*>(nullptr));
   }

@@ -13,21 +13,17 @@
 
 namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
-/// A forward-only tangent of one pair and channel (along_costs or along_entropy, which do not
-/// depend on the cell, so the problem may be transposed: the paths and their costs stay, and
-/// the band is symmetric) in two rows along the shorter series. `none` when the pair has no
-/// alignment.
+/// A forward-only tangent of one pair and channel in two rows along the shorter series (the
+/// problem transposed when y is longer: the paths and their costs stay, and the band is
+/// symmetric), as tangent_pass orients it. `none` when the pair has no alignment.
 template <class T, class Cost, class Smooth, class Dir>
 T forward_tangent(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                   Dir const& dir, T none) {
-  static_assert(Dir::same_in_every_cell, "a per-cell direction would need its transpose");
   T s = T(0), l = T(0);
-  if (y.length > x.length) {
-    measure<transposed_cost<Cost>, Smooth> const mt{{m.cost}, m.smooth, m.band, false};
-    l = tangent_value(mt, y, x, dir, &s);
-  } else {
+  if (y.length > x.length)
+    l = dir.transposed_to([&](auto const& along) { return tangent_value(transposed(m), y, x, along, &s); });
+  else
     l = tangent_value(m, x, y, dir, &s);
-  }
   return s < math::infinity<T>() ? l : none;
 }
 
@@ -55,9 +51,7 @@ index_t sharp_self_terms(measure<Cost, Smooth> const& m, index_t channels) noexc
 /// channels, sharp_self_terms of them) to out.
 template <class T, class Cost, class Smooth>
 void sharp_self_values(measure<Cost, Smooth> const& m, series_view<T const> x, T* out) {
-  auto plain = m;
-  plain.divergence = false;
-  per_channel_sum(plain, x, x, [out](auto const& one, series_view<T const> xc, series_view<T const>, index_t c) {
+  per_channel_sum(m, x, x, [out](auto const& one, series_view<T const> xc, series_view<T const>, index_t c) {
     out[c] = forward_tangent(one, xc, xc, along_costs{}, math::infinity<T>());
     return T(0);
   });

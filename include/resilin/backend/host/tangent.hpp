@@ -16,10 +16,11 @@
 // series; along costs, the gradient of the sharp soft-DTW of §3.7. A third direction gives the
 // entropy of the alignment distribution by the same forward (along_entropy: the offset is the
 // cell's own entropy -sum w log w of its last move, the chain rule of entropy), with no backward.
-// Scalar and row-major: the pass keeps R and R' for the cells of the band (two values per cell,
-// with a border; band_rows) up to 256 MiB, beyond that for segments of about sqrt(n) rows, one at
-// a time, recomputed from the row above each (tangent_limits); the move weights where they fit
-// (three more), and A, A' in two rows; a forward alone keeps two rows (tangent_value).
+// Scalar and row-major along the longer series (the problem transposed when y is longer): the
+// pass keeps R and R' for the cells of the band (two values per cell, with a border; band_rows)
+// up to 256 MiB, beyond that for segments of about sqrt(n) rows, one at a time, recomputed from
+// the row above each (tangent_limits); the move weights where they fit (three more), and A, A'
+// in two rows; a forward alone keeps two rows (tangent_value).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -40,18 +41,24 @@ struct along_offsets {
   Omega const& omega;
   static constexpr bool scales_costs = false;
   static constexpr bool differentiable = true;
-  static constexpr bool same_in_every_cell = false;  // no transposed problem
   template <class T>
   T offset(index_t i, index_t j, step3<T> const&) const { return static_cast<T>(omega(i, j)); }
+  /// f(this direction in the transposed problem, x and y swapped): omega(j, i) at (i, j).
+  template <class F>
+  decltype(auto) transposed_to(F&& f) const {
+    auto const swapped = [this](index_t i, index_t j) { return omega(j, i); };
+    return f(along_offsets<decltype(swapped)>{swapped});
+  }
 };
 
 /// Along the step costs, each scaled by 1 + t: L = the expected cost of the alignment (sharp).
 struct along_costs {
   static constexpr bool scales_costs = true;
   static constexpr bool differentiable = true;
-  static constexpr bool same_in_every_cell = true;
   template <class T>
   T offset(index_t, index_t, step3<T> const&) const { return T(0); }
+  template <class F>
+  decltype(auto) transposed_to(F&& f) const { return f(*this); }  // the same in every cell
 };
 
 /// Along each cell's entropy of its last move: L = the entropy of the alignment distribution,
@@ -60,12 +67,13 @@ struct along_costs {
 struct along_entropy {
   static constexpr bool scales_costs = false;
   static constexpr bool differentiable = false;
-  static constexpr bool same_in_every_cell = true;
   template <class T>
   T offset(index_t, index_t, step3<T> const& w) const {
     auto const h = [](T p) { return p > T(0) ? -p * std::log(p) : T(0); };
     return (h(w.diag) + h(w.up)) + h(w.left);
   }
+  template <class F>
+  decltype(auto) transposed_to(F&& f) const { return f(*this); }  // the same in every cell
 };
 
 /// The tangents of a cell's three candidates R(pred_k) + c_k: the predecessors' tangents, plus
@@ -173,11 +181,11 @@ T tangent_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_v
 }
 
 /// How much the second-order pass keeps (tangent_pass). Up to table_bytes, R and R' of every
-/// cell of the band (two values per cell); beyond, segments of about sqrt(n) rows: the forward
-/// keeps the row above each, and the backward recomputes one segment at a time from it (one more
-/// forward, about 2 sqrt(n) rows of m held: little saved when n << m). The move weights (three values per cell) of the table or
-/// of a segment are kept while they take at most keep_bytes, else the backward recomputes them.
-/// Every choice gives the same bits.
+/// cell of the band (two values per cell); beyond, segments of about sqrt(n) rows of the longer
+/// series (n): the forward keeps the row above each, and the backward recomputes one segment at
+/// a time from it (one more forward, about 2 sqrt(n) rows of the shorter series' length held).
+/// The move weights (three values per cell) of the table or of a segment are kept while they
+/// take at most keep_bytes, else the backward recomputes them. Every choice gives the same bits.
 struct tangent_limits {
   std::size_t table_bytes = checkpoint_table_bytes;
   std::size_t keep_bytes = kept_table_bytes;
@@ -223,14 +231,11 @@ void tangent_forward_rows(measure<Cost, Smooth> const& m, series_view<T const> x
   }
 }
 
-/// The tangent L = R'(n-1, m-1) along dir of one pair, adding seed dL/dx to gx and seed dL/dy to
-/// gy; S(x, y) to *value_out when it is not null. Inputs are validated by the caller. What the
-/// pass keeps follows `limits` (tangent_limits); a direction's offset is read once for each cell
-/// inside the band by the forward, and once more where a segment is recomputed.
+/// tangent_pass with the rows along x as given (segments of x's rows).
 template <class T, class Cost, class Smooth, class Dir>
-T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
-               Dir const& dir, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
-               tangent_limits const& limits = {}) {
+T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                        Dir const& dir, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
+                        tangent_limits const& limits) {
   static_assert(Dir::differentiable, "this direction has no backward");
   index_t const n = x.length, k = y.length;
   band_geometry const band = m.band.geometry(n, k);
@@ -327,6 +332,23 @@ T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_vi
     }
   }
   return tangent;  // L = R'(n-1, m-1), the derivative of S along dir
+}
+
+/// The tangent L = R'(n-1, m-1) along dir of one pair, adding seed dL/dx to gx and seed dL/dy to
+/// gy; S(x, y) to *value_out when it is not null. Inputs are validated by the caller. The rows
+/// run along the longer series (the problem transposed when y is longer, as tangent_value's
+/// callers orient it): the segments cut the longer series, and the value is tangent_value's,
+/// bit for bit. What the pass keeps follows `limits` (tangent_limits); a direction's offset is
+/// read once for each cell inside the band by the forward, and once more where a segment is
+/// recomputed.
+template <class T, class Cost, class Smooth, class Dir>
+T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+               Dir const& dir, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
+               tangent_limits const& limits = {}) {
+  if (y.length <= x.length) return oriented_tangent_pass(m, x, y, dir, gx, gy, seed, value_out, limits);
+  return dir.transposed_to([&](auto const& along) {
+    return oriented_tangent_pass(transposed(m), y, x, along, gy, gx, seed, value_out, limits);
+  });
 }
 
 /// expected_penalty of one pair and channel: tangent_pass along omega.
