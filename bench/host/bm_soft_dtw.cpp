@@ -64,6 +64,28 @@ void BM_sharp_soft_dtw_value_and_grad_host(benchmark::State& state) {
   });
 }
 
+// pairwise_grads and sharp_pairwise_grads (the tool's grad, with and without --sharp) of the
+// soft-DTW divergence: cells/s over the |A| |B| pairs, A and B the first 16 series of the
+// shape's X and Y (the self terms S(x, x) and S(y, y) count as no cells of their own).
+template <class T, bool Sharp>
+void BM_soft_dtw_div_pairwise_grads_host(benchmark::State& state) {
+  shape const s = shapes[state.range(0)];
+  long const k = std::min<long>(16, s.batch);
+  data_set<T> data(s);
+  auto const A = resilin::make_batch(std::span<T const>(data.x).first(static_cast<std::size_t>(k * s.n * s.d)), k, s.n, s.d);
+  auto const B = resilin::make_batch(std::span<T const>(data.y).first(static_cast<std::size_t>(k * s.m * s.d)), k, s.m, s.d);
+  auto const G = resilin::make_batch(std::span<T>(data.gx).first(static_cast<std::size_t>(k * s.n * s.d)), k, s.n, s.d);
+  auto const exec = resilin::host.with_threads(static_cast<int>(state.range(1)));
+  auto const m = resilin::measures::soft_dtw_divergence(T(1));
+  for (auto _ : state) {
+    if constexpr (Sharp) resilin::sharp_pairwise_grads(exec, m, A, B, G);
+    else resilin::pairwise_grads(exec, m, A, B, G);
+    benchmark::DoNotOptimize(data.gx.data());
+  }
+  set_counters(state, s, k * k);
+  state.counters["B"] = static_cast<double>(k);  // |A| = |B|
+}
+
 // The baseline runs pairs one at a time, so its cells/s does not depend on B: it runs on enough
 // pairs for at least ~4M cells per iteration rather than on the whole batch.
 long baseline_pairs(shape s) { return std::min<long>(s.batch, std::max<long>(1, (4L << 20) / (s.n * s.m))); }
@@ -125,6 +147,8 @@ BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_host, double)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_host, float)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_and_grad_host, double)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_and_grad_host, float)->Apply(penalty_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_div_pairwise_grads_host, double, false)->Apply(penalty_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_div_pairwise_grads_host, double, true)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_baseline, double)->Apply(baseline_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_baseline, float)->Apply(baseline_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_baseline, double)->Apply(baseline_args);

@@ -458,24 +458,78 @@ void pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
 
 namespace detail {
 
-/// The body of pairwise_grads and sharp_pairwise_grads, their arguments checked: for each X[a]
-/// (one task, so deterministic), GX[a] zeroed, then pair(a, b, gx, gy, seed, worker) adds
-/// seed dM(X[a], Y[b]) / dX[a] to gx (gy: scratch of Y[b]'s shape) and returns M(X[a], Y[b]),
-/// for b in order; out(a, b) receives it when out is given.
-template <class T, class Pair>
-void pairwise_grads_rows(host_backend exec, batch_view<T const> X, batch_view<T const> Y,
-                         batch_view<T> gxs, matrix_view<T> out, matrix_view<T const> weights,
-                         Pair&& pair) {
+/// The body of pairwise_grads and sharp_pairwise_grads, their arguments checked. pass(one, x, y,
+/// gx, gy, seed, worker) adds seed dS/dx to gx and seed dS/dy to gy (one buffer for y = x: both
+/// partials) and returns S(x, y), for a measure `one` with a single alignment and no divergence.
+/// For each X[a] (one task, so deterministic): GX[a] = sum_b w(a, b) dM(X[a], Y[b]) / dX[a] and
+/// out(a, b) = M(X[a], Y[b]), b in order, combined as value_and_grad combines them (per channel
+/// for independent channels: the same values). A divergence's self terms are computed once per
+/// series, not once per pair: S(y, y) for every series of Y, and S(x, x) with its gradient once
+/// per series of X, seeded with -sum_b w(a, b) / 2. `workers`: pass's worker ids are below it.
+template <class Cost, class Smooth, class T, class Pass>
+void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batch_view<T const> X,
+                         batch_view<T const> Y, batch_view<T> gxs, matrix_view<T> out,
+                         matrix_view<T const> weights, int workers, Pass&& pass) {
+  bool const split = m.independent_channels && X.channels > 1;
+  index_t const terms = split ? X.channels : 1;
+  auto one = split ? m.single_channel() : m;
+  one.divergence = false;
+  struct scratch {
+    std::vector<T> x, y, gx, gy;
+  };
+  std::vector<scratch> per_worker(static_cast<std::size_t>(workers));
+  // pass on channel c of (x, y) when split, else on the series; gy = gx (same data) for y = x
+  auto const term = [&](series_view<T const> x, series_view<T const> y, series_view<T> gx,
+                        series_view<T> gy, index_t c, T seed, int w) {
+    if (!split) return pass(one, x, y, gx, gy, seed, w);
+    scratch& s = per_worker[static_cast<std::size_t>(w)];
+    bool const self = gy.data == gx.data;
+    s.x.resize(static_cast<std::size_t>(x.length));
+    s.y.resize(static_cast<std::size_t>(y.length));
+    s.gx.assign(static_cast<std::size_t>(x.length), T(0));
+    s.gy.assign(static_cast<std::size_t>(y.length), T(0));
+    auto const xc = host_detail::copy_channel(x, c, s.x.data());
+    auto const yc = self ? xc : host_detail::copy_channel(y, c, s.y.data());
+    series_view<T> const gxc{s.gx.data(), x.length, 1}, gyc{self ? s.gx.data() : s.gy.data(), y.length, 1};
+    T const v = pass(one, xc, yc, gxc, gyc, seed, w);
+    for (index_t i = 0; i < x.length; ++i) gx(i, c) += gxc.data[i];
+    if (!self)
+      for (index_t j = 0; j < y.length; ++j) gy(j, c) += gyc.data[j];
+    return v;
+  };
+  std::vector<T> self_y(m.divergence ? static_cast<std::size_t>(Y.batch * terms) : 0);
+  if (m.divergence) {
+    parallel_for(Y.batch, exec.threads, [&](index_t b, int w) {
+      std::vector<T> g(static_cast<std::size_t>(Y.length(b) * Y.channels));  // not used
+      series_view<T> const gv{g.data(), Y.length(b), Y.channels};
+      for (index_t c = 0; c < terms; ++c)
+        self_y[static_cast<std::size_t>(b * terms + c)] = term(Y[b], Y[b], gv, gv, c, T(0), w);
+    });
+  }
   parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
     series_view<T> const gpad{gxs.data + a * X.max_length * X.channels, X.max_length, X.channels};
     zero(gpad);
     series_view<T> const gx{gpad.data, X.length(a), X.channels};
+    auto const seed_of = [&](index_t b) { return weights.data ? weights(a, b) : T(1); };
+    std::vector<T> self_x(static_cast<std::size_t>(terms));
+    if (m.divergence) {
+      T total = T(0);
+      for (index_t b = 0; b < Y.batch; ++b) total += seed_of(b);
+      for (index_t c = 0; c < terms; ++c)
+        self_x[static_cast<std::size_t>(c)] = term(X[a], X[a], gx, gx, c, -total / T(2), w);
+    }
     std::vector<T> gy_scratch;
     for (index_t b = 0; b < Y.batch; ++b) {
-      T const seed = weights.data ? weights(a, b) : T(1);
       gy_scratch.assign(static_cast<std::size_t>(Y.length(b) * Y.channels), T(0));
       series_view<T> const gy{gy_scratch.data(), Y.length(b), Y.channels};
-      T const v = pair(a, b, gx, gy, seed, w);
+      T v = T(0);
+      for (index_t c = 0; c < terms; ++c) {
+        T const sxy = term(X[a], Y[b], gx, gy, c, seed_of(b), w);
+        T const d = m.divergence ? divergence_of(sxy, self_x[static_cast<std::size_t>(c)],
+                                                 self_y[static_cast<std::size_t>(b * terms + c)])
+                                 : sxy;
+        v = split ? v + d : d;  // the channels summed in order from 0, as sum_over_channels does
+      }
       if (out.data) out(a, b) = v;
     }
   });
@@ -484,7 +538,9 @@ void pairwise_grads_rows(host_backend exec, batch_view<T const> X, batch_view<T 
 }  // namespace detail
 
 /// GX[a] = sum_b weights(a, b) dM(X[a], Y[b]) / dX[a] (weights default to ones), and, when
-/// out is given, out(a, b) = M(X[a], Y[b]). Each X[a] is owned by one task: deterministic.
+/// out is given, out(a, b) = M(X[a], Y[b]) (value_and_grad's values). Each X[a] is owned by one
+/// task: deterministic. A divergence's self terms S(x, x) and S(y, y) are computed once per
+/// series, not once per pair.
 template <class Cost, class Smooth, batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>
 void pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
@@ -495,12 +551,13 @@ void pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
   detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
-  std::vector<host_detail::workspace<T>> ws(
-      static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
-  detail::pairwise_grads_rows(exec, X, Y, gxs, out, weights,
-                              [&](index_t a, index_t b, series_view<T> gx, series_view<T> gy, T seed, int w) {
-                                return host_detail::value_and_grad(m, X[a], Y[b], gx, gy, seed,
-                                                                   ws[static_cast<std::size_t>(w)]);
+  int const workers = resolve_threads(exec.threads, std::max(X.batch, Y.batch));
+  std::vector<host_detail::workspace<T>> ws(static_cast<std::size_t>(workers));
+  detail::pairwise_grads_rows(exec, m, X, Y, gxs, out, weights, workers,
+                              [&](auto const& one, series_view<T const> x, series_view<T const> y,
+                                  series_view<T> gx, series_view<T> gy, T seed, int w) {
+                                return host_detail::plain_value_and_grad(one, x, y, gx, gy, seed,
+                                                                         ws[static_cast<std::size_t>(w)]);
                               });
 }
 

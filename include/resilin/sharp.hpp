@@ -121,8 +121,7 @@ void sharp_pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
 /// (weights default to ones) and, when out is given, out(a, b) = sharp(X[a], Y[b]) (the bits of
 /// sharp_value and sharp_pairwise). pairwise_grads' rules: GX of X's shape, padding exactly 0, finite weights,
 /// the outputs apart from the inputs and each other. Each X[a] is owned by one task:
-/// deterministic. A divergence's self term sharp(X[a], X[a]) is differentiated with each pair,
-/// as sharp_value_and_grad does.
+/// deterministic. A divergence's self terms are computed once per series (pairwise_grads).
 template <class Cost, class Smooth, batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>
 void sharp_pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
@@ -134,9 +133,11 @@ void sharp_pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB 
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
   detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
-  detail::pairwise_grads_rows(exec, X, Y, gxs, out, weights,
-                              [&](index_t a, index_t b, series_view<T> gx, series_view<T> gy, T seed, int) {
-                                return host_detail::sharp_value_and_grad(m, X[a], Y[b], gx, gy, seed);
+  detail::pairwise_grads_rows(exec, m, X, Y, gxs, out, weights,
+                              resolve_threads(exec.threads, std::max(X.batch, Y.batch)),
+                              [](auto const& one, series_view<T const> x, series_view<T const> y,
+                                 series_view<T> gx, series_view<T> gy, T seed, int) {
+                                return host_detail::sharp_value_and_grad(one, x, y, gx, gy, seed);
                               });
 }
 

@@ -326,6 +326,8 @@ TEST_CASE("sharp_values, sharp_values_and_grads: a ragged batch equals its pairs
 }
 
 TEST_CASE("pairwise_grads, sharp_pairwise_grads: each row the weighted sum of its pairs' gradients", "[sharp]") {
+  // a divergence's self terms come once per series (S(x, x)'s gradient seeded with the row's
+  // summed weights): the values keep the pairs' bits, the gradients their sums to rounding
   resilin_test::ragged<double> const xs(4, 12, 2, 71), ys(3, 15, 2, 72);
   auto const X = xs.view(), Y = ys.view();
   std::vector<double> w(12);
@@ -369,6 +371,10 @@ TEST_CASE("pairwise_grads, sharp_pairwise_grads: each row the weighted sum of it
   check(r::measures::soft_msm_divergence<double>(0.4, 0.5), sharp_rows, sharp_pair, "sharp soft-MSM divergence");
   check(r::measures::soft_dtw_divergence<double>(0.3), value_rows, value_pair, "soft-DTW divergence");
   check(r::measures::soft_msm<double>(0.4, 0.5), value_rows, value_pair, "soft-MSM");
+  check(r::measures::soft_msm_divergence<double>(0.4, 0.5), value_rows, value_pair,
+        "soft-MSM divergence (independent channels)");
+  check(r::measures::soft_dtw_divergence<double>(0.3, r::band_spec::radius(2)),
+        value_rows, value_pair, "soft-DTW divergence, radius 2");
 
   // without weights: the plain sum, the same as weights of ones; without out
   auto const meas = r::measures::soft_dtw<double>(0.3);
