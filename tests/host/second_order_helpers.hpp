@@ -3,9 +3,11 @@
 // of small problems checked against the enumeration of every path, and the check that a
 // ragged training batch equals its pairs.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 #include <support/catch.hpp>
 #include <resilin/resilin.hpp>
@@ -34,6 +36,24 @@ inline void for_each_small_problem(
                                            : resilin::band_spec::radius(radius);
             f(gamma, n, m, d, band, x, y);
           }
+}
+
+/// Pairs for the hard measures: generic values both ways round, and small integers, whose
+/// equal-cost paths make the hard minimum's ties (diag > up > left) choose the gradient.
+inline std::vector<std::pair<std::vector<double>, std::vector<double>>> hard_pairs() {
+  std::vector<std::pair<std::vector<double>, std::vector<double>>> pairs{
+      {random_values(15, 3, -1, 1), random_values(11, 4, -1, 1)},
+      {random_values(11, 4, -1, 1), random_values(15, 3, -1, 1)},
+      {{1, 0, 1}, {0, 2, 1, 0}}};
+  for (std::uint64_t seed = 0; seed < 6; ++seed) {
+    auto const rounded = [](std::vector<double> v) {
+      for (double& e : v) e = std::floor(3 * e);
+      return v;
+    };
+    pairs.push_back({rounded(random_values(7 + 2 * (seed % 2), 20 + seed, 0, 1)),
+                     rounded(random_values(9 - 2 * (seed % 2), 30 + seed, 0, 1))});
+  }
+  return pairs;
 }
 
 /// A training batch call: batch(exec, out, GX, GY, upstream) on fixed X and Y.

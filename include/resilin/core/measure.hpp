@@ -46,8 +46,9 @@ struct measure {
 };
 
 /// The same problem with x and y swapped (transposed_cost; the band is symmetric under the
-/// swap), for traversals that run along the shorter series: one recursion, so no divergence and
-/// the channels aligned as the cost model aligns them (callers split independent channels first).
+/// swap), for traversals whose rows run along the longer series (their rolling rows along the
+/// shorter one): one recursion, so no divergence and the channels aligned as the cost model
+/// aligns them (callers split independent channels first). Its hard ties take left before up.
 template <class Cost, class Smooth>
 measure<transposed_cost<Cost>, Smooth> transposed(measure<Cost, Smooth> const& m) {
   return {{m.cost}, m.smooth, m.band, false, false};

@@ -338,14 +338,18 @@ T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, 
 /// gy; S(x, y) to *value_out when it is not null. Inputs are validated by the caller. The rows
 /// run along the longer series (the problem transposed when y is longer, as tangent_value's
 /// callers orient it): the segments cut the longer series, and the value is tangent_value's,
-/// bit for bit. What the pass keeps follows `limits` (tangent_limits); a direction's offset is
+/// bit for bit. Hard measures keep x's rows, so that their ties pick value_and_grad's moves
+/// (their value and tangent along the costs are R itself, in either orientation). What the pass keeps follows `limits` (tangent_limits); a direction's offset is
 /// read once for each cell inside the band by the forward, and once more where a segment is
 /// recomputed.
 template <class T, class Cost, class Smooth, class Dir>
 T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                Dir const& dir, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
                tangent_limits const& limits = {}) {
-  if (y.length <= x.length) return oriented_tangent_pass(m, x, y, dir, gx, gy, seed, value_out, limits);
+  // hard measures keep x's rows: their ties go diag > up > left, as value_and_grad's and
+  // alignment_path's do, where the transposed problem would take left before up
+  if (is_hard_v<measure<Cost, Smooth>> || y.length <= x.length)
+    return oriented_tangent_pass(m, x, y, dir, gx, gy, seed, value_out, limits);
   return dir.transposed_to([&](auto const& along) {
     return oriented_tangent_pass(transposed(m), y, x, along, gy, gx, seed, value_out, limits);
   });
