@@ -2,6 +2,7 @@
 // The host front end of the alignment recursion: one pair, paired batches (ragged allowed),
 // and the pairwise (cdist) form, for any measure (cost model x smoothing x band, plain or
 // divergence). Every entry point validates its input and throws resilin::invalid_argument.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <concepts>
@@ -465,8 +466,10 @@ namespace detail {
 /// For each X[a] (one task, so deterministic): GX[a] = sum_b w(a, b) dM(X[a], Y[b]) / dX[a] and
 /// out(a, b) = M(X[a], Y[b]), b in order, combined as value_and_grad combines them (per channel
 /// for independent channels: the same values). A divergence's self terms are computed once per
-/// series, not once per pair: S(y, y) for every series of Y, and S(x, x) with its gradient once
-/// per series of X, seeded with -sum_b w(a, b) / 2. `workers`: pass's worker ids are below it.
+/// series, not once per pair: S(y, y) for every series of Y when out is given, and S(x, x) with
+/// its gradient once per series of X, seeded with -sum_b w(a, b) / 2 (where that leaves GX[a]
+/// not finite, as weights near the largest finite value can, the row again with S(x, x) per
+/// pair, as value_and_grad interleaves them). `workers`: pass's worker ids are below it.
 template <class Cost, class Smooth, class T, class Pass>
 void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batch_view<T const> X,
                          batch_view<T const> Y, batch_view<T> gxs, matrix_view<T> out,
@@ -498,8 +501,10 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
       for (index_t j = 0; j < y.length; ++j) gy(j, c) += gyc.data[j];
     return v;
   };
-  std::vector<T> self_y(m.divergence ? static_cast<std::size_t>(Y.batch * terms) : 0);
-  if (m.divergence) {
+  // S(y, y) of every series of Y, which only out needs (a pass with seed 0: value_and_grad's bits)
+  bool const self_values = m.divergence && out.data && X.batch > 0;
+  std::vector<T> self_y(self_values ? static_cast<std::size_t>(Y.batch * terms) : 0);
+  if (self_values) {
     parallel_for(Y.batch, exec.threads, [&](index_t b, int w) {
       std::vector<T> g(static_cast<std::size_t>(Y.length(b) * Y.channels));  // not used
       series_view<T> const gv{g.data(), Y.length(b), Y.channels};
@@ -509,30 +514,39 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
   }
   parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
     series_view<T> const gpad{gxs.data + a * X.max_length * X.channels, X.max_length, X.channels};
-    zero(gpad);
     series_view<T> const gx{gpad.data, X.length(a), X.channels};
     auto const seed_of = [&](index_t b) { return weights.data ? weights(a, b) : T(1); };
-    std::vector<T> self_x(static_cast<std::size_t>(terms));
-    if (m.divergence) {
-      T total = T(0);
-      for (index_t b = 0; b < Y.batch; ++b) total += seed_of(b);
-      for (index_t c = 0; c < terms; ++c)
-        self_x[static_cast<std::size_t>(c)] = term(X[a], X[a], gx, gx, c, -total / T(2), w);
-    }
-    std::vector<T> gy_scratch;
-    for (index_t b = 0; b < Y.batch; ++b) {
-      gy_scratch.assign(static_cast<std::size_t>(Y.length(b) * Y.channels), T(0));
-      series_view<T> const gy{gy_scratch.data(), Y.length(b), Y.channels};
-      T v = T(0);
-      for (index_t c = 0; c < terms; ++c) {
-        T const sxy = term(X[a], Y[b], gx, gy, c, seed_of(b), w);
-        T const d = m.divergence ? divergence_of(sxy, self_x[static_cast<std::size_t>(c)],
-                                                 self_y[static_cast<std::size_t>(b * terms + c)])
-                                 : sxy;
-        v = split ? v + d : d;  // the channels summed in order from 0, as sum_over_channels does
+    std::vector<T> self_x(static_cast<std::size_t>(terms)), gy_scratch;
+    // once: S(x, x) with its gradient once, seeded with the row's weights halved and summed; else
+    // with every pair, seeded -w(a, b) / 2 as value_and_grad seeds it
+    auto const row = [&](bool once) {
+      zero(gpad);
+      if (m.divergence && once && Y.batch > 0) {
+        T half = T(0);
+        for (index_t b = 0; b < Y.batch; ++b) half += seed_of(b) / T(2);
+        for (index_t c = 0; c < terms; ++c)
+          self_x[static_cast<std::size_t>(c)] = term(X[a], X[a], gx, gx, c, -half, w);
       }
-      if (out.data) out(a, b) = v;
-    }
+      for (index_t b = 0; b < Y.batch; ++b) {
+        gy_scratch.assign(static_cast<std::size_t>(Y.length(b) * Y.channels), T(0));
+        series_view<T> const gy{gy_scratch.data(), Y.length(b), Y.channels};
+        T v = T(0);
+        for (index_t c = 0; c < terms; ++c) {
+          auto const k = static_cast<std::size_t>(c);
+          T const sxy = term(X[a], Y[b], gx, gy, c, seed_of(b), w);
+          if (m.divergence && !once) self_x[k] = term(X[a], X[a], gx, gx, c, -seed_of(b) / T(2), w);
+          T const d = m.divergence ? divergence_of(sxy, self_x[k], self_values ? self_y[static_cast<std::size_t>(b * terms) + k] : T(0))
+                                   : sxy;
+          v = split ? v + d : d;  // the channels summed in order from 0, as sum_over_channels does
+        }
+        if (out.data) out(a, b) = v;
+      }
+    };
+    row(true);
+    // weights near the largest finite value can overflow the summed seed or the cross terms'
+    // sum, which the pairs' interleaving cancels: then the row again, pair by pair
+    auto const finite = [](T g) { return std::isfinite(g); };
+    if (m.divergence && !std::all_of(gx.data, gx.data + gx.length * gx.channels, finite)) row(false);
   });
 }
 

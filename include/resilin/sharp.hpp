@@ -14,10 +14,11 @@
 // Every cost model (the path cost sums its step costs: warp penalties and MSM's split and merge
 // costs included) and both smoothings (hard_min: the sharp value is the hard value, its gradient
 // the hard gradient). Host only and scalar, by tangent passes of the recursion along its step
-// costs (backend/host/tangent.hpp), whose rows run along the longer series: the values in two
-// rows of the shorter series' length, the gradients with R and its tangent at the cells of the
-// band (two values per cell) up to 256 MiB, beyond that in segments of ceil(sqrt(n)) rows of the
-// longer series (n) recomputed from the row above each, and the move weights up to 32 MB.
+// costs (backend/host/tangent.hpp), whose rows run along the longer series (for the gradients of
+// hard measures, x's rows, so that ties pick value_and_grad's moves): the values in two rows of
+// the shorter series' length, the gradients with R and its tangent at the cells of the band (two
+// values per cell) up to 256 MiB, beyond that in segments of ceil(sqrt(n)) rows of the longer
+// series (n) recomputed from the row above each, and the move weights up to 32 MB.
 #include <span>
 #include <vector>
 #include <resilin/alignment.hpp>
@@ -31,7 +32,8 @@ namespace resilin {
 
 /// The expected cost of the soft alignment of x and y, E_p[C(path)]; for a divergence measure
 /// the sharp divergence. Independent channels: the sum over the channels. The bits of
-/// sharp_value_and_grad's value (both keep the rows along the longer series).
+/// sharp_value_and_grad's value (both keep the rows along the longer series; a hard measure's
+/// value is R itself in either orientation).
 template <class Cost, class Smooth, series_like X, series_like Y>
   requires std::same_as<value_of<X>, value_of<Y>>
 value_of<X> sharp_value(measure<Cost, Smooth> const& m, X x, Y y) {

@@ -387,6 +387,23 @@ TEST_CASE("pairwise_grads, sharp_pairwise_grads: each row the weighted sum of it
                           r::matrix_view<double const>{ones.data(), 4, 3});
   CHECK(g1 == g2);
 
+  // weights near the largest finite value: the row's summed seed, or its cross terms' sum,
+  // overflow where the pairs' interleaving cancels (D(x, y) with y = x: a zero gradient)
+  for (bool sharp_value : {false, true}) {
+    CAPTURE(sharp_value);
+    std::vector<double> const x{0.1, 0.5, -0.3, 0.2}, yy{0.1, 0.5, -0.3, 0.2, 0.1, 0.5, -0.3, 0.2};
+    std::vector<double> big{1e308, 1e308}, g(4, 7.0), v(2);
+    auto const div = r::measures::soft_dtw_divergence<double>(1.0);
+    auto const Xb = r::make_batch(std::span<double const>(x), 1, 4), Yb = r::make_batch(std::span<double const>(yy), 2, 4);
+    r::matrix_view<double> const vo{v.data(), 1, 2};
+    r::matrix_view<double const> const wo{big.data(), 1, 2};
+    if (sharp_value) r::sharp_pairwise_grads(r::host, div, Xb, Yb, r::make_batch(g, 1, 4), vo, wo);
+    else r::pairwise_grads(r::host, div, Xb, Yb, r::make_batch(g, 1, 4), vo, wo);
+    for (double e : g) CHECK(std::isfinite(e));
+    CHECK(resilin_test::max_abs_diff(g, std::vector<double>(4, 0.0)) < 1e300);
+    CHECK(v[0] == 0.0);
+  }
+
   std::vector<double> gx(xs.data.size());
   w[5] = std::numeric_limits<double>::quiet_NaN();
   CHECK(message_of<r::invalid_argument>([&] {

@@ -16,8 +16,8 @@
 // series; along costs, the gradient of the sharp soft-DTW of §3.7. A third direction gives the
 // entropy of the alignment distribution by the same forward (along_entropy: the offset is the
 // cell's own entropy -sum w log w of its last move, the chain rule of entropy), with no backward.
-// Scalar and row-major along the longer series (the problem transposed when y is longer): the
-// pass keeps R and R' for the cells of the band (two values per cell, with a border; band_rows)
+// Scalar and row-major along the longer series (the problem transposed when y is longer; hard
+// measures' passes keep x's rows, for their ties): the pass keeps R and R' for the cells of the band (two values per cell, with a border; band_rows)
 // up to 256 MiB, beyond that for segments of about sqrt(n) rows, one at a time, recomputed from
 // the row above each (tangent_limits); the move weights where they fit (three more), and A, A'
 // in two rows; a forward alone keeps two rows (tangent_value).
