@@ -148,9 +148,7 @@ std::vector<std::string> predict_centroids(run_settings const& s, Metric const& 
                                            r::learn::nearest_centroid_model<T> const& model,
                                            r::dataset<T> const& test) {
   if constexpr (!std::is_same_v<Metric, fast_cdtw_metric>) {
-    // the sharp objective is measured on the host (the GPU has no sharp values)
-    if (!s.cuda || model.objective != r::learn::barycenter_objective::value)
-      return r::learn::predict(m, model, test, s.exec.threads);
+    if (!s.cuda) return r::learn::predict(m, model, test, s.exec.threads);
   }
   index_t const k = static_cast<index_t>(model.centroids.size());
   auto const centres = r::learn::detail::stack(std::span(model.centroids));
@@ -218,8 +216,6 @@ template <class Metric, class T>
 r::learn::kmeans_result<T> kmeans_of(run_settings const& s, Metric const& m, r::dataset<T> const& data,
                                      r::learn::kmeans_options const& ko) {
   if (!s.cuda) return kmeans_of(m, data, ko);
-  r::detail::require(ko.barycenter.objective == r::learn::barycenter_objective::value,
-                     "--sharp runs on the host (the GPU has no sharp values)");
   auto const run = [&](auto const& host) {
     using ops = gpu_kmeans_ops<Metric, std::remove_cvref_t<decltype(host)>>;
     return r::learn::detail::reporting_allocation_failure(

@@ -255,10 +255,10 @@ value_of<X> alignment_matrix(measure<Cost, Smooth> const& m, X x, Y y,
 /// to 256 MiB, beyond that the row above every segment of ceil(sqrt(n)) rows of the longer series
 /// (n; the problem transposed when y is longer, except for hard measures, whose ties keep x's
 /// rows), recomputing one segment at a time in the backward (one more forward: 16384 x 16384 in
-/// double holds about 70 MB instead of 4.1 GB), and up to 32 MB the move weights of the table or segment (three more
-/// values per cell). omega is read again where a segment is recomputed (it must not change
-/// during the call). gx and gy follow value_and_grad's rules (overwritten; apart from x, y and
-/// each other unless y = x); value_out apart from all of them and omega.
+/// double holds about 70 MB instead of 4.1 GB), and up to 32 MB the move weights of the table or
+/// segment (three more values per cell). omega is read again where a segment is recomputed (it
+/// must not change during the call). gx and gy follow value_and_grad's rules (overwritten; apart
+/// from x, y and each other unless y = x); value_out apart from all of them and omega.
 template <class Cost, class Smooth, series_like X, series_like Y, class Omega>
   requires std::same_as<value_of<X>, value_of<Y>>
 value_of<X> expected_penalty(measure<Cost, Smooth> const& m, X x, Y y, Omega const& omega,
@@ -478,28 +478,15 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
   index_t const terms = split ? X.channels : 1;
   auto one = split ? m.single_channel() : m;
   one.divergence = false;
-  struct scratch {
-    std::vector<T> x, y, gx, gy;
-  };
-  std::vector<scratch> per_worker(static_cast<std::size_t>(workers));
-  // pass on channel c of (x, y) when split, else on the series; gy = gx (same data) for y = x
-  auto const term = [&](series_view<T const> x, series_view<T const> y, series_view<T> gx,
-                        series_view<T> gy, index_t c, T seed, int w) {
-    if (!split) return pass(one, x, y, gx, gy, seed, w);
-    scratch& s = per_worker[static_cast<std::size_t>(w)];
-    bool const self = gy.data == gx.data;
-    s.x.resize(static_cast<std::size_t>(x.length));
-    s.y.resize(static_cast<std::size_t>(y.length));
-    s.gx.assign(static_cast<std::size_t>(x.length), T(0));
-    s.gy.assign(static_cast<std::size_t>(y.length), T(0));
-    auto const xc = host_detail::copy_channel(x, c, s.x.data());
-    auto const yc = self ? xc : host_detail::copy_channel(y, c, s.y.data());
-    series_view<T> const gxc{s.gx.data(), x.length, 1}, gyc{self ? s.gx.data() : s.gy.data(), y.length, 1};
-    T const v = pass(one, xc, yc, gxc, gyc, seed, w);
-    for (index_t i = 0; i < x.length; ++i) gx(i, c) += gxc.data[i];
-    if (!self)
-      for (index_t j = 0; j < y.length; ++j) gy(j, c) += gyc.data[j];
-    return v;
+  std::vector<std::vector<T>> buffers(static_cast<std::size_t>(workers));
+  // f(x_c, y_c, gx_c, gy_c, c) summed over the channels c of an independent-channels measure
+  // (sum_over_channels: each channel copied, its gradients added back), else f on the series
+  auto const channels = [&](series_view<T const> x, series_view<T const> y, series_view<T> gx,
+                            series_view<T> gy, int w, auto&& f) -> T {
+    if (!split) return f(x, y, gx, gy, index_t(0));
+    index_t c = 0;
+    return host_detail::sum_over_channels(x, y, gx, gy, buffers[static_cast<std::size_t>(w)],
+                                          [&](auto xc, auto yc, auto gxc, auto gyc) { return f(xc, yc, gxc, gyc, c++); });
   };
   // S(y, y) of every series of Y, which only out needs (a pass with seed 0: value_and_grad's bits)
   bool const self_values = m.divergence && out.data && X.batch > 0;
@@ -508,8 +495,10 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
     parallel_for(Y.batch, exec.threads, [&](index_t b, int w) {
       std::vector<T> g(static_cast<std::size_t>(Y.length(b) * Y.channels));  // not used
       series_view<T> const gv{g.data(), Y.length(b), Y.channels};
-      for (index_t c = 0; c < terms; ++c)
-        self_y[static_cast<std::size_t>(b * terms + c)] = term(Y[b], Y[b], gv, gv, c, T(0), w);
+      channels(Y[b], Y[b], gv, gv, w, [&](auto y, auto y2, auto gy, auto gy2, index_t c) {
+        self_y[static_cast<std::size_t>(b * terms + c)] = pass(one, y, y2, gy, gy2, T(0), w);
+        return T(0);
+      });
     });
   }
   parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
@@ -524,21 +513,21 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
       if (m.divergence && once && Y.batch > 0) {
         T half = T(0);
         for (index_t b = 0; b < Y.batch; ++b) half += seed_of(b) / T(2);
-        for (index_t c = 0; c < terms; ++c)
-          self_x[static_cast<std::size_t>(c)] = term(X[a], X[a], gx, gx, c, -half, w);
+        channels(X[a], X[a], gx, gx, w, [&](auto x, auto x2, auto g, auto g2, index_t c) {
+          self_x[static_cast<std::size_t>(c)] = pass(one, x, x2, g, g2, -half, w);
+          return T(0);
+        });
       }
       for (index_t b = 0; b < Y.batch; ++b) {
         gy_scratch.assign(static_cast<std::size_t>(Y.length(b) * Y.channels), T(0));
         series_view<T> const gy{gy_scratch.data(), Y.length(b), Y.channels};
-        T v = T(0);
-        for (index_t c = 0; c < terms; ++c) {
+        T const v = channels(X[a], Y[b], gx, gy, w, [&](auto x, auto y, auto gxc, auto gyc, index_t c) {
+          T const sxy = pass(one, x, y, gxc, gyc, seed_of(b), w);
+          if (!m.divergence) return sxy;
           auto const k = static_cast<std::size_t>(c);
-          T const sxy = term(X[a], Y[b], gx, gy, c, seed_of(b), w);
-          if (m.divergence && !once) self_x[k] = term(X[a], X[a], gx, gx, c, -seed_of(b) / T(2), w);
-          T const d = m.divergence ? divergence_of(sxy, self_x[k], self_values ? self_y[static_cast<std::size_t>(b * terms) + k] : T(0))
-                                   : sxy;
-          v = split ? v + d : d;  // the channels summed in order from 0, as sum_over_channels does
-        }
+          if (!once) self_x[k] = pass(one, x, x, gxc, gxc, -seed_of(b) / T(2), w);
+          return divergence_of(sxy, self_x[k], self_values ? self_y[static_cast<std::size_t>(b * terms) + k] : T(0));
+        });
         if (out.data) out(a, b) = v;
       }
     };

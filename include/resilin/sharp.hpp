@@ -121,8 +121,8 @@ void sharp_pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
 
 /// pairwise_grads of the sharp value: GX[a] = sum_b weights(a, b) d sharp(X[a], Y[b]) / dX[a]
 /// (weights default to ones) and, when out is given, out(a, b) = sharp(X[a], Y[b]) (the bits of
-/// sharp_value and sharp_pairwise). pairwise_grads' rules: GX of X's shape, padding exactly 0, finite weights,
-/// the outputs apart from the inputs and each other. Each X[a] is owned by one task:
+/// sharp_value and sharp_pairwise). pairwise_grads' rules: GX of X's shape, padding exactly 0,
+/// finite weights, the outputs apart from the inputs and each other. Each X[a] is owned by one task:
 /// deterministic. A divergence's self terms are computed once per series (pairwise_grads).
 template <class Cost, class Smooth, batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>

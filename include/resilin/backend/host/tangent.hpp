@@ -17,10 +17,11 @@
 // entropy of the alignment distribution by the same forward (along_entropy: the offset is the
 // cell's own entropy -sum w log w of its last move, the chain rule of entropy), with no backward.
 // Scalar and row-major along the longer series (the problem transposed when y is longer; hard
-// measures' passes keep x's rows, for their ties): the pass keeps R and R' for the cells of the band (two values per cell, with a border; band_rows)
-// up to 256 MiB, beyond that for segments of about sqrt(n) rows, one at a time, recomputed from
-// the row above each (tangent_limits); the move weights where they fit (three more), and A, A'
-// in two rows; a forward alone keeps two rows (tangent_value).
+// measures' passes keep x's rows, for their ties): the pass keeps R and R' for the cells of the
+// band (two values per cell, with a border; band_rows) up to 256 MiB, beyond that for segments
+// of about sqrt(n) rows, one at a time, recomputed from the row above each (tangent_limits); the
+// move weights where they fit (three more), and A, A' in two rows; a forward alone keeps two
+// rows (tangent_value).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -339,9 +340,9 @@ T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, 
 /// run along the longer series (the problem transposed when y is longer, as tangent_value's
 /// callers orient it): the segments cut the longer series, and the value is tangent_value's,
 /// bit for bit. Hard measures keep x's rows, so that their ties pick value_and_grad's moves
-/// (their value and tangent along the costs are R itself, in either orientation). What the pass keeps follows `limits` (tangent_limits); a direction's offset is
-/// read once for each cell inside the band by the forward, and once more where a segment is
-/// recomputed.
+/// (their value and tangent along the costs are R itself, in either orientation). What the pass
+/// keeps follows `limits` (tangent_limits); a direction's offset is read once for each cell
+/// inside the band by the forward, and once more where a segment is recomputed.
 template <class T, class Cost, class Smooth, class Dir>
 T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                Dir const& dir, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
