@@ -7,11 +7,13 @@
 // the tied. centroid: one barycentre per class (learn/barycenter.hpp), ties go to the class
 // seen first in TRAIN; --svg draws each class with its barycentre.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 #include <CLI/CLI.hpp>
 #include <resilin/alignment.hpp>
@@ -124,6 +126,12 @@ void run_classify(run_settings const& s, Measure const& m, classify_inputs const
   std::string const train_name = in.synthetic_cbf ? "cbf-train" : in.train;
   std::string const test_name = in.synthetic_cbf ? "cbf-test" : in.test;
   check_inputs(s.measure, train, train_name, test, test_name);
+  // unlabelled cases (.ts files with @classLabel false) have empty labels, which all compare
+  // equal: the error rate would be 0 whatever the prediction
+  for (auto const* d : {&train, &test})
+    for (std::size_t i = 0; i < d->labels.size(); ++i)
+      r::detail::require(!d->labels[i].empty(), "classify needs class labels: ",
+                         d == &train ? train_name : test_name, " series ", i + 1, " has none");
 
   auto const start = std::chrono::steady_clock::now();
   std::vector<std::string> predicted;
@@ -180,7 +188,14 @@ inline void add_classify_command(CLI::App& app) {
   auto* k_opt = cmd->add_option("--k", in->k, "neighbours that vote, for --method knn (ties of "
                                 "votes: the label of the nearest among the tied)")
                     ->capture_default_str()
-                    ->check(CLI::PositiveNumber);
+                    ->check(CLI::Validator(
+                        [](std::string& text) -> std::string {
+                          long long v = 0;
+                          auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+                          bool const whole = ec == std::errc{} && end == text.data() + text.size();
+                          return whole && v >= 1 ? std::string() : "--k must be a whole number >= 1, got '" + text + "'";
+                        },
+                        "INT >= 1"));
   add_alignment_options(*cmd, *opts);
   add_learn_options(*cmd, *lo);
   add_svg_option(*cmd, *lo);

@@ -68,7 +68,8 @@ inline void write_file(std::string const& path, std::uint8_t const* data, std::s
 
 inline lct::dtype parse_type(std::string const& s) {
   lct::dtype t{};
-  if (!lct::parse_dtype(s, t)) throw std::invalid_argument("--dtype: '" + s + "' is not one of bf16, fp16, fp32");
+  // a usage error (exit 2), like the other options' values
+  if (!lct::parse_dtype(s, t)) throw CLI::ValidationError("--dtype", "'" + s + "' is not one of bf16, fp16, fp32");
   return t;
 }
 
@@ -147,16 +148,17 @@ inline void add_lct_commands(CLI::App& app) {
     auto const expected = dec_type->count() > 0 ? d::parse_type(args->dtype) : lct::dtype{};
     auto const c = d::read_file(args->in, "IN");
     lct::container parsed;
-    try {
+    std::vector<std::uint8_t> out;
+    try {  // a stream can parse and still fail to decode (a code bit flipped, checksum redone)
       parsed = lct::parse_container(c);
+      if (dec_type->count() > 0 && parsed.type != expected)
+        throw std::invalid_argument("IN: '" + args->in + "' holds " + std::string(lct::name(parsed.type)) +
+                                    " values, --dtype is " + std::string(lct::name(expected)));
+      out.resize(parsed.count * lct::element_bytes(parsed.type));
+      lct::decode(parsed.view(), out.data(), out.size());
     } catch (lct::error const& e) {
       throw std::runtime_error("IN: '" + args->in + "': " + e.what());
     }
-    if (dec_type->count() > 0 && parsed.type != expected)
-      throw std::invalid_argument("IN: '" + args->in + "' holds " + std::string(lct::name(parsed.type)) +
-                                  " values, --dtype is " + std::string(lct::name(expected)));
-    std::vector<std::uint8_t> out(parsed.count * lct::element_bytes(parsed.type));
-    lct::decode(parsed.view(), out.data(), out.size());
     d::write_file(args->out, out.data(), out.size(), "OUT");
   });
 

@@ -143,6 +143,14 @@ void check_inputs(measure_choice const& c, r::dataset<T> const& a, std::string_v
                      b_name, " hold values up to ", largest, ": the path costs of metric '",
                      metric_names[static_cast<std::size_t>(c.metric)], "' overflow ", sizeof(T) == 4 ? "float" : "double",
                      " (use --znorm, or rescale the data)");
+  // A soft value reaches -gamma (n + m) ln 3 (every path's weight counted): beyond the largest
+  // finite value, S is -inf and the divergence -inf + inf = NaN, the sharp value inf.
+  if (is_soft(c.metric))
+    r::detail::require(c.gamma * std::log(3.0) * static_cast<double>(a.max_length + b.max_length) <
+                           static_cast<double>(std::numeric_limits<T>::max()),
+                       "--gamma ", c.gamma, " is too large for series of ", a.max_length, " and ",
+                       b.max_length, " samples: the soft values overflow ",
+                       sizeof(T) == 4 ? "float" : "double");
   if (c.metric == metric_kind::fast_cdtw)
     for (auto const* d : {&a, &b})
       for (std::size_t s = 0; s < d->lengths.size(); ++s)

@@ -193,6 +193,13 @@ inline run_settings resolve(alignment_options const& o) {
     require(o.precision == "double" || o.precision == "float",
             "--precision must be double or float, got '", o.precision, "'");
     s.precision = o.precision == "float" ? precision_kind::single : precision_kind::double_;
+    if (s.precision == precision_kind::single) {  // the measure holds them as float
+      auto const as_float = [](double v) { return static_cast<float>(v); };
+      require(as_float(o.gamma) > 0 && std::isfinite(as_float(o.gamma)), "--gamma ", o.gamma,
+              " is not a positive finite float (--precision float)");
+      require(std::isfinite(as_float(o.c)) && (as_float(o.c) > 0 || o.c == 0), "--c ", o.c,
+              " is not a finite float (--precision float)");
+    }
     require(o.threads >= 0, "--threads must be >= 0 (0 = all cores), got ", o.threads);
     s.exec = r::host.with_threads(o.threads);
     s.znorm = o.znorm;

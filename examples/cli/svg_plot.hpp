@@ -24,16 +24,43 @@ struct svg_panel {
 };
 
 namespace svg_detail {
+/// The length of the well-formed UTF-8 sequence at s[i] of a character XML allows (2-4 bytes:
+/// no overlong forms, surrogates or code points above U+10FFFF), or 0.
+inline std::size_t utf8_sequence(std::string const& s, std::size_t i) {
+  auto const byte = [&](std::size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+  unsigned const b0 = byte(i);
+  std::size_t const n = b0 >= 0xF0 && b0 <= 0xF4 ? 4 : b0 >= 0xE0 ? 3 : b0 >= 0xC2 && b0 < 0xE0 ? 2 : 0;
+  if (n == 0 || b0 > 0xF4) return 0;
+  unsigned long cp = b0 & (0xFFu >> (n + 1));
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0u) != 0x80u) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3Fu);
+  }
+  unsigned long const least[5] = {0, 0, 0x80, 0x800, 0x10000};
+  bool const ok = cp >= least[n] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) && cp != 0xFFFE && cp != 0xFFFF;
+  return ok ? n : 0;
+}
+
+/// s as XML character data: the markup characters escaped; control bytes other than tab and
+/// bytes outside well-formed UTF-8 (a Latin-1 label, say), which XML does not allow, as U+FFFD.
 inline std::string escape(std::string const& s) {
   std::string out;
-  for (char ch : s) {
+  for (std::size_t i = 0; i < s.size();) {
+    auto const ch = static_cast<unsigned char>(s[i]);
+    if (ch >= 0x80) {
+      std::size_t const n = utf8_sequence(s, i);
+      out += n > 0 ? s.substr(i, n) : std::string("\xEF\xBF\xBD");
+      i += n > 0 ? n : 1;
+      continue;
+    }
     switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      default: out += ch;
+      default: out += ch < 0x20 && ch != '\t' ? std::string("\xEF\xBF\xBD") : std::string(1, static_cast<char>(ch));
     }
+    ++i;
   }
   return out;
 }

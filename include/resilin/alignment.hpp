@@ -151,6 +151,13 @@ void check_training_batch(batch_view<T const> X, batch_view<T const> Y, std::spa
       region(X, "X"), region(Y, "Y"), region(gxs, "GX"), region(gys, "GY"), region(out, "out"),
       region(upstream, "upstream"));
   require(overlap.empty(), overlap);
+  // one gradient buffer is for Y = X: the same memory, and the same series in it (X and Y over
+  // one buffer with other lengths are other series, and GX = GY summed their gradients)
+  if (gxs.data != nullptr && gxs.data == gys.data) {
+    bool same = X.batch == Y.batch;
+    for (index_t b = 0; same && b < X.batch; ++b) same = X.length(b) == Y.length(b);
+    require(same, "GY overlaps GX (pass separate buffers: one buffer is for Y = X, with the same lengths)");
+  }
 }
 
 /// Pair b's gradient rows of GX and GY, zeroed (padding included), viewed at the pair's lengths.

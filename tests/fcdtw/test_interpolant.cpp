@@ -107,6 +107,14 @@ TEST_CASE("interpolant validation names the argument", "[fcdtw][interp]") {
   REQUIRE_NOTHROW(resilin::fcdtw::detail::check_interpolant(knotted_interpolant(s, eps_gap.data()), "x"));
   v[1] = NAN;
   REQUIRE_THROWS_AS(resilin::fcdtw::detail::check_interpolant(uniform_interpolant(s), "x"), resilin::invalid_argument);
+  // a uniform grid's knots i / (n - 1) obey the explicit knots' rule, gaps of at least epsilon:
+  // at most 2^23 + 1 samples in float (a reviewer's 2^24 + 2^22 samples gave 3.4 million pairs
+  // of equal knots and NaN estimates)
+  using resilin::fcdtw::detail::check_uniform_resolution;
+  REQUIRE_NOTHROW(check_uniform_resolution<float>((index_t{1} << 23) + 1, "x"));
+  REQUIRE_THROWS_WITH(check_uniform_resolution<float>((index_t{1} << 23) + 2, "x"),
+                      Catch::Contains("x: 8388610 samples on a uniform grid are closer than float's resolution"));
+  REQUIRE_NOTHROW(check_uniform_resolution<double>((index_t{1} << 24) + 2, "x"));
 }
 
 TEST_CASE("interpolant works in float", "[fcdtw][interp]") {

@@ -216,6 +216,14 @@ TEST_CASE("batched and pairwise forms equal per-pair fits, for any thread count"
   CHECK_THROWS_WITH(distances_and_grads(o, X, Y, std::span<double>(out), batch_view<double>{gx.data(), B, n, d},
                                         batch_view<double>{gy.data(), B, m, d}, std::span<double const>(up)),
                     Catch::Contains("upstream[1] is not finite"));
+  // out over an input: distances and pairwise_distances wrote out while reading X (a reviewer's
+  // case: out[1] 2.7152 for 2.1988) and Y (off by up to 805)
+  CHECK_THROWS_WITH(distances(o, Xc, Y, std::span<double>(xcopy.data() + n * d, B)),
+                    Catch::Contains("out overlaps the input X"));
+  std::vector<double> ycopy = ys;
+  batch_view<double const> const Yc{ycopy.data(), B, m, d, yl.data()};
+  CHECK_THROWS_WITH(pairwise_distances(o, X, Yc, matrix_view<double>{ycopy.data(), B, B}),
+                    Catch::Contains("out overlaps the input Y"));
   std::vector<double> xv = xs;
   series_view<double> const x0{xv.data(), xl[0], d};
   CHECK_THROWS_WITH(fit(uniform_interpolant(resilin::as_const(x0)), uniform_interpolant(resilin::as_const(Y[0])), o,

@@ -232,6 +232,11 @@ TEST_CASE("outputs that overlap the inputs or each other are refused", "[errors]
   EXPECT_ERROR(r::values_and_grads(r::host, m, X, Y, std::span<double>(gys.data() + 1, 2), GX, GY),
                "overlaps", "GY");
   EXPECT_ERROR(r::pairwise_grads(r::host, m, X, Y, r::make_batch(ys, 2, 3)), "GX", "overlaps", "Y");
+  // X and Y over one buffer with other lengths are other series: one gradient buffer for both
+  // summed their gradients (a reviewer's case)
+  std::vector<r::index_t> const lx{3, 2}, ly{2, 3};
+  r::batch_view<double const> const Xr{xs.data(), 2, 3, 1, lx.data()}, Yr{xs.data(), 2, 3, 1, ly.data()};
+  EXPECT_ERROR(r::values_and_grads(r::host, m, Xr, Yr, std::span<double>(out), GX, GX), "GY", "overlaps", "GX");
   // non-finite upstream gradients and weights (they made every gradient NaN)
   std::vector<double> const up{1.0, nan_v}, w{1.0, 2.0, inf_v, 0.5};
   EXPECT_ERROR(r::values_and_grads(r::host, m, X, Y, std::span<double>(out), GX, GY,

@@ -6,6 +6,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <utility>
 #include <vector>
 #include <support/catch.hpp>
 #include <support/reference.hpp>
@@ -233,5 +235,18 @@ TEST_CASE("hard DTW with ties: the path is one of the optimal paths and costs th
     CHECK(ecost == bf.min_cost);
     CHECK(esum == double(pp.size()));
     for (auto const& c : pp) CHECK(E[static_cast<std::size_t>(c[0] * m + c[1])] == 1.0);
+  }
+}
+
+TEST_CASE("hard paths stay on the grid where every step cost overflows", "[path]") {
+  // (a reviewer's case) x = 1e200, y = -1e200: every squared difference is +inf, every candidate
+  // ties, and the tie's diagonal moves left the grid: (0, -1), (1, 0), (2, 1)
+  for (auto [n, m] : {std::pair<r::index_t, r::index_t>{3, 2}, {1, 3}, {4, 1}, {3, 3}}) {
+    std::vector<double> const x(static_cast<std::size_t>(n), 1e200), y(static_cast<std::size_t>(m), -1e200);
+    double v = 0;
+    auto const p = r::alignment_path(r::measures::dtw(), r::view(x), r::view(y), &v);
+    INFO("n = " << n << ", m = " << m);
+    CHECK(v == std::numeric_limits<double>::infinity());
+    REQUIRE(ref::is_alignment_path(ref::path(p.begin(), p.end()), n, m));
   }
 }

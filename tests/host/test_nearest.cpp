@@ -6,6 +6,8 @@
 // pruned and unpruned measures and 1 or 2 threads; the k nearest against pairwise()'s rows
 // sorted by (value, index); pruning that happens; bad input.
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -131,6 +133,37 @@ TEMPLATE_TEST_CASE("nearest: LB_Keogh is below the computed DTW", "[search]", fl
   run(r::measures::dtw(), "squared Euclidean");
   run(r::measures::dtw<r::half_squared_euclidean>(), "half squared Euclidean");
   run(r::measures::dtw<r::l1_distance>(), "L1");
+}
+
+// Subnormal costs: the bound's fused first and last terms rounded a tie up where the DTW's cells
+// rounded it down (6u against a bound of 8u, u the smallest subnormal), and a relative margin
+// leaves such a bound as it is; the nearest reference was pruned (a reviewer's reproducer).
+template <class T, class M>
+void check_subnormal_ties(M const& m, std::array<T, 4> const& near, std::array<T, 4> const& far) {
+  r::index_t const length = 3, channels = 4, count = 101;
+  std::vector<T> query(static_cast<std::size_t>(channels * length), T(0));
+  std::vector<T> refs(static_cast<std::size_t>(channels * length * count), T(0));
+  for (r::index_t k = 0; k < count; ++k)
+    for (r::index_t c = 0; c < channels; ++c)
+      refs[static_cast<std::size_t>(channels * length * k + c)] =
+          (k == 0 ? near : far)[static_cast<std::size_t>(c)];
+  auto const Q = r::as_const(r::make_batch(query, 1, length, channels));
+  auto const R = r::as_const(r::make_batch(refs, count, length, channels));
+  REQUIRE(r::value(m, Q[0], R[0]) < r::value(m, Q[0], R[1]));  // the case this test is about
+  auto const expected = brute_force(m, Q, R);
+  for (int threads : {1, 2}) {
+    auto const got = r::nearest_neighbors(r::host.with_threads(threads), m, Q, R);
+    CHECK(got[0].index == expected[0].index);
+    CHECK(bits_equal(got[0].distance, expected[0].distance));
+  }
+}
+
+TEST_CASE("nearest: subnormal costs do not prune the nearest reference", "[search]") {
+  float const uf = std::ldexp(1.0f, -149);
+  float const q3 = std::sqrt(3.0f * uf), hf = std::ldexp(1.0f, -75), wf = std::ldexp(1.0f, -74);
+  check_subnormal_ties<float>(r::measures::dtw(), {q3, hf, q3, hf}, {q3, wf, wf, 0.0f});
+  double const s = std::ldexp(1.0, -537), a = std::sqrt(2.0) * s;
+  check_subnormal_ties<double>(r::measures::dtw<r::half_squared_euclidean>(), {a, s, a, s}, {a, a, a, 0.0});
 }
 
 TEMPLATE_TEST_CASE("nearest: with a band of radius 0 and equal lengths the bound is the DTW",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <queue>
+#include <string>
 
 #include "test_util.hpp"
 
@@ -181,4 +182,16 @@ TEST_CASE("codebook: an empty book asks for a refresh; key windows stay in the h
   h[255] = 7;
   CHECK(lct::key_histogram(h, 3, 512) == lct::key_histogram(h, 3, 256));
   CHECK(lct::modal_exponent(h, 512) == 0);
+}
+
+TEST_CASE("codebook: a max_len too short for the symbols seen is refused by name", "[lct][codebook]") {
+  lct::histogram h{};
+  for (auto& c : h) c = 1;  // every bf16 key seen, plus the escape: 257 symbols need 9 bits
+  try {
+    (void)lct::codebook::build(lct::dtype::bf16, h, 0, 8);
+    FAIL("no error");
+  } catch (lct::invalid_argument const& e) {
+    CHECK(std::string(e.what()).find("codebook::build: 257 symbols") != std::string::npos);
+  }
+  CHECK_NOTHROW(lct::codebook::build(lct::dtype::bf16, h, 0, 9));
 }

@@ -163,3 +163,19 @@ TEST_CASE("compressed_tensor reuses its book, refreshes on drift, decodes into c
   REQUIRE(std::memcmp(out.data(), w2.data(), w2.size()) == 0);
   REQUIRE_THROWS_AS(ct.decode_into(out.data(), 10), lct::invalid_argument);
 }
+
+TEST_CASE("buffers not aligned to the element size are refused", "[lct][roundtrip]") {
+  // the codecs load whole elements: a byte-offset buffer was read and written through misaligned
+  // 16- and 32-bit accesses (undefined behaviour, reported by UBSan)
+  std::vector<std::uint32_t> words(1001, 0x3F800000u);  // 1.0f
+  auto* const bytes = reinterpret_cast<unsigned char*>(words.data());
+  for (lct::dtype t : {lct::dtype::bf16, lct::dtype::fp16, lct::dtype::fp32}) {
+    lct::encoded_tensor enc;
+    REQUIRE_THROWS_AS(lct::encode(t, bytes + 1, 1000, nullptr, enc), lct::invalid_argument);
+    lct::histogram h{};
+    REQUIRE_THROWS_AS(lct::accumulate_histogram(t, bytes + 1, 1000, h), lct::invalid_argument);
+    lct::encode(t, bytes, 1000, nullptr, enc);
+    REQUIRE_THROWS_AS(lct::decode(enc.view(), bytes + 1, 1000 * lct::element_bytes(t)), lct::invalid_argument);
+    lct::decode(enc.view(), bytes + 4, 1000 * lct::element_bytes(t));  // aligned: decodes
+  }
+}

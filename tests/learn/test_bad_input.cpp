@@ -78,6 +78,9 @@ TEST_CASE("barycentres refuse bad weights, options and series", "[learn][bad_inp
     opt.length = r::index_t{1} << 61;  // was std::length_error from a buffer of 2^61 values
     CHECK(has(error(m, xs, {}, opt), "length must be <= 2^40, got 2305843009213693952"));
     opt = {};
+    opt.init = static_cast<rl::init_method>(7);
+    CHECK(has(error(m, xs, {}, opt), "init must be euclidean_mean or medoid, got 7"));
+    opt = {};
     opt.max_iter = -1;
     CHECK(has(error(m, xs, {}, opt), "max_iter must be >= 0, got -1"));
     opt = {};
@@ -94,6 +97,16 @@ TEST_CASE("barycentres refuse bad weights, options and series", "[learn][bad_inp
   };
   check_all(r::measures::soft_dtw(1.0));
   check_all(r::measures::soft_msm_divergence(1.0));
+  {  // length x channels values: 2^40 x 2^24 wrapped around to 0 (a write out of bounds)
+    r::index_t const channels = r::index_t{1} << 24;
+    std::vector<float> const wide(static_cast<std::size_t>(channels), 1.0f);
+    r::batch_view<float const> const one{wide.data(), 1, 1, channels, nullptr};
+    rl::barycenter_options opt;
+    opt.max_iter = 0;
+    opt.length = rl::barycenter_options::max_length;
+    CHECK(has(message_of<r::invalid_argument>([&] { rl::barycenter(r::measures::dtw(), one, {}, opt); }),
+              "barycenter length times channels must be <= 2^40, got 1099511627776 x 16777216"));
+  }
   check_all(r::measures::dtw());
   check_all(r::measures::msm());
   // gamma is validated before any work

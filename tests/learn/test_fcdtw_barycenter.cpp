@@ -320,6 +320,9 @@ TEST_CASE("fcdtw barycentre rejects bad input", "[learn][fcdtw]") {
   auto short_warp = warps;
   short_warp[1].pop_back();
   CHECK_THROWS_WITH(step(short_warp, 6), Catch::Contains("knots, expected K + 1"));
+  auto bad_end = warps;  // named by its index (the message said "warps[k]")
+  bad_end[1].back() = 0.5;  // v_K must be 1
+  CHECK_THROWS_WITH(step(bad_end, 6), Catch::Contains("warps[1]: "));
   auto backwards = warps;
   std::swap(backwards[0][2], backwards[0][3]);
   if (backwards[0][2] != backwards[0][3])

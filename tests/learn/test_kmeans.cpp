@@ -187,6 +187,28 @@ TEST_CASE("k-means also stops where an iteration barely changes the inertia (tol
   }
 }
 
+TEST_CASE("k-means with tol = 0 goes on while assignments change at an unchanged inertia",
+          "[learn][kmeans]") {
+  // (a reviewer's case) iteration 1 moves series 0 from cluster 1 to cluster 0 at the same
+  // inertia (3 = 3): |change| <= 0 * |inertia| held, and the run stopped as converged
+  std::vector<double> const v{5, 2, 4, 4, 3, 1, 1, 5};
+  std::vector<r::index_t> const lengths(4, 2);
+  r::batch_view<double const> const b{v.data(), 4, 2, 1, lengths.data()};
+  auto const m = r::measures::dtw<r::l1_distance>();
+  rl::kmeans_options opt;
+  opt.k = 3;
+  opt.tol = 0;
+  opt.initial_centres = {1, 0, 3};
+  opt.barycenter.threads = 1;
+  opt.barycenter.max_iter = 5;
+  opt.max_iter = 20;
+  auto const full = rl::kmeans(m, b, opt);
+  REQUIRE(full.converged);
+  REQUIRE(full.iterations >= 1);
+  opt.max_iter = full.iterations - 1;  // the assignments before the last iteration
+  CHECK(rl::kmeans(m, b, opt).assignments == full.assignments);
+}
+
 TEST_CASE("an empty cluster takes the series farthest from its centroid", "[learn][kmeans]") {
   auto const ds = two_classes(3, 32, 8);
   // both seeds are series 0: ties go to the first centroid, the second is empty at once

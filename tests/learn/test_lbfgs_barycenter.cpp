@@ -215,6 +215,21 @@ TEST_CASE("weights, lengths, medoid start and progress", "[learn][lbfgs]") {
   CHECK(mean.values[11] == Approx(expect_last).epsilon(1e-14));
 }
 
+TEST_CASE("an L-BFGS start that meets the gradient test counts no iteration", "[learn][lbfgs]") {
+  // one series of one sample: the start (the series) is the minimiser; LBFGS++ returns 1 there
+  std::vector<double> const x{3.0};
+  r::index_t const length = 1;
+  r::batch_view<double const> const one{x.data(), 1, 1, 1, &length};
+  rl::barycenter_options opt;
+  opt.max_iter = 100;
+  int calls = 0;
+  opt.progress = [&](std::string_view, int, double) { ++calls; };
+  auto const r1 = rl::barycenter(r::measures::soft_dtw(1.0), one, {}, opt);
+  CHECK(r1.iterations == 0);
+  CHECK(calls == 0);
+  CHECK(r1.values == x);
+}
+
 TEST_CASE("the L-BFGS barycentre does not depend on the thread count", "[learn][lbfgs]") {
   auto const xs = random_batch<double>({12, 9, 15, 11, 10}, 2, 8);
   auto const m = r::measures::soft_msm(0.5, 0.5);

@@ -99,8 +99,9 @@ inline mask itakura(index n, index m, std::int64_t scaled) {
 }
 
 /// The UCR "window" convention: R = ceil(f * max(n, m)).
-inline index window_radius(double f, index n, index m) {
-  return static_cast<index>(std::ceil(f * static_cast<double>(std::max(n, m))));
+inline index window_radius(index thousandths, index n, index m) {
+  index const longest = std::max(n, m);
+  return (thousandths * longest + 999) / 1000;  // exact: ceil(thousandths / 1000 * longest)
 }
 
 // --- (a) the straightforward soft-DTW -------------------------------------------------------

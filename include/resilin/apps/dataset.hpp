@@ -210,14 +210,16 @@ template <std::floating_point T>
 T parse_value(std::string_view field, std::string_view source, std::size_t line,
               std::size_t column) {
   std::string_view const f = trim_spaces(field);
-  auto const where = [&] { return message(source, ":", line, ": value ", column); };
-  require(!f.empty(), where(), " is empty (missing values are not supported)");
-  require(f != "?", where(), " is missing ('?'; missing values are not supported)");
+  // the message is built only on failure (built for every value, it was 3/4 of a file's parsing)
+  auto const fail = [&](auto const&... what) {
+    RESILIN_THROW(invalid_argument(message(source, ":", line, ": value ", column, what...)));
+  };
+  if (f.empty()) fail(" is empty (missing values are not supported)");
+  if (f == "?") fail(" is missing ('?'; missing values are not supported)");
   std::string_view num = f;
   if (num.front() == '+') {  // from_chars takes no '+'; one is allowed, before a digit or '.'
     num.remove_prefix(1);
-    require(!num.empty() && num.front() != '+' && num.front() != '-', where(), " is not a number: '",
-            f, "'");
+    if (num.empty() || num.front() == '+' || num.front() == '-') fail(" is not a number: '", f, "'");
   }
   T x{};
   auto const [end, ec] = std::from_chars(num.data(), num.data() + num.size(), x);
@@ -229,15 +231,12 @@ T parse_value(std::string_view field, std::string_view source, std::size_t line,
     double const d = std::strtod(copy.c_str(), &stop);
     bool const tiny = stop == copy.c_str() + copy.size() && std::isfinite(d) &&
                       std::abs(d) < static_cast<double>(std::numeric_limits<T>::min());
-    if (!tiny)
-      RESILIN_THROW(invalid_argument(message(where(), " is out of range for the value type: '",
-                                             f, "'")));
+    if (!tiny) fail(" is out of range for the value type: '", f, "'");
     return static_cast<T>(d);
   }
-  require(ec == std::errc{} && end == num.data() + num.size(), where(),
-          " is not a number: '", f, "'");
-  require(!std::isnan(x), where(), " is missing ('", f, "'; missing values are not supported)");
-  require(std::isfinite(x), where(), " is not finite: '", f, "'");
+  if (ec != std::errc{} || end != num.data() + num.size()) fail(" is not a number: '", f, "'");
+  if (std::isnan(x)) fail(" is missing ('", f, "'; missing values are not supported)");
+  if (!std::isfinite(x)) fail(" is not finite: '", f, "'");
   return x;
 }
 }  // namespace detail

@@ -117,6 +117,7 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
                       ": a case needs values and a class label separated by ':'");
       label = std::string(detail::trim_spaces(fields.back()));
       fields.pop_back();
+      detail::require(!label.empty(), source, ":", line, ": the class label after the last ':' is empty");
       detail::require(classes.empty() ||
                           std::find(classes.begin(), classes.end(), label) != classes.end(),
                       source, ":", line, ": class label '", label,

@@ -44,6 +44,19 @@ struct band_geometry;
 /// The Itakura slope's fixed-point scale: s is used as round(s * 1024) / 1024.
 inline constexpr index_t itakura_slope_scale = 1024;
 
+namespace detail {
+/// ceil(f * longest), at most longest, for the fraction f as written: a product within 4 ulps
+/// above an integer k is k, since f itself is rounded (0.07 * 100 is 7.000000000000001 in
+/// double, and 7 cells are meant, not 8). One function for the host and the device band.
+RESILIN_HD inline index_t window_radius(double f, index_t longest) noexcept {
+  // two products (nvcc contracts a product and a sum into an FMA, not two products): the same
+  // bits on either side
+  double const shaved = (f * static_cast<double>(longest)) * (1.0 - 0x1p-50);  // 1 - 4 eps
+  double const r = ::ceil(shaved);
+  return r < static_cast<double>(longest) ? static_cast<index_t>(r) : longest;
+}
+}  // namespace detail
+
 /// The user's band choice: none, a Sakoe-Chiba radius in cells or window fraction of max(n, m),
 /// or an Itakura parallelogram of slope s.
 class band_spec {
@@ -59,7 +72,8 @@ class band_spec {
     b.radius_ = r;
     return b;
   }
-  /// R = ceil(f * max(n, m)), the UCR "window" convention, f in [0, +inf).
+  /// R = ceil(f * max(n, m)), the UCR "window" convention, f in [0, +inf); a product within a
+  /// few ulps above an integer is that integer (0.07 of 100 is 7 cells, not 8).
   static band_spec window(double f) {
     detail::require(f >= 0 && std::isfinite(f), "band window must be a finite value >= 0, got ", f);
     band_spec b;
@@ -93,10 +107,7 @@ class band_spec {
     index_t const longest = n > m ? n : m;
     switch (kind_) {
       case kind::radius: return radius_ < longest ? radius_ : longest;
-      case kind::window: {
-        double const r = std::ceil(window_ * static_cast<double>(longest));
-        return r < static_cast<double>(longest) ? static_cast<index_t>(r) : longest;
-      }
+      case kind::window: return detail::window_radius(window_, longest);
       default: return -1;
     }
   }

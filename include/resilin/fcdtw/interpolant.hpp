@@ -166,6 +166,18 @@ void check_sample_range(T const* values, index_t count, index_t channels, std::s
   }
 }
 
+/// Throws unless a uniform grid of `length` samples keeps the explicit knots' rule, gaps of at
+/// least T's epsilon: at most 2^23 + 1 samples in float (beyond 2^24 + 1, neighbouring knots
+/// i / (length - 1) rounded to one value and the slopes between them were infinite).
+template <class T>
+void check_uniform_resolution(index_t length, std::string_view name, std::string_view series = {}) {
+  resilin::detail::require(static_cast<double>(length - 1) * static_cast<double>(std::numeric_limits<T>::epsilon()) <= 1.0,
+                           name, series, ": ", length, " samples on a uniform grid are closer than ",
+                           sizeof(T) == 4 ? "float" : "double", "'s resolution of [0, 1] (at most ",
+                           static_cast<double>(1 / std::numeric_limits<T>::epsilon()) + 1,
+                           "); use double or explicit knots");
+}
+
 /// Host validation: at least two finite samples within max_sample_magnitude, and explicit knots
 /// strictly increasing from exactly 0 to exactly 1. Throws resilin::invalid_argument naming the
 /// argument.
@@ -179,6 +191,7 @@ void check_interpolant(interpolant<T> const& s, std::string_view name) {
   require(s.grid.size == s.values.length, name, ": the knot grid has ", s.grid.size,
           " knots for ", s.values.length, " samples");
   check_sample_range(s.values.data, s.values.size(), s.values.channels, name);
+  if (s.grid.uniform()) check_uniform_resolution<T>(s.values.length, name);
   check_knot_grid(s.grid, name);
 }
 }  // namespace detail

@@ -146,6 +146,8 @@ void check_shared(XB X, YB Y, warp_view<T> const& phi, shared_warp_options<T> co
                          resilin::detail::message(" series ", i));
     }
   }
+  if (o.x_knots == nullptr) check_uniform_resolution<T>(X.max_length, "X");
+  if (o.y_knots == nullptr) check_uniform_resolution<T>(Y.max_length, "Y");
   check_knot_grid(knot_grid<T>{o.x_knots, X.max_length}, "x_knots");
   check_knot_grid(knot_grid<T>{o.y_knots, Y.max_length}, "y_knots");
 }

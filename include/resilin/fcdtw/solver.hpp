@@ -175,7 +175,8 @@ inline void check_converged(std::vector<unsigned char> const& diverged, fit_opti
   auto const first = std::find(diverged.begin(), diverged.end(), 1);
   resilin::detail::require(first == diverged.end(), what, ": the Adam fit of pair ",
                            first - diverged.begin(), " diverged (non-finite logits after ", o.steps,
-                           " steps with lr = ", o.lr, "): lower lr");
+                           " steps with lr = ", o.lr, "): lower lr (or, for samples near ",
+                           "max_sample_magnitude, rescale the series: the objective overflowed)");
 }
 
 RESILIN_HD inline index_t segments_for(fit_options const& o, index_t y_length) noexcept {
@@ -208,8 +209,9 @@ void check_pl_batch(batch_view<T const> b, std::string_view name) {
     resilin::detail::require(b.length(i) >= 2, name, ": series ", i,
                              " needs >= 2 samples for a piecewise-linear interpolant, got ",
                              b.length(i));
-    check_sample_range(b[i].data, b[i].size(), b.channels, name,
-                       resilin::detail::message(" series ", i));
+    std::string const series = resilin::detail::message(" series ", i);
+    check_sample_range(b[i].data, b[i].size(), b.channels, name, series);
+    check_uniform_resolution<T>(b.length(i), name, series);
   }
 }
 
@@ -316,6 +318,8 @@ void distances(fit_options const& o, XB xs, YB ys, std::span<value_of<XB>> out) 
   auto const X = as_const(xs);
   auto const Y = as_const(ys);
   detail::check_paired(X, Y, out.size());
+  resilin::detail::check_disjoint({resilin::detail::region(out, "out")},
+                                  {resilin::detail::region(X, "X"), resilin::detail::region(Y, "Y")});
   std::vector<detail::fit_buffers<T>> bufs(
       static_cast<std::size_t>(resolve_threads(o.threads, X.batch)));
   std::vector<unsigned char> diverged(static_cast<std::size_t>(X.batch), 0);
@@ -394,6 +398,8 @@ void pairwise_distances(fit_options const& o, XB xs, YB ys, matrix_view<value_of
                                out.cols == Y.batch,
                            "out must be a non-null (", X.batch, ", ", Y.batch, "), got (",
                            out.rows, ", ", out.cols, ")");
+  resilin::detail::check_disjoint({resilin::detail::region(out, "out")},
+                                  {resilin::detail::region(X, "X"), resilin::detail::region(Y, "Y")});
   index_t const pairs = X.batch * Y.batch;
   std::vector<detail::fit_buffers<T>> bufs(
       static_cast<std::size_t>(resolve_threads(o.threads, pairs)));

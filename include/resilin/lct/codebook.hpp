@@ -72,6 +72,11 @@ class codebook {
     }
     if (!any) w[0] = 1;
     w[n_keys] = std::max<std::uint64_t>(1, sum / 10000);
+    std::size_t const symbols = static_cast<std::size_t>(std::count_if(w.begin(), w.end(), [](std::uint64_t c) { return c != 0; }));
+    if (symbols > (std::size_t{1} << max_len))
+      RESILIN_LCT_THROW(invalid_argument("codebook::build: " + std::to_string(symbols) +
+                                         " symbols (the keys seen and the escape) need codes longer than max_len " +
+                                         std::to_string(max_len) + " bits"));
     auto len = package_merge(w, max_len);
     codebook b;
     b.type_ = t;

@@ -52,9 +52,10 @@ inline bool shape_multiplies_to(std::vector<std::uint64_t> const& dims, std::uin
 }
 }  // namespace detail
 
-/// Serialises an encoded tensor (shape defaults to {count}). Refuses (invalid_argument) a
-/// tensor that parse_container would refuse: no codebook (nothing encoded), sections whose sizes
-/// do not match the count, inconsistent chunk regions, a shape that does not multiply to count.
+/// Serialises an encoded tensor (shape defaults to {count}). Refuses a tensor that
+/// parse_container would refuse: no codebook (nothing encoded), sections whose sizes do not
+/// match the count, a shape that does not multiply to count (invalid_argument); inconsistent
+/// chunk regions (format_error, as the decoder reports them).
 inline std::vector<std::uint8_t> to_container(encoded_tensor const& t) {
   detail::check_view(t.view(), "to_container");
   std::vector<std::uint64_t> shape = t.shape.empty() ? std::vector<std::uint64_t>{t.count} : t.shape;

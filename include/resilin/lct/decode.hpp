@@ -290,7 +290,8 @@ inline void check_view(stream_view const& v, std::string const& what = "decode")
 
 }  // namespace detail
 
-/// Decodes into `out`, which must hold count * element_bytes(type) bytes.
+/// Decodes into `out`, which must hold count * element_bytes(type) bytes, aligned to the element
+/// size.
 inline void decode(stream_view const& v, void* out, std::uint64_t out_bytes, decode_options const& opt = {}) {
   detail::check_view(v);
   if (out_bytes < v.count * element_bytes(v.type))
@@ -298,6 +299,9 @@ inline void decode(stream_view const& v, void* out, std::uint64_t out_bytes, dec
                                        std::to_string(v.count * element_bytes(v.type))));
   if (v.count == 0) return;
   if (out == nullptr) RESILIN_LCT_THROW(invalid_argument("decode: null output"));
+  if (!is_aligned_for(v.type, out))
+    RESILIN_LCT_THROW(invalid_argument("decode: output is not aligned to its element size (" +
+                                       std::to_string(element_bytes(v.type)) + " bytes)"));
   auto tables = std::make_unique<detail::decode_tables>();
   std::uint32_t codes[257] = {};
   canonical_codes(v.book->lengths(), codes);

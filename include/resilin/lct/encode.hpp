@@ -478,13 +478,16 @@ void encode_typed(void const* data, std::uint64_t n, codebook const* given, enco
 
 }  // namespace detail
 
-/// Encodes n elements (their bit patterns, little endian) of type t into `out`, reusing its
-/// buffers. With `book == nullptr` (or an empty book) a fresh book is built from this tensor's
+/// Encodes n elements (their bit patterns, little endian; data aligned to the element size) of
+/// type t into `out`, reusing its buffers. With `book == nullptr` (or an empty book) a fresh book is built from this tensor's
 /// histogram; otherwise `book` is used as is and out-of-book exponents escape.
 inline void encode(dtype t, void const* data, std::uint64_t n, codebook const* book, encoded_tensor& out,
                    encode_options const& opt = {}, encode_scratch* scratch = nullptr) {
   if (!is_valid(t)) RESILIN_LCT_THROW(invalid_argument("encode: invalid dtype"));
   if (n > 0 && data == nullptr) RESILIN_LCT_THROW(invalid_argument("encode: null data with n > 0"));
+  if (n > 0 && !is_aligned_for(t, data))
+    RESILIN_LCT_THROW(invalid_argument("encode: data is not aligned to its element size (" +
+                                       std::to_string(element_bytes(t)) + " bytes)"));
   if (opt.chunk_log2 < min_chunk_log2 || opt.chunk_log2 > max_chunk_log2)
     RESILIN_LCT_THROW(invalid_argument("encode: chunk_log2 " + std::to_string(opt.chunk_log2) + " outside [" +
                                        std::to_string(min_chunk_log2) + ", " + std::to_string(max_chunk_log2) + "]"));

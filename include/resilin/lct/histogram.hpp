@@ -10,6 +10,7 @@
 #include <resilin/lct/bytes.hpp>
 #include <resilin/lct/config.hpp>
 #include <resilin/lct/dtype.hpp>
+#include <resilin/lct/error.hpp>
 
 namespace resilin::lct {
 
@@ -20,8 +21,11 @@ inline std::uint32_t get_u16(std::uint8_t const* p) noexcept { std::uint16_t v; 
 inline std::uint32_t get_u32(std::uint8_t const* p) noexcept { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
 }  // namespace detail
 
-/// Adds the exponent counts of n elements (bit patterns, little endian in memory) to `hist`.
+/// Adds the exponent counts of n elements (bit patterns, little endian in memory, aligned to the
+/// element size) to `hist`.
 inline void accumulate_histogram(dtype t, void const* data, std::uint64_t n, histogram& hist) {
+  if (n > 0 && !is_aligned_for(t, data))
+    RESILIN_LCT_THROW(invalid_argument("accumulate_histogram: data is not aligned to its element size"));
   std::uint32_t part[4][256] = {};
   std::uint64_t i = 0;
   std::uint64_t const n4 = n & ~std::uint64_t{3};

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <new>
 #include <span>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 #include <resilin/alignment.hpp>
@@ -35,11 +36,16 @@ using resilin::detail::require;
 /// fault (it was std::bad_alloc).
 template <class F>
 decltype(auto) reporting_allocation_failure(char const* what, F&& f) {
+  auto const failure = [what] {
+    return resilin::runtime_error(resilin::detail::message(
+        what, ": out of memory (the barycentre length, the series or the batch are too large)"));
+  };
   try {
     return f();
   } catch (std::bad_alloc const&) {
-    RESILIN_THROW(resilin::runtime_error(resilin::detail::message(
-        what, ": out of memory (the barycentre length, the series or the batch are too large)")));
+    RESILIN_THROW(failure());
+  } catch (std::length_error const&) {  // a vector longer than its max_size()
+    RESILIN_THROW(failure());
   }
 }
 
@@ -82,10 +88,17 @@ index_t target_length(batch_view<T const> series, index_t requested) {
   require(requested >= 0, "barycenter length must be >= 0 (0: the mean length), got ", requested);
   require(requested <= barycenter_options::max_length, "barycenter length must be <= 2^40, got ",
           requested);
-  if (requested > 0) return requested;
-  double total = 0;
-  for (index_t b = 0; b < series.batch; ++b) total += static_cast<double>(series.length(b));
-  return std::max<index_t>(1, static_cast<index_t>(std::floor(total / static_cast<double>(series.batch) + 0.5)));
+  index_t length = requested;
+  if (length == 0) {
+    double total = 0;
+    for (index_t b = 0; b < series.batch; ++b) total += static_cast<double>(series.length(b));
+    length = std::max<index_t>(1, static_cast<index_t>(std::floor(total / static_cast<double>(series.batch) + 0.5)));
+  }
+  // length * channels values are allocated and indexed: keep the product in range
+  index_t const channels = std::max<index_t>(series.channels, 1);
+  require(length <= barycenter_options::max_length / channels, "barycenter length times channels must be <= 2^40, got ",
+          length, " x ", channels);
+  return length;
 }
 
 inline void check_objective(barycenter_objective o) {
@@ -99,6 +112,8 @@ inline void check_options(barycenter_options const& opt) {
           "tolerance must be finite and >= 0, got ", opt.tolerance);
   require(opt.threads >= 0, "threads must be >= 0 (0 = all cores), got ", opt.threads);
   check_objective(opt.objective);
+  require(opt.init == init_method::euclidean_mean || opt.init == init_method::medoid,
+          "init must be euclidean_mean or medoid, got ", static_cast<int>(opt.init));
 }
 
 /// s resampled to `length` samples by linear interpolation; sample i sits at position
@@ -160,8 +175,7 @@ std::vector<T> initial_barycenter(Measure const& m, batch_view<T const> series,
                                   std::span<double const> w, index_t length,
                                   barycenter_options const& opt) {
   if (opt.init == init_method::euclidean_mean) return euclidean_mean(series, w, length);
-  require(opt.init == init_method::medoid, "init must be euclidean_mean or medoid, got ",
-          static_cast<int>(opt.init));
+  // init_method::medoid (check_options refuses the others)
   index_t const j = medoid_index(m, series, w, opt.threads, opt.objective);
   std::vector<double> acc(static_cast<std::size_t>(length * series.channels), 0.0);
   add_resampled(series[j], length, 1.0, acc);

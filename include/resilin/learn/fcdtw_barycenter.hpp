@@ -120,7 +120,8 @@ void check_step_warps(fcdtw::fit_options const& fo, batch_view<T const> series,
     index_t const K = fcdtw::detail::segments_for(fo, series.length(k));
     require(static_cast<index_t>(v.size()) == K + 1, "warps[", k, "] has ", v.size(),
             " knots, expected K + 1 = ", K + 1);
-    fcdtw::detail::check_warp(fcdtw::uniform_warp<T>(v.data(), K), "warps[k]");
+    std::string const name = resilin::detail::message("warps[", k, "]");
+    fcdtw::detail::check_warp(fcdtw::uniform_warp<T>(v.data(), K), name.c_str());
   }
 }
 

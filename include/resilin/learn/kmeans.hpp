@@ -215,7 +215,8 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
     r.iterations = it;
     double const inertia = total(value);
     if (opt.progress) opt.progress("kmeans", it, inertia);
-    bool const settled = next == which || std::abs(inertia - r.inertia) <= opt.tol * std::abs(inertia);
+    bool const settled =
+        next == which || (opt.tol > 0 && std::abs(inertia - r.inertia) <= opt.tol * std::abs(inertia));
     r.inertia = inertia;
     which = next;
     if (settled) {

@@ -132,6 +132,9 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
     double fx = 0;
     try {
       iterations = solver.minimize(f, x, fx);
+      // LBFGS++ returns 1 also when the start already meets the gradient test, after evaluating
+      // it once more and before any step: no iteration was made
+      if (f.evaluations == 2) iterations = 0;
     } catch (std::exception const&) {
       // thrown by the evaluation or the user's progress callback (a cancel, bad_alloc): passed
       // on; it was taken for a failed line search and the fit returned normally

@@ -89,7 +89,8 @@ class keogh_envelope {
 
 /// LB_Keogh(x, y) <= DTW(x, y) in exact arithmetic, from x's envelope over y's rows (built for
 /// y.length rows and the measure's band). O(m channels), in eight independent partial sums (a
-/// vectorisable loop; the order of a bound's sum does not matter, rounding_safe covers it).
+/// vectorisable loop; the order of a bound's sum, and the fused first and last terms, differ from
+/// the DTW's own rounding: rounding_safe covers both, also for subnormal costs).
 template <class D, class T>
 T keogh_bound(keogh_envelope<T> const& env, series_view<T const> x, series_view<T const> y) {
   index_t const m = y.length, n = x.length, d = y.channels;
@@ -117,12 +118,18 @@ T keogh_bound(keogh_envelope<T> const& env, series_view<T const> x, series_view<
 
 /// The bound made safe for rounding: scaled down by twice the relative error that the computed
 /// bound (a sum of m channels + 2 non-negative terms) and the computed DTW (a path of at most
-/// n + m cells of `channels` terms each) can carry, so that it stays below the computed DTW.
+/// n + m cells of `channels` terms each) can carry, so that it stays below the computed DTW; and
+/// lowered by what underflow can lose or gain besides (each subtraction, product and sum of
+/// either, at most half the smallest subnormal), which no relative margin covers once the costs
+/// are subnormal (there the bound's first and last terms, fused, exceeded the DTW's cells).
 template <class T>
 T rounding_safe(T bound, index_t n, index_t m, index_t channels) noexcept {
   T const slack = T(2) * static_cast<T>(m * channels + n + m + channels + 4) *
                   std::numeric_limits<T>::epsilon();
-  return slack < T(1) ? bound * (T(1) - slack) : T(0);
+  if (!(slack < T(1))) return T(0);
+  T const operations = T(3) * static_cast<T>((n + 2 * m) * (channels + 1) + 4);
+  T const underflow = operations * std::numeric_limits<T>::denorm_min();
+  return std::max(bound * (T(1) - slack) - underflow, T(0));
 }
 
 }  // namespace resilin

@@ -7,7 +7,8 @@
 // by LB_Keogh and computes M in that order until the next bound exceeds the k-th best value
 // found: the pruned pairs could not have been nearer. The queries advance together, so that the pairs
 // of a round fill lock-step groups (pair.hpp computes a lone pair several times slower). Other
-// measures compute every pair. Deterministic: the pairs computed do not depend on the threads.
+// measures compute every pair. Deterministic: the neighbours and their bits do not depend on the
+// threads; how many pairs are computed does (each round is filled to a lock-step group per thread).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -119,7 +120,8 @@ void rank_by_bound(band_spec const& band, batch_view<T const> Q, batch_view<T co
 /// that candidate and the later ones cannot be nearer, nor tie it. A candidate that passes is then checked against LB_Keogh the other way round (the
 /// reference's envelope), where reference envelopes are given (a cascade: the second bound is
 /// computed only for the few candidates the first lets through). Which pairs are computed
-/// depends on the data only, not on the threads.
+/// depends on the data and on the threads (a round is filled to G = a lock-step group per
+/// thread, so that every thread runs groups); the neighbours found do not.
 template <class T, class Cost, class Smooth>
 void best_first(measure<Cost, Smooth> const& m, batch_view<T const> Q, batch_view<T const> R,
                 index_t begin, index_t end, int threads, ranked_references<T> const& ranked,
@@ -191,7 +193,8 @@ void best_first(measure<Cost, Smooth> const& m, batch_view<T const> Q, batch_vie
 /// The k nearest references of each query under m: out[a * k + j] is query a's (j + 1)-th
 /// nearest, in ascending order of (M(queries[a], references[b]), b), with the same bits as
 /// pairwise(). Hard DTW measures prune with LB_Keogh (has_keogh_bound_v); any other measure
-/// computes every pair. `stats`, when given, receives the number of pairs evaluated. Throws
+/// computes every pair. `stats`, when given, receives the number of pairs evaluated (which varies
+/// with the thread count; the result does not). Throws
 /// resilin::invalid_argument for the inputs pairwise() refuses, for an empty set of references
 /// with queries to answer, and unless 1 <= k <= |references|.
 template <class Cost, class Smooth, batch_like QB, batch_like RB>

@@ -93,9 +93,14 @@ std::string outputs_overlap_error(batch_view<T const> X, batch_view<T const> Y, 
 template <class T>
 std::string gradients_overlap_error(batch_view<T const> X, batch_view<T const> Y, T const* out,
                                     batch_view<T> gx, batch_view<T> gy, T const* upstream) {
-  return detail::gradients_overlap_error(
+  std::string e = detail::gradients_overlap_error(
       detail::region(X, "X"), detail::region(Y, "Y"), detail::region(gx, "GX"), detail::region(gy, "GY"),
       detail::region(out, X.batch, "out"), detail::region(upstream, upstream ? X.batch : 0, "upstream"));
+  // one buffer is for Y = X: the same series too, which device lengths show only by their array
+  // (the host compares the lengths themselves)
+  if (e.empty() && gx.data != nullptr && gx.data == gy.data && X.lengths != Y.lengths)
+    e = "GY overlaps GX (pass separate buffers: one buffer is for Y = X, with the same lengths array)";
+  return e;
 }
 
 /// m.validate()'s message, or empty (a build without exceptions lets it terminate).

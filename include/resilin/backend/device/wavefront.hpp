@@ -131,10 +131,10 @@ RESILIN_HD constexpr index_t diag_index(index_t n, index_t m, index_t i, index_t
 }
 
 /// The band, resolvable on the device for every pair of lengths: band_spec::radius_for(n, m)
-/// depends on max(n, m) only, and a window band's ceil(f * max(n, m)) is one correctly rounded
-/// product and a ceil, the same bits on the device as on the host; an Itakura slope is already
-/// an integer. Nothing is copied from the host, so the launches that use it can be captured in
-/// a CUDA graph.
+/// depends on max(n, m) only, and a window band's radius is detail::window_radius, two
+/// correctly rounded products and a ceil, the same bits on the device as on the host; an
+/// Itakura slope is already an integer. Nothing is copied from the host, so the launches that
+/// use it can be captured in a CUDA graph.
 struct device_band {
   index_t radius = -1;   // -1: none (unless window >= 0 or slope > 0), else the radius in cells
   double window = -1;    // >= 0: a window fraction of max(n, m)
@@ -142,10 +142,7 @@ struct device_band {
 
   RESILIN_HD index_t radius_for(index_t n, index_t m) const noexcept {
     index_t const longest = n > m ? n : m;
-    if (window >= 0) {
-      double const r = ::ceil(window * static_cast<double>(longest));
-      return r < static_cast<double>(longest) ? static_cast<index_t>(r) : longest;
-    }
+    if (window >= 0) return detail::window_radius(window, longest);
     if (radius < 0) return -1;
     return radius < longest ? radius : longest;
   }

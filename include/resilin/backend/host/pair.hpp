@@ -265,7 +265,8 @@ T move_occupancy(measure<Cost, Smooth> const& m, series_view<T const> x, series_
   return v;
 }
 
-/// The optimal path of a hard measure from (0, 0) to (n-1, m-1), ties broken diag > up > left.
+/// The optimal path of a hard measure from (0, 0) to (n-1, m-1), ties broken diag > up > left
+/// (where the value is +inf, a path on the grid through those ties).
 template <class T, class Cost>
 std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const& m,
                                                    series_view<T const> x, series_view<T const> y,
@@ -281,7 +282,11 @@ std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const
     step3<T> const c = m.cost.step(x, y, i, j);
     step3<T> const w = cell_weights(m.smooth, c, ws.table.at(i - 1, j - 1), ws.table.at(i - 1, j),
                                     ws.table.at(i, j - 1));
-    if (w.diag == T(1)) { --i; --j; }
+    // on the first row or column only one move stays on the grid: where every candidate is
+    // +inf (step costs that overflow) the tie would take the diagonal off it
+    if (i == 0) { --j; }
+    else if (j == 0) { --i; }
+    else if (w.diag == T(1)) { --i; --j; }
     else if (w.up == T(1)) { --i; }
     else { --j; }
     path.push_back({i, j});
