@@ -112,6 +112,7 @@ std::vector<std::string> centroid_labels(run_settings const& s, Measure const& m
 template <class T, class Measure>
 void run_classify(run_settings const& s, Measure const& m, classify_inputs const& in,
                   learn_options const& lo) {
+  require_svg_apart(lo.svg, {in.train, in.test});
   r::dataset<T> train, test;
   if (in.synthetic_cbf) {
     synthetic_cbf_split<T>(in.seed, train, test);

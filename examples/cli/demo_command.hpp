@@ -8,6 +8,7 @@
 // then one results table on stdout (also DIR/results.tsv) and SVG plots of the barycentres
 // (DIR/cbf_soft_dtw.svg, DIR/cbf_soft_msm.svg). When the tool was built with CUDA and a GPU is
 // present, the barycentres' gradients run on it (the backend column says which).
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -148,6 +149,13 @@ inline void run_demo(demo_inputs const& in) {
   fs::create_directories(in.out, ec);
   require(fs::is_directory(in.out), "--out: cannot create directory '", in.out, "'",
           ec ? " (" + ec.message() + ")" : std::string());
+  // the three files it writes at the end, probed before the work (a results.tsv that is a
+  // directory failed after the whole run)
+  for (char const* name : {"results.tsv", "cbf_soft_dtw.svg", "cbf_soft_msm.svg"}) {
+    std::string path = (fs::path(in.out) / name).string();
+    std::string const why = writable_file(path);
+    if (!why.empty()) RESILIN_THROW(r::runtime_error(r::detail::message("--out: ", why)));
+  }
 
   r::dataset<double> train = r::make_cbf<double>({.per_class = 10, .length = 128, .seed = in.seed});
   r::dataset<double> test =
@@ -161,6 +169,8 @@ inline void run_demo(demo_inputs const& in) {
   std::string const gpu = gpu::device_name();
   measure_choice const soft_dtw{metric_kind::soft_dtw, in.gamma, in.c, {}};
   measure_choice const soft_msm{metric_kind::soft_msm, in.gamma, in.c, {}};
+  for (auto const* choice : {&soft_dtw, &soft_msm})  // a gamma whose soft values overflow, say
+    as_usage([&] { check_inputs(*choice, train, "the CBF training set", test, "the CBF test set"); });
   std::vector<demo_row> rows;
   rows.push_back(centroid_row<double>(r::measures::soft_dtw<double>(in.gamma), soft_dtw,
                                       "soft-dtw gamma=" + g, in, train, test,
@@ -186,13 +196,18 @@ inline void run_demo(demo_inputs const& in) {
   for (auto const& row : rows)
     table += row.task + "\t" + row.measure + "\t" + row.result + "\t" + row.loss + "\t" +
              fixed(row.seconds, 2) + "\t" + row.backend + "\n";
-  std::fputs(table.c_str(), stdout);
-  table_writer::finish();
+  // the file first: a stdout that fails (a full disk) must not lose it
   std::string const results = (fs::path(in.out) / "results.tsv").string();
+  errno = 0;
   std::ofstream f(results, std::ios::binary);
   f << table;
   f.close();
-  if (!f) RESILIN_THROW(r::runtime_error(r::detail::message("cannot write '", results, "'")));
+  if (!f) {
+    int const e = errno;
+    RESILIN_THROW(r::runtime_error(r::detail::message("cannot write '", results, "'", r::detail::system_reason(e))));
+  }
+  std::fputs(table.c_str(), stdout);
+  table_writer::finish();
   std::fprintf(stderr, "resilin demo: wrote %s, cbf_soft_dtw.svg and cbf_soft_msm.svg in %s\n",
                "results.tsv", in.out.c_str());
 }

@@ -66,8 +66,18 @@ struct single_input {
 template <class T, class Measure>
 void run_barycenter(run_settings const& s, Measure const& m, single_input const& in,
                     learn_options const& lo) {
+  require_svg_apart(lo.svg, {in.file});
   auto const data = in.load_data<T>(s);
   check_inputs(s.measure, data, in.name(), data, in.name());
+  // centres of several channels, or of unlabelled data, are written as .ts: its labels are
+  // checked before the fit rather than after it
+  auto const empty = [](std::string const& l) { return l.empty(); };
+  bool const any_empty = std::any_of(data.labels.begin(), data.labels.end(), empty);
+  bool const labelled = !std::all_of(data.labels.begin(), data.labels.end(), empty);
+  if ((data.channels != 1 || any_empty) && labelled)
+    for (std::string const& l : data.labels)
+      r::detail::require(r::ts_writable_label(l), "barycenter: label '", l, "' of ", in.name(),
+                         " cannot be written to the .ts output (empty beside others, or with blanks, ':' or ',')");
   fit_progress fp("barycenter");
   auto const model = fit_centroids(s, m, data, barycenter_settings(lo, s, &fp));
   fp.finish();
@@ -138,6 +148,7 @@ template <class T, class Measure>
 void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
                 kmeans_inputs const& ki, learn_options const& lo) {
   using r::detail::require;
+  require_svg_apart(lo.svg, {in.file});
   auto const data = in.load_data<T>(s);
   check_inputs(s.measure, data, in.name(), data, in.name());
   require(ki.k >= 1 && ki.k <= data.size(), "--k must be between 1 and the number of series (",
@@ -149,7 +160,7 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   ko.max_iter = ki.iterations;
   ko.tol = ki.tol;
   ko.seed = ki.seed;
-  ko.barycenter = barycenter_settings(lo, s, nullptr);
+  ko.barycenter = barycenter_settings(lo, s, &fp);  // each barycentre's iterations too
   ko.progress = [&fp](std::string_view stage, int it, double loss) { fp(stage, it, loss); };
   auto const result = kmeans_of(s, m, data, ko);
   fp.finish();

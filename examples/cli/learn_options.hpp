@@ -56,6 +56,17 @@ inline CLI::Validator const writable_file(
     },
     "FILE", "writable_file");
 
+/// Refuses (a usage error) an --svg file that is one of the command's inputs: the plot,
+/// written at the end, would replace the data.
+inline void require_svg_apart(std::string const& svg, std::initializer_list<std::string_view> inputs) {
+  if (svg.empty()) return;
+  for (std::string_view const input : inputs) {
+    std::error_code ec;
+    if (!input.empty() && std::filesystem::equivalent(svg, input, ec))
+      throw CLI::ValidationError("--svg", "'" + svg + "' is the input file '" + std::string(input) + "'");
+  }
+}
+
 inline void add_svg_option(CLI::App& cmd, learn_options& o) {
   cmd.add_option("--svg", o.svg, "write an SVG plot: the members of each group faintly, its "
                                  "barycentre on top")

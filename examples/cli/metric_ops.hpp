@@ -22,6 +22,7 @@
 #include "gpu_support.hpp"
 #include "metric.hpp"
 #include "options.hpp"
+#include "progress.hpp"
 
 namespace resilin_cli {
 
@@ -142,23 +143,35 @@ void centroid_distances(run_settings const& s, Metric const& m, r::batch_view<T 
 }
 
 /// Nearest-centroid labels of `test` (ties: the first class), the distances on the backend of
-/// the command line; the alignment metrics on the host by learn::predict.
+/// the command line; the alignment metrics on the host as learn::predict measures (under the
+/// model's objective). In row chunks, with progress: each row's label is its own.
 template <class Metric, class T>
 std::vector<std::string> predict_centroids(run_settings const& s, Metric const& m,
                                            r::learn::nearest_centroid_model<T> const& model,
                                            r::dataset<T> const& test) {
-  if constexpr (!std::is_same_v<Metric, fast_cdtw_metric>) {
-    if (!s.cuda) return r::learn::predict(m, model, test, s.exec.threads);
-  }
   index_t const k = static_cast<index_t>(model.centroids.size());
   auto const centres = r::learn::detail::stack(std::span(model.centroids));
-  std::vector<T> d(static_cast<std::size_t>(test.size() * k));
-  centroid_distances(s, m, test.view(), centres.view(), r::matrix_view<T>{d.data(), test.size(), k});
+  std::vector<std::string> labels;
   std::vector<index_t> which;
   std::vector<double> value;
-  r::learn::detail::argmin_rows(d, test.size(), k, which, value);
-  std::vector<std::string> labels;
-  for (index_t c : which) labels.push_back(model.classes[static_cast<std::size_t>(c)]);
+  std::vector<T> d;
+  progress p("classify", "test series", test.size());
+  for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
+    auto const chunk = rows(test.view(), begin, end);
+    bool done = false;
+    if constexpr (!std::is_same_v<Metric, fast_cdtw_metric>) {
+      if (!s.cuda) {
+        r::learn::detail::nearest(m, model.objective, chunk, centres.view(), s.exec.threads, which, value);
+        done = true;
+      }
+    }
+    if (!done) {
+      d.resize(static_cast<std::size_t>((end - begin) * k));
+      centroid_distances(s, m, chunk, centres.view(), r::matrix_view<T>{d.data(), end - begin, k});
+      r::learn::detail::argmin_rows(d, end - begin, k, which, value);
+    }
+    for (index_t c : which) labels.push_back(model.classes[static_cast<std::size_t>(c)]);
+  });
   return labels;
 }
 

@@ -171,6 +171,12 @@ dataset<T> read_dataset(std::string const& path) {
   return read_ucr_tsv<T>(path);
 }
 
+/// Whether write_ts can write l as the label of a case of a labelled set: non-empty, without
+/// blanks, ':' or ',' (the .ts separators).
+inline bool ts_writable_label(std::string_view l) noexcept {
+  return !l.empty() && l.find_first_of(" \t\r\n:,") == std::string_view::npos;
+}
+
 /// Writes `ds` as `.ts` text that parse_ts reads back to the same values (every value with
 /// enough digits to round-trip: 17 significant in double, 9 in float): @classLabel false when
 /// every label is empty, else true with the labels in order of first appearance. Throws
@@ -183,7 +189,7 @@ void write_ts(std::ostream& out, dataset<T> const& ds, std::string_view problem_
   std::vector<std::string> classes;
   for (std::size_t b = 0; b < ds.labels.size() && labelled; ++b) {
     std::string const& l = ds.labels[b];
-    detail::require(!l.empty() && l.find_first_of(" \t\r\n:,") == std::string::npos, "write_ts: label ",
+    detail::require(ts_writable_label(l), "write_ts: label ",
                     b, " ('", l, "') cannot be written to .ts (empty, or with blanks, ':' or ',')");
     if (std::find(classes.begin(), classes.end(), l) == classes.end()) classes.push_back(l);
   }
