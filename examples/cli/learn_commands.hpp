@@ -161,7 +161,13 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   ko.tol = ki.tol;
   ko.seed = ki.seed;
   ko.barycenter = barycenter_settings(lo, s, &fp);  // each barycentre's iterations too
-  ko.progress = [&fp](std::string_view stage, int it, double loss) { fp(stage, it, loss); };
+  // the library counts iterations per restart: name the restart (its count starts again)
+  ko.progress = [&fp, restarts = ki.restarts, restart = 1, last = 0](std::string_view stage, int it,
+                                                                   double loss) mutable {
+    if (it <= last) ++restart;
+    last = it;
+    fp(restarts > 1 ? std::string(stage) + " restart " + std::to_string(restart) : std::string(stage), it, loss);
+  };
   auto const result = kmeans_of(s, m, data, ko);
   fp.finish();
   if (!result.converged)

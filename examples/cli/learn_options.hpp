@@ -1,6 +1,7 @@
 #pragma once
 // Options of the commands that fit barycentres (classify --method centroid, barycenter, kmeans,
 // demo), and the stderr progress of iterative fits.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 #include <CLI/CLI.hpp>
 #include <resilin/core/error.hpp>
 #include <resilin/learn/learn.hpp>
@@ -96,7 +98,10 @@ class fit_progress {
   explicit fit_progress(std::string command) : line_(std::move(command)) {}
 
   void operator()(std::string_view stage, int iteration, double loss) {
-    bool const new_stage = stage != stage_;
+    // a stage seen for the first time shows at once; stages that alternate (k-means and its
+    // barycentres) keep the throttle
+    bool const new_stage = std::find(seen_.begin(), seen_.end(), stage) == seen_.end();
+    if (new_stage) seen_.emplace_back(stage);
     if (!line_.due(new_stage)) return;
     stage_ = stage;
     char buf[64];
@@ -109,6 +114,7 @@ class fit_progress {
  private:
   status_line line_;
   std::string stage_;
+  std::vector<std::string> seen_;
 };
 
 /// The library's barycentre options from the command line (the objective: the sharp value with

@@ -56,10 +56,12 @@ void zero(series_view<T> g) { for (index_t k = 0; k < g.size(); ++k) g.data[k] =
 template <class T>
 void check_gradient_shapes(series_view<T> gx, series_view<T> gy, series_view<T const> x,
                            series_view<T const> y) {
-  require(gx.data && gx.length == x.length && gx.channels == x.channels,
+  require(gx.data != nullptr, "gx is null");
+  require(gy.data != nullptr, "gy is null");
+  require(gx.length == x.length && gx.channels == x.channels,
           "gx must have the shape of x (", x.length, ", ", x.channels, "), got (", gx.length, ", ",
           gx.channels, ")");
-  require(gy.data && gy.length == y.length && gy.channels == y.channels,
+  require(gy.length == y.length && gy.channels == y.channels,
           "gy must have the shape of y (", y.length, ", ", y.channels, "), got (", gy.length, ", ",
           gy.channels, ")");
 }

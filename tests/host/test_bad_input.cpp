@@ -206,6 +206,9 @@ TEST_CASE("outputs that overlap the inputs or each other are refused", "[errors]
   auto const m = r::measures::soft_dtw(1.0);
   std::vector<double> x{0.1, 0.7, -0.3}, y{0.5, -0.2, 0.4, 0.9}, gx(3), gy(4);
   EXPECT_ERROR(r::value_and_grad(m, r::view(x), r::view(y), r::view(x), r::view(gy)), "gx", "overlaps", "x");
+  // a null gradient is named as such (it said "must have the shape of x (3, 1), got (3, 1)")
+  EXPECT_ERROR(r::value_and_grad(m, r::view(x), r::view(y), r::series_view<double>{nullptr, 3, 1}, r::view(gy)),
+               "gx is null");
   std::vector<double> both(4);
   EXPECT_ERROR(r::value_and_grad(m, r::view(x), r::view(y), r::series_view<double>{both.data(), 3, 1},
                                  r::view(both)),

@@ -330,6 +330,12 @@ struct checkpoints {
     index_t const s = (t + 2) / interval, r = (t + 2) % interval;
     return s >= 1 && r < 2 ? (s - 1) * 2 + r : -1;
   }
+  /// slot(t) in a grid of `diagonals` anti-diagonals: -1 also for the diagonals s k - 2 and
+  /// s k - 1 of s = segments(diagonals), which begin no segment and have no slot (stored, they
+  /// went into the next job's slots or past the workspace when diagonals mod k was 0 or k - 1).
+  RESILIN_HD constexpr index_t kept_slot(index_t t, index_t diagonals) const noexcept {
+    return (t + 2) / interval < segments(diagonals) ? slot(t) : -1;
+  }
 };
 
 /// The interval k ~ sqrt(2 (n + m)) that minimises the slots of a checkpointed job (segment k + 2
@@ -358,7 +364,7 @@ RESILIN_HD T forward_program(Exec const& ex, grid_problem<T, Cost, Smooth> const
   for (index_t t = 0; t <= last; ++t) {
     T* out = nullptr;
     if (store.base && cp.interval == 0) out = store.diag(t);
-    else if (store.base && cp.slot(t) >= 0) out = store.base + cp.slot(t) * stride;
+    else if (store.base && cp.kept_slot(t, last + 1) >= 0) out = store.base + cp.kept_slot(t, last + 1) * stride;
     ex.for_each(forward_step<T, Cost, Smooth>{&p, t, rows, out});
     ex.sync();
   }
