@@ -14,6 +14,8 @@
 #        RESILIN_PREFIX_PATH (build mode: CMAKE_PREFIX_PATH for Catch2 and Google Benchmark)
 # A skipped test (exit 77) counts as a failure on a GPU machine. Without a GPU it exits 2 after
 # the schedule test.
+# Catch2 tests print each case's duration (to size later runs); a failed test's first failed
+# case runs once more under compute-sanitizer's memcheck when the budget allows.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
@@ -90,15 +92,18 @@ else
   origin="built here in $build_s s on $jobs jobs, commit $(git rev-parse --short HEAD 2>/dev/null || echo n/a) (working tree may differ)"
 fi
 
-echo "== host-emulated kernel schedule (CPU)"
-"${exe[host_test_device_schedule]}" >"$build/gpu_check.schedule.log" 2>&1 \
-  || { tail -30 "$build/gpu_check.schedule.log"; echo "gpu_check: schedule test failed"; exit 1; }
-tail -2 "$build/gpu_check.schedule.log"
-
+run_schedule_test() { "${exe[host_test_device_schedule]}" >"$build/gpu_check.schedule.log" 2>&1; }
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "== host-emulated kernel schedule (CPU)"
+  run_schedule_test || { tail -30 "$build/gpu_check.schedule.log"; echo "gpu_check: schedule test failed"; exit 1; }
+  tail -2 "$build/gpu_check.schedule.log"
   echo "gpu_check: no NVIDIA GPU here (nvidia-smi missing or lists no device): GPU tests and benchmarks NOT run."
   exit 2
 fi
+# With a GPU, the CPU-only schedule test (tens of seconds) runs beside the GPU tests and is
+# waited for before the benchmarks.
+run_schedule_test &
+schedule_pid=$!
 gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 gpu_driver="$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
 gpu_addressing="$(nvidia-smi -q 2>/dev/null | sed -n 's/^ *Addressing Mode *: *//p' | head -1)"
@@ -110,9 +115,20 @@ gpu_tag="$(echo "$gpu_name" | tr 'A-Z' 'a-z' | grep -o 'h200\|h100\|a100\|l40s\|
 echo "== CUDA tests on $gpu_name"
 tests_ok=1
 test_lines=""
+sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)"
+# The first failed test case of a Catch2 console log: the line after the dashes that open the
+# failing case's header ("" when none failed by name, e.g. a hang).
+first_failed_case() {
+  awk '/^-+$/ && length($0) > 70 { if (!open) { open = 1; getline name; next } open = 0; next }
+       /FAILED:$/ { print name; exit }' "$1"
+}
+# A Catch2 test spec naming exactly one case: its special characters escaped.
+catch_spec() { sed 's/[][\\,*"]/\\&/g' <<<"$1"; }
 for t in $tests; do
   t0=$(date +%s)
-  timeout "$(allow 120)" "${exe[$t]}" >"$build/$t.log" 2>&1
+  catch_args=()
+  [[ "$t" == example_* ]] || catch_args=(--durations yes)  # the examples are not Catch2 programs
+  timeout "$(allow 120)" "${exe[$t]}" "${catch_args[@]}" >"$build/$t.log" 2>&1
   rc=$?
   summary="$(grep -a -E "All tests passed|test cases:" "$build/$t.log" | tail -1)"
   [ "$rc" -eq 0 ] && verdict=passed || { verdict="FAILED (exit $rc)"; tests_ok=0; }
@@ -120,7 +136,27 @@ for t in $tests; do
   echo "$line"
   [ "$rc" -eq 0 ] || tail -25 "$build/$t.log"
   test_lines="$test_lines$line"$'\n'
+  # A failure seen for the first time on a GPU: its first failed case once more under
+  # compute-sanitizer (memcheck), so that the one run says whether memory errors caused it.
+  if [ "$rc" -ne 0 ] && [ -n "$sanitizer" ] && [ "${#catch_args[@]}" -gt 0 ]; then
+    failed_case="$(first_failed_case "$build/$t.log")"
+    if [ -n "$failed_case" ]; then
+      timeout "$(allow 60)" "$sanitizer" --tool memcheck --print-limit 20 "${exe[$t]}" \
+        "$(catch_spec "$failed_case")" >"$build/$t.memcheck.log" 2>&1
+      line="  memcheck of '$failed_case' (exit $?): $(grep -a -m1 'ERROR SUMMARY' "$build/$t.memcheck.log" || echo 'no summary (timed out?)')"
+      echo "$line"
+      grep -a -m6 -A3 '^========= Invalid\|^========= Program hit\|^========= Race' "$build/$t.memcheck.log"
+      test_lines="$test_lines$line"$'\n'
+    fi
+  fi
 done
+wait "$schedule_pid"
+rc=$?
+[ "$rc" -eq 0 ] && verdict=passed || { verdict="FAILED (exit $rc)"; tests_ok=0; }
+line="host_test_device_schedule (CPU, beside the GPU tests): $verdict; $(grep -a -E "All tests passed|test cases:" "$build/gpu_check.schedule.log" | tail -1)"
+echo "$line"
+[ "$rc" -eq 0 ] || tail -25 "$build/gpu_check.schedule.log"
+test_lines="$test_lines$line"$'\n'
 if [ -n "$cli" ]; then
   echo "== the tool: --backend cuda against --backend host"
   while IFS= read -r case_line; do
