@@ -142,6 +142,11 @@ void centroid_distances(run_settings const& s, Metric const& m, r::batch_view<T 
   }
 }
 
+/// Pairs per call that keep the backend busy when a row holds only k centroids (the row chunks'
+/// floor of 16 rows assumes a training set per row): a GPU call allocates, copies and
+/// synchronises, so it takes many; the host's threads and SIMD lanes need a few hundred.
+inline index_t centroid_pairs_per_call(run_settings const& s) noexcept { return s.cuda ? 16384 : 1024; }
+
 /// Nearest-centroid labels of `test` (ties: the first class), the distances on the backend of
 /// the command line; the alignment metrics on the host as learn::predict measures (under the
 /// model's objective). In row chunks, with progress: each row's label is its own.
@@ -171,7 +176,7 @@ std::vector<std::string> predict_centroids(run_settings const& s, Metric const& 
       r::learn::detail::argmin_rows(d, end - begin, k, which, value);
     }
     for (index_t c : which) labels.push_back(model.classes[static_cast<std::size_t>(c)]);
-  });
+  }, std::max<index_t>(16, (centroid_pairs_per_call(s) + k - 1) / k));
   return labels;
 }
 

@@ -514,10 +514,16 @@ TEST_CASE("cuda: the strip warp (values of 33 to 992 rows) gives the bits of one
   // pairwise 24 x 24 = 576 jobs: automatic takes the strip warp on GPUs of up to 144 SMs; forced
   // with warp_per_pair. Univariate kernels (d = 1: every cost model's cells compiled with the
   // channel count a constant, which must not change nvcc's contractions) and the multichannel
-  // one (d = 8, double: rows staged when they fit, read in place with the divergence).
+  // one (d = 8, double: rows staged when they fit, read in place with the divergence). The
+  // emulated device runs 2 pairs of at most 100 rows (the strip warp's shuffles and row
+  // hand-over, forced by warp_per_pair): the full shapes are left to the GPU.
   auto check = [](auto meas, auto value, r::index_t n, r::index_t m, r::index_t d, std::uint64_t seed) {
     using T = decltype(value);
-    r::index_t const B = 24;
+    r::index_t const B = emulated_device ? 2 : 24;
+    if (emulated_device) {
+      n = std::min<r::index_t>(n, 100);
+      m = std::min<r::index_t>(m, 90);
+    }
     batch<T> const X(B, n, d, seed, false), Y(B, m, d, seed + 1, false);
     INFO("n " << n << " m " << m << " d " << d << " divergence " << meas.divergence);
     check_value_schedules(meas, X, Y, {r::device_schedule::block_per_pair, r::device_schedule::automatic,
@@ -850,6 +856,10 @@ TEST_CASE("cuda: bad input is rejected on the host", "[cuda][wavefront]") {
   std::size_t small = tbytes - 1;
   device_buffer<T> e(2 * 10 * 10);
   CHECK(r::expert::alignment_matrices(ws.ptr, small, r::device, meas, X.device_view(), X.device_view(), out.ptr, e.ptr) == cudaErrorInvalidValue);
+  // a misaligned workspace (typed regions would fault on a GPU) is refused, whatever its size
+  device_buffer<unsigned char> roomy(tbytes + 16);
+  CHECK(r::expert::alignment_matrices(roomy.ptr + 8, tbytes, r::device, meas, X.device_view(), X.device_view(), out.ptr, e.ptr) == cudaErrorInvalidValue);
+  CHECK(r::expert::alignment_matrices(roomy.ptr + 16, tbytes, r::device, meas, X.device_view(), X.device_view(), out.ptr, e.ptr) == cudaSuccess);
   CHECK(r::expert::alignment_matrices(ws.ptr, tbytes, r::device, meas, X.device_view(), X.device_view(), out.ptr, e.ptr) == cudaSuccess);
   RESILIN_CUDA_TRY(cudaDeviceSynchronize());
   // outputs over the inputs (the same address rule as the host's: refused, not computed wrong)

@@ -21,11 +21,12 @@ RESILIN_LCT_HD constexpr bool is_valid(dtype t) noexcept {
 }
 /// Bytes per element.
 RESILIN_LCT_HD constexpr unsigned element_bytes(dtype t) noexcept { return t == dtype::fp32 ? 4u : 2u; }
-/// Whether p may hold elements of type t: aligned to the element size, as any bf16, fp16 or
-/// fp32 array is (the codecs load whole elements).
-inline bool is_aligned_for(dtype t, void const* p) noexcept {
-  return reinterpret_cast<std::uintptr_t>(p) % element_bytes(t) == 0;
+/// Whether p is aligned to `bytes`; and whether it may hold elements of type t: aligned to the
+/// element size, as any bf16, fp16 or fp32 array is (the codecs load whole elements).
+inline bool is_aligned_to(void const* p, std::size_t bytes) noexcept {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
+inline bool is_aligned_for(dtype t, void const* p) noexcept { return is_aligned_to(p, element_bytes(t)); }
 /// Width of the coded exponent field (the symbol alphabet is 2^exponent_bits).
 RESILIN_LCT_HD constexpr unsigned exponent_bits(dtype t) noexcept { return t == dtype::fp16 ? 5u : 8u; }
 RESILIN_LCT_HD constexpr unsigned exponent_shift(dtype t) noexcept {

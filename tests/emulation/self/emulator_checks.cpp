@@ -1,7 +1,8 @@
 // The emulated device's own checks must fire: each case launches a kernel with one misuse that
 // the emulator reports (then aborts; the SIGABRT handler turns that into exit 3 so that CTest
 // matches the report, PASS_REGULAR_EXPRESSION). Case "valid" is the same kernels used correctly
-// and must print "ok". Built only for the emulated device (host C++ with emulator.hpp forced).
+// and must print "ok"; case "fill" prints the first byte of new device memory
+// (RESILIN_EMULATION_FILL). Built only for the emulated device (host C++ with emulator.hpp forced).
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -61,6 +62,13 @@ int main(int argc, char** argv) {
     bool const right = sums[0] == 496.0f && sums[1] == 120.0f;
     std::printf(right ? "ok\n" : "wrong sums %g %g\n", static_cast<double>(sums[0]), static_cast<double>(sums[1]));
     return right ? 0 : 1;
+  }
+  if (std::strcmp(c, "fill") == 0) {  // the bytes new device memory starts with
+    unsigned char first = 0;
+    cudaMemcpy(&first, out, 1, cudaMemcpyDeviceToHost);
+    std::printf("fill 0x%02x\n", first);
+    cudaFree(out);
+    return 0;
   }
   if (std::strcmp(c, "returned_lane") == 0)  // lanes 16-31 return, the mask names them
     RESILIN_LAUNCH(dim3(1), dim3(32), 0, nullptr, lane_sum)(out, 16, true, 0xffffffffu);

@@ -314,6 +314,16 @@ TEST_CASE("GPU workspace query: none for values, 2K per pair for block_per_pair 
   CHECK(fc::expert::values_and_grads<double>(ws.ptr, small, resilin::device, db.view, out.ptr,
                                              {dv.ptr, nullptr, nullptr},
                                              fc::pair_layout::block_per_pair) == cudaErrorInvalidValue);
+  // misaligned (typed slots would fault on a GPU): refused whatever its size
+  device_buffer<char> roomy(bytes + 16);
+  std::size_t enough = bytes;
+  CHECK(fc::expert::values_and_grads<double>(roomy.ptr + 8, enough, resilin::device, db.view, out.ptr,
+                                             {dv.ptr, nullptr, nullptr},
+                                             fc::pair_layout::block_per_pair) == cudaErrorInvalidValue);
+  CHECK(fc::expert::values_and_grads<double>(roomy.ptr + 16, enough, resilin::device, db.view, out.ptr,
+                                             {dv.ptr, nullptr, nullptr},
+                                             fc::pair_layout::block_per_pair) == cudaSuccess);
+  RESILIN_CUDA_TRY(cudaDeviceSynchronize());
 }
 
 TEMPLATE_TEST_CASE("GPU Monte Carlo equals the host estimate with the same draws", "[cuda][fcdtw]",
@@ -427,4 +437,15 @@ TEST_CASE("GPU entry points reject bad input with resilin::invalid_argument", "[
                                         fc::pl_warp(db.v.ptr, 9), {0, 1, 0, fc::sampling::plain},
                                         est.ptr),
                   E);
+  if (!resilin_test::pageable_memory_access()) {  // the library's own signal and warp on host data
+    fc::mc_options const mc{100, 1, 0, fc::sampling::plain};
+    CHECK_THROWS_WITH(fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{h.hx(0)}, y,
+                                            fc::pl_warp(db.v.ptr, 9), mc, est.ptr),
+                      Catch::Contains("x data is not device memory"));
+    CHECK_THROWS_WITH(fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{x}, y,
+                                            fc::pl_warp(h.v.data(), 9), mc, est.ptr),
+                      Catch::Contains("warp values is not device memory"));
+    CHECK_NOTHROW(fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{x}, y,
+                                        fc::pl_warp(db.v.ptr, 9), mc, est.ptr));
+  }
 }

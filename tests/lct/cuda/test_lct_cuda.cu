@@ -157,5 +157,38 @@ TEST_CASE("CUDA codec refuses bad parameters before launching anything", "[lct][
   ds.lengths = book.lengths();
   ds.stream = reinterpret_cast<std::uint32_t const*>(reinterpret_cast<std::uint8_t const*>(stream.p) + 1);
   CHECK(cc::decode(ds, dec.p, dws.p, cc::decode_workspace_bytes()) == cudaErrorInvalidValue);   // misaligned
+  ds.stream = stream.p;
+  // misaligned output or workspace: a GPU would fault (a sticky error), so refused up front
+  CHECK(cc::decode(ds, dec.p + 1, dws.p, cc::decode_workspace_bytes()) == cudaErrorInvalidValue);
+  dbuf<std::uint8_t> roomy(cc::decode_workspace_bytes() + 8);   // large enough from any offset
+  CHECK(cc::decode(ds, dec.p, roomy.p + 2, cc::decode_workspace_bytes()) == cudaErrorInvalidValue);
+  dbuf<std::uint32_t> stream_ok(cc::max_stream_words(lct::dtype::bf16, n, lct::default_chunk_log2));
+  out.stream = stream_ok.p;
+  CHECK(cc::encode(lct::dtype::bf16, in.p + 1, n - 1, book.lengths(), lct::default_chunk_log2, out, ws.p, wsb) ==
+        cudaErrorInvalidValue);   // the input, read as whole elements
+  dbuf<std::uint8_t> roomy_ws(wsb + 8);
+  CHECK(cc::encode(lct::dtype::bf16, in.p, n, book.lengths(), lct::default_chunk_log2, out, roomy_ws.p + 4, wsb) ==
+        cudaErrorInvalidValue);   // the workspace's 64-bit histogram
+  cc::device_encode_output odd = out;
+  odd.offsets = reinterpret_cast<std::uint32_t*>(reinterpret_cast<std::uint8_t*>(offsets.p) + 2);
+  CHECK(cc::encode(lct::dtype::bf16, in.p, n, book.lengths(), lct::default_chunk_log2, odd, ws.p, wsb) ==
+        cudaErrorInvalidValue);
   CHECK(cudaGetLastError() == cudaSuccess);   // nothing was launched
+  // the same calls aligned are accepted (what was refused above was the alignment alone)
+  RESILIN_LCT_CUDA_TRY(cudaMemcpy(in.p, x.data(), n * 2, cudaMemcpyHostToDevice));
+  dbuf<std::uint32_t> key_ref(1);
+  out.key_ref = key_ref.p;
+  REQUIRE(cc::encode(lct::dtype::bf16, in.p, n, book.lengths(), lct::default_chunk_log2, out, roomy_ws.p, wsb) ==
+          cudaSuccess);
+  RESILIN_LCT_CUDA_TRY(cudaDeviceSynchronize());
+  ds.key_ref = to_host(key_ref.p, 1)[0];
+  ds.offsets = offsets.p;
+  ds.bits = bits.p;
+  ds.stream = stream_ok.p;
+  ds.stream_words = to_host(offsets.p, C + 1)[C];
+  REQUIRE(cc::decode(ds, dec.p, roomy.p, cc::decode_workspace_bytes()) == cudaSuccess);
+  std::uint32_t err = 1;
+  RESILIN_LCT_CUDA_TRY(cc::read_decode_error(roomy.p, &err));
+  CHECK(err == 0);
+  CHECK(to_host(reinterpret_cast<std::uint16_t const*>(dec.p), n) == x);
 }

@@ -4,7 +4,8 @@
 //   resilin::expert::values(workspace, workspace_bytes, exec, measure, X, Y, out)   etc.
 //     allocates nothing and throws nothing: with workspace == nullptr it only writes the
 //     workspace size in bytes; otherwise it validates, enqueues the kernels on exec.stream and
-//     returns a cudaError_t (cudaErrorInvalidValue for bad input).
+//     returns a cudaError_t (cudaErrorInvalidValue for bad input, or for a workspace smaller
+//     than asked or not 16-byte aligned: cudaMalloc's and memory pools' are).
 //   resilin::values(resilin::device.on(stream), measure, X, Y, out)                  etc.
 //     the same names and semantics as the host batch API (alignment.hpp); allocates its
 //     workspace stream-ordered (cuda_memory::allocate, or the backend's allocator) and throws
@@ -246,7 +247,7 @@ cudaError_t launch_per_channel(void* ws, std::size_t& bytes, cudaStream_t s, bat
     bytes = w.used;
     return cudaSuccess;
   }
-  if (bytes < w.used) return cudaErrorInvalidValue;
+  if (!cuda_memory::workspace_fits(ws, bytes, w.used)) return cudaErrorInvalidValue;
   // split, launch per channel, merge; each element-wise step only where it has elements
   auto const elementwise = [&](auto kernel, auto const* src, index_t series, index_t length, auto* dst) {
     index_t const n = series * length * d;
@@ -306,7 +307,7 @@ cudaError_t launch_values(void* ws, std::size_t& bytes, device_backend exec,
     bytes = plan.bytes;
     return cudaSuccess;
   }
-  if (bytes < plan.bytes) return cudaErrorInvalidValue;
+  if (!cuda_memory::workspace_fits(ws, bytes, plan.bytes)) return cudaErrorInvalidValue;
   if (plan.jobs == 0) return cudaSuccess;
   device_band const band = make_device_band(m.band);
   T* const results = m.divergence ? reinterpret_cast<T*>(at(ws, plan.results_offset)) : out;
@@ -387,7 +388,7 @@ cudaError_t launch_train(void* ws, std::size_t& bytes, device_backend exec,
     bytes = plan.bytes;
     return cudaSuccess;
   }
-  if (bytes < plan.bytes) return cudaErrorInvalidValue;
+  if (!cuda_memory::workspace_fits(ws, bytes, plan.bytes)) return cudaErrorInvalidValue;
   if (B == 0) return cudaSuccess;
   cudaStream_t const s = exec.stream;
   std::size_t const xs = static_cast<std::size_t>(B * X.max_length * d),
@@ -525,7 +526,7 @@ cudaError_t launch_pairwise_grads(void* ws, std::size_t& bytes, device_backend e
     bytes = w.used;
     return cudaSuccess;
   }
-  if (bytes < w.used) return cudaErrorInvalidValue;
+  if (!cuda_memory::workspace_fits(ws, bytes, w.used)) return cudaErrorInvalidValue;
   cudaStream_t const s = exec.stream;
   if (nx == 0) return cudaSuccess;
   if (ny == 0)  // no pair: every gradient is an empty sum

@@ -7,10 +7,22 @@
 // brings its own allocator (device_backend::with_allocator).
 #include <resilin/backend/cuda/require_cuda.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <cuda_runtime_api.h>
 #include <resilin/backend/cuda/backend.cuh>
 
 namespace resilin::cuda_memory {
+
+/// The alignment the expert layers ask of a caller's workspace (cudaMalloc and memory pools
+/// give 256 bytes): the regions carved from it hold values up to 16 bytes wide.
+inline constexpr std::size_t workspace_alignment = 16;
+
+/// Whether a caller's workspace of `bytes` at `ws` can hold `needed` bytes: large enough and,
+/// when anything is stored in it, aligned (a misaligned access faults on a GPU, a sticky error,
+/// where the host and the emulated device tolerate it).
+inline bool workspace_fits(void const* ws, std::size_t bytes, std::size_t needed) noexcept {
+  return bytes >= needed && (needed == 0 || reinterpret_cast<std::uintptr_t>(ws) % workspace_alignment == 0);
+}
 
 /// Whether the current device allocates in stream order (memory pools).
 inline bool stream_ordered() noexcept {

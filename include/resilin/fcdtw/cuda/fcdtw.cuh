@@ -25,8 +25,9 @@
 //
 // Layers (as resilin/backend/cuda/alignment.cuh):
 //   resilin::fcdtw::expert::values(ws, bytes, exec, batch, out[, layout]) etc. allocate and
-//     throw nothing: ws == nullptr only writes the workspace size; bad input returns
-//     cudaErrorInvalidValue; otherwise the work is enqueued on exec.stream.
+//     throw nothing: ws == nullptr only writes the workspace size; bad input (a workspace
+//     smaller than asked or not 16-byte aligned too) returns cudaErrorInvalidValue; otherwise
+//     the work is enqueued on exec.stream.
 //   resilin::fcdtw::values(resilin::device.on(stream), batch, out[, layout]) etc. allocate the
 //     workspace stream-ordered and throw resilin::invalid_argument / resilin::cuda_error.
 // All pointers are device accessible. What the host cannot check without a copy is a
@@ -413,6 +414,11 @@ inline bool per_pair(index_t pairs, index_t segments, pair_layout layout) noexce
   return pairs >= 4096 || segments < 64;
 }
 
+/// One block per pair puts the pair in blockIdx.x, at most 2^31 - 1.
+inline bool too_many_blocks(index_t pairs, bool thread_layout) noexcept {
+  return !thread_layout && pairs > 2147483647;
+}
+
 inline unsigned blocks_for(index_t n) noexcept {
   return static_cast<unsigned>((n + block_threads - 1) / block_threads);
 }
@@ -422,6 +428,7 @@ cudaError_t launch_pairs(void* ws, std::size_t& bytes, device_backend exec,
                          pair_batch<T> const& b, T* out, pair_grads<T> const* g,
                          pair_layout layout) {
   bool const thread_layout = per_pair(b.x.batch, b.knots - 1, layout);
+  if (too_many_blocks(b.x.batch, thread_layout)) return cudaErrorInvalidValue;
   bool const slots = g && g->dv && !thread_layout;
   std::size_t const need =
       slots ? static_cast<std::size_t>(b.x.batch) * 2 * static_cast<std::size_t>(b.knots - 1) * sizeof(T) : 0;
@@ -429,7 +436,7 @@ cudaError_t launch_pairs(void* ws, std::size_t& bytes, device_backend exec,
     bytes = need;
     return cudaSuccess;
   }
-  if (bytes < need) return cudaErrorInvalidValue;
+  if (!cuda_memory::workspace_fits(ws, bytes, need)) return cudaErrorInvalidValue;
   if (b.x.batch == 0) return cudaSuccess;
   cudaStream_t const s = exec.stream;
   if (thread_layout) {
@@ -474,6 +481,26 @@ struct mc_plan {
   }
 };
 
+/// "" when an interpolant's samples (and knots, if any) are device memory.
+template <class T>
+std::string check_interpolant_data(interpolant<T> const& f, char const* name) {
+  if (auto e = check_pointer(f.values.data, (std::string(name) + " data").c_str()); !e.empty()) return e;
+  if (f.grid.knots && !device_accessible(f.grid.knots)) return resilin::detail::message(name, ": knots must be device memory");
+  return {};
+}
+/// The data of the library's own signals and warps must be device memory (a host pointer runs on
+/// the emulated device but is an illegal address on a GPU); a caller's functor is its own.
+template <class T>
+std::string check_device_data(pl_signal<T> const& s, char const* name) { return check_interpolant_data(s.x, name); }
+template <class T>
+std::string check_device_data(pl_warp_function<T> const& w, char const* name) {
+  if (auto e = check_pointer(w.phi.values, (std::string(name) + " values").c_str()); !e.empty()) return e;
+  if (w.phi.grid.knots && !device_accessible(w.phi.grid.knots)) return resilin::detail::message(name, ": knots must be device memory");
+  return {};
+}
+template <class F>
+std::string check_device_data(F const&, char const*) { return {}; }
+
 template <class T, class X, class W>
 std::string check_mc_device(X const& x, interpolant<T> const& y, W const& warp,
                             mc_options const& opt, index_t per, mc_estimate<T> const* out) {
@@ -489,8 +516,9 @@ std::string check_mc_device(X const& x, interpolant<T> const& y, W const& warp,
   if (static_cast<index_t>(x.parameter_count()) < 0 ||
       static_cast<index_t>(warp.parameter_count()) < 0)
     return "parameter_count must be >= 0";
-  if (auto e = check_pointer(y.values.data, "y data"); !e.empty()) return e;
-  if (y.grid.knots && !device_accessible(y.grid.knots)) return "y: knots must be device memory";
+  if (auto e = check_interpolant_data(y, "y"); !e.empty()) return e;
+  if (auto e = check_device_data(x, "x"); !e.empty()) return e;
+  if (auto e = check_device_data(warp, "warp"); !e.empty()) return e;
   return check_pointer(out, "out");
 }
 
@@ -545,13 +573,14 @@ cudaError_t fit_distances(void* ws, std::size_t& bytes, device_backend exec, fit
   if (!cd::check_fit<T>(o, X, Y, out, gx, gy, logits).empty()) return cudaErrorInvalidValue;
   bool const thread_layout =
       X.batch == 0 || cd::per_pair(X.batch, detail::segments_for(o, Y.max_length), layout);
+  if (cd::too_many_blocks(X.batch, thread_layout)) return cudaErrorInvalidValue;
   index_t const stride = X.batch > 0 ? cd::fit_stride(o, Y.max_length, thread_layout) : 0;
   std::size_t const need = static_cast<std::size_t>(X.batch) * static_cast<std::size_t>(stride) * sizeof(T);
   if (!ws) {
     bytes = need;
     return cudaSuccess;
   }
-  if (bytes < need) return cudaErrorInvalidValue;
+  if (!cuda_memory::workspace_fits(ws, bytes, need)) return cudaErrorInvalidValue;
   if (X.batch == 0) return cudaSuccess;
   T* const scratch = static_cast<T*>(ws);
   cudaStream_t const s = exec.stream;
@@ -603,7 +632,7 @@ cudaError_t mc_value_and_grad(void* ws, std::size_t& bytes, device_backend exec,
     bytes = plan.bytes;
     return cudaSuccess;
   }
-  if (bytes < plan.bytes) return cudaErrorInvalidValue;
+  if (!cuda_memory::workspace_fits(ws, bytes, plan.bytes)) return cudaErrorInvalidValue;
   char* const base = static_cast<char*>(ws);
   T* const sums = reinterpret_cast<T*>(base + plan.sums_offset);
   T* const slices = want ? reinterpret_cast<T*>(base + plan.grads_offset) : nullptr;

@@ -136,8 +136,9 @@ decode_chunks_kernel(device_stream s, std::uint16_t const* g_lut, std::uint32_t*
 }  // namespace detail
 
 /// Decodes `s` into `out` (count * element_bytes bytes of device memory) on `stream`.
-/// cudaErrorInvalidValue for a book that is not complete for s.type, missing sections, or
-/// offsets/bits/stream not 4-byte aligned.
+/// cudaErrorInvalidValue for a book that is not complete for s.type, missing sections,
+/// offsets/bits/stream or the workspace not 4-byte aligned, or `out` not aligned to its
+/// element size (a GPU faults on misaligned words where the host tolerates them).
 /// The workspace must stay alive until the work completes; read_decode_error() reports a
 /// corrupt chunk (counts that do not add up) after the stream has been synchronised.
 inline cudaError_t decode(device_stream const& s, void* out, void* workspace, std::size_t workspace_bytes,
@@ -147,9 +148,10 @@ inline cudaError_t decode(device_stream const& s, void* out, void* workspace, st
       !is_complete_book(s.lengths, alphabet_size(s.type)))
     return cudaErrorInvalidValue;
   // the sections are read as 32-bit words (a container's sections are not aligned: copy them)
-  auto const misaligned = [](void const* p) { return reinterpret_cast<std::uintptr_t>(p) % 4 != 0; };
+  if (!is_aligned_to(workspace, 4)) return cudaErrorInvalidValue;  // the LUT and the error word
   if (s.count > 0 && (out == nullptr || s.raw == nullptr || s.offsets == nullptr || s.bits == nullptr ||
-                      s.stream == nullptr || misaligned(s.offsets) || misaligned(s.bits) || misaligned(s.stream)))
+                      s.stream == nullptr || !is_aligned_to(s.offsets, 4) || !is_aligned_to(s.bits, 4) ||
+                      !is_aligned_to(s.stream, 4) || !is_aligned_for(s.type, out)))
     return cudaErrorInvalidValue;
   auto* lut = static_cast<std::uint16_t*>(workspace);
   auto* error = reinterpret_cast<std::uint32_t*>(static_cast<char*>(workspace) + lut_size * sizeof(std::uint16_t));

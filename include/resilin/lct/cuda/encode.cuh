@@ -218,8 +218,9 @@ inline std::size_t encode_workspace_bytes(dtype t, std::uint64_t n, unsigned chu
 
 /// Encodes n elements at `in` (device memory) with book `lengths` on `stream`. The layout of
 /// `out` matches stream_view; read offsets[C] for the stream words used. cudaErrorInvalidValue
-/// for bad parameters, null outputs, or inputs whose stream could pass 2^32 words (about 1.7e10
-/// elements with 8-bit exponents, 2.7e10 in fp16).
+/// for bad parameters, null or misaligned outputs (words: 4 bytes; the histogram: 8), an input
+/// not aligned to its element size, a workspace not 8-byte aligned, or inputs whose stream
+/// could pass 2^32 words (about 1.7e10 elements with 8-bit exponents, 2.7e10 in fp16).
 inline cudaError_t encode(dtype t, void const* in, std::uint64_t n, code_lengths const& lengths, unsigned chunk_log2,
                           device_encode_output const& out, void* workspace, std::size_t workspace_bytes,
                           cudaStream_t stream = nullptr) {
@@ -228,6 +229,12 @@ inline cudaError_t encode(dtype t, void const* in, std::uint64_t n, code_lengths
       workspace_bytes < encode_workspace_bytes(t, n, chunk_log2) || out.offsets == nullptr)
     return cudaErrorInvalidValue;
   if (n > 0 && (in == nullptr || out.raw == nullptr || out.bits == nullptr || out.stream == nullptr))
+    return cudaErrorInvalidValue;
+  // a GPU faults (sticky cudaErrorMisalignedAddress) where the host tolerates it: the input is
+  // read as whole elements, the workspace's histogram takes 64-bit atomics, the outputs are words
+  if (!is_aligned_to(workspace, 8) || !is_aligned_to(out.offsets, 4) ||
+      !is_aligned_to(out.key_ref, 4) || !is_aligned_to(out.histogram, 8) ||
+      (n > 0 && (!is_aligned_for(t, in) || !is_aligned_to(out.bits, 4) || !is_aligned_to(out.stream, 4))))
     return cudaErrorInvalidValue;
   std::uint64_t const C = chunk_count(n, chunk_log2);
   if (C > 0x7FFFFFFFull) return cudaErrorInvalidValue;

@@ -6,8 +6,8 @@
 // the host code.
 //
 // The model. Device memory is host memory (cudaMalloc fills new blocks with 0xFF bytes, NaN in
-// every float type, as a GPU leaves garbage; guard bytes around each block are checked when it
-// is freed). Streams run each call at once, in order, except while capturing a graph, which
+// every float type, as a GPU leaves garbage, or finite negative bytes with
+// RESILIN_EMULATION_FILL=negative; guard bytes around each block are checked when it is freed). Streams run each call at once, in order, except while capturing a graph, which
 // records the calls for cudaGraphLaunch. A launch runs its blocks one after another; the
 // threads of a block are fibers on the calling thread. A fiber runs until it
 // reaches a barrier (__syncthreads, __syncwarp, a shuffle) or returns; a barrier opens when
@@ -19,8 +19,9 @@
 // descending order with RESILIN_EMULATION_ORDER=reverse: a result that changes with the order
 // reads what another thread writes without a barrier between them. The same variable runs the
 // blocks of a launch in descending order too (a result that changes then reads, within one
-// launch, what another block writes), and every block starts with NaN bytes in its dynamic
-// shared memory (a result that turns NaN reads shared memory before any thread wrote it).
+// launch, what another block writes), and every block starts with fresh bytes in its dynamic
+// shared memory (a result that turns NaN, or wrong with the negative fill, reads shared memory
+// before any thread wrote it).
 // A shuffle fails unless every lane its mask names takes part in it with the same mask.
 //
 // Launch checks as on a device of compute capability 9.0 (an H200): at most 1024 threads per
@@ -280,7 +281,18 @@ inline void run_block(block_run& b) {
 
 inline constexpr std::size_t guard_bytes = 256;  // also cudaMalloc's alignment
 inline constexpr unsigned char guard_value = 0xA5;
-inline constexpr unsigned char fresh_value = 0xFF;  // new device and shared memory: NaN in every float type
+/// The bytes new device memory and every block's dynamic shared memory start with: 0xFF (NaN
+/// in every float type) by default; 0xC7 with RESILIN_EMULATION_FILL=negative (finite and
+/// large negative: about -1e5 in float, -5e37 in double, negative as an integer), which a
+/// minimum keeps where math::min drops a NaN in its second operand, so an uninitialised read
+/// on a hard-min path changes the result instead of vanishing.
+inline unsigned char fresh_value() {
+  static unsigned char const value = [] {
+    char const* v = std::getenv("RESILIN_EMULATION_FILL");
+    return static_cast<unsigned char>(v != nullptr && std::string(v) == "negative" ? 0xC7 : 0xFF);
+  }();
+  return value;
+}
 
 struct allocation {
   std::size_t bytes;
@@ -303,7 +315,7 @@ inline void* allocate(std::size_t bytes) {
   auto* base = static_cast<unsigned char*>(std::aligned_alloc(guard_bytes, (total + guard_bytes - 1) / guard_bytes * guard_bytes));
   if (!base) return nullptr;
   std::memset(base, guard_value, guard_bytes);
-  std::memset(base + guard_bytes, fresh_value, bytes);
+  std::memset(base + guard_bytes, fresh_value(), bytes);
   std::memset(base + guard_bytes + bytes, guard_value, guard_bytes);
   unsigned char* const data = base + guard_bytes;
   std::lock_guard lock(state().memory_mutex);
@@ -623,8 +635,8 @@ struct launcher {
       run.grid_dim = g;
       run.count = static_cast<int>(b.x * b.y * b.z);
       run.body = &body;
-      // each block finds NaN bytes, not the previous block's data, in its dynamic shared memory
-      std::memset(dynamic.get(), fresh_value, bytes);
+      // each block finds fresh bytes, not the previous block's data, in its dynamic shared memory
+      std::memset(dynamic.get(), fresh_value(), bytes);
       run.dynamic_shared = static_cast<unsigned char*>(dynamic.get());
       running = &run;
       run_block(run);
