@@ -176,7 +176,7 @@ std::vector<std::string> predict_centroids(run_settings const& s, Metric const& 
       r::learn::detail::argmin_rows(d, end - begin, k, which, value);
     }
     for (index_t c : which) labels.push_back(model.classes[static_cast<std::size_t>(c)]);
-  }, std::max<index_t>(16, (centroid_pairs_per_call(s) + k - 1) / k));
+  }, std::max<index_t>(16, (centroid_pairs_per_call(s) + k - 1) / std::max<index_t>(k, 1)));
   return labels;
 }
 

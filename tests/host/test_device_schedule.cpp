@@ -6,6 +6,7 @@
 // against the host backend: values, gradients and alignment matrices on random ragged,
 // banded shapes, float and double, hard and soft. The thread order within a step must not
 // matter (forward and reverse order give the same bits).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -1214,5 +1215,52 @@ TEST_CASE("device schedule: distance tiles give the bits of the per-cell distanc
     check(r::measure<r::dtw_cost<r::half_squared_euclidean>, r::hard_min>{}, "dtw half-squared");
     check(r::measure<r::dtw_cost<weighted_distance>, r::soft_min<double>>{{}, {0.5}, {}, false},
           "a user's distance (per cell)");
+  }
+}
+
+namespace {
+// Where step_grad of every cell (i, j) writes: only rows i - s + 1 .. i of x and columns
+// j - s + 1 .. j of y, s = grad_stencil<Cost>. The device backward runs a diagonal's gradient
+// in s phases (i mod s) without atomics on that promise; a cost that wrote further would pass
+// the emulated device (its threads never interleave inside a phase) and lose updates on a GPU.
+template <class Cost>
+void check_gradient_footprint(Cost const& cost, r::index_t n, r::index_t m, r::index_t d,
+                              std::uint64_t seed) {
+  constexpr r::index_t s = r::grad_stencil<Cost>::value;
+  auto const xs = random_values(static_cast<std::size_t>(n * d), seed, -1, 1);
+  auto const ys = random_values(static_cast<std::size_t>(m * d), seed + 1, -1, 1);
+  r::series_view<double const> const x{xs.data(), n, d}, y{ys.data(), m, d};
+  std::vector<double> gx(xs.size()), gy(ys.size());
+  r::step3<double> const usage{0.7, 1.3, 0.4};
+  int outside = 0, own = 0;
+  for (r::index_t i = 0; i < n; ++i)
+    for (r::index_t j = 0; j < m; ++j) {
+      std::fill(gx.begin(), gx.end(), 0.0);
+      std::fill(gy.begin(), gy.end(), 0.0);
+      cost.step_grad(x, y, i, j, usage, r::series_view<double>{gx.data(), n, d},
+                     r::series_view<double>{gy.data(), m, d});
+      for (r::index_t k = 0; k < n * d; ++k)
+        if (gx[static_cast<std::size_t>(k)] != 0.0 && (k / d > i || k / d <= i - s)) ++outside;
+      for (r::index_t k = 0; k < m * d; ++k)
+        if (gy[static_cast<std::size_t>(k)] != 0.0 && (k / d > j || k / d <= j - s)) ++outside;
+      for (r::index_t c = 0; c < d; ++c) own += gx[static_cast<std::size_t>(i * d + c)] != 0.0;
+    }
+  CHECK(outside == 0);
+  CHECK(own > 0);  // the cell's own row is written: the check above is not vacuous
+}
+}  // namespace
+
+TEST_CASE("device: every cost model's step_grad stays inside its declared gradient stencil",
+          "[device][schedule]") {
+  for (r::index_t d : {1, 3}) {
+    INFO("channels " << d);
+    check_gradient_footprint(r::measures::dtw().cost, 9, 7, d, 11);
+    check_gradient_footprint(r::dtw_cost<r::l1_distance>{}, 9, 7, d, 12);
+    check_gradient_footprint(r::measures::msm(0.5).cost, 9, 7, d, 13);
+    check_gradient_footprint(r::measures::soft_msm<double>(1.0, 0.5).cost, 9, 7, d, 14);
+    check_gradient_footprint(r::measures::cdtw().cost, 9, 7, d, 15);
+    check_gradient_footprint(r::transposed_cost<r::soft_msm_cost<double>>{r::measures::soft_msm<double>(0.5).cost},
+                             7, 9, d, 16);
+    check_gradient_footprint(r::with_warp_penalty(r::measures::soft_cdtw<double>(0.5), 0.2).cost, 9, 7, d, 17);
   }
 }
