@@ -4,7 +4,9 @@
 # LBFGS++ and xxHash: the GPU's minutes then go to running, not to building. Carry the pack
 # (the device tool's `carry`) and run `scripts/gpu_check.sh --pack build-gpu-pack` there.
 #   usage: scripts/gpu_pack.sh [pack-dir]      (default build-gpu-pack; build folder build-gpu)
-#   env: RESILIN_CUDA_ARCH (default 90), RESILIN_JOBS (default nproc)
+#   env: RESILIN_CUDA_ARCH (default 90), RESILIN_JOBS (default nproc), RESILIN_CUDA_FLAGS (extra
+#        nvcc flags, e.g. -fmad=false to tell FMA contraction apart from a race when schedules
+#        that should give the same bits differ on a GPU; named in the MANIFEST)
 # The pack: bin/ (the CUDA tests, the host-emulated schedule test, the CUDA benchmarks and the
 # `resilin` tool built with CUDA), lib/ (the shared libraries they need that a CUDA image may
 # lack), MANIFEST (commit, date, compiler, the tests and benchmarks by name). Host code is built
@@ -25,7 +27,8 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$a
   -DRESILIN_BUILD_TESTS=ON -DRESILIN_BUILD_BENCH=ON -DRESILIN_BUILD_EXAMPLES=ON \
   -DRESILIN_NATIVE_ARCH=OFF -DCMAKE_CXX_FLAGS="-march=x86-64-v3" \
   -DCMAKE_CUDA20_STANDARD_COMPILE_OPTION=-std=c++20 \
-  -DCMAKE_CUDA20_EXTENSION_COMPILE_OPTION=-std=c++20 >"$build/gpu_pack.configure.log" 2>&1 \
+  -DCMAKE_CUDA20_EXTENSION_COMPILE_OPTION=-std=c++20 -DCMAKE_CUDA_FLAGS="${RESILIN_CUDA_FLAGS:-}" \
+  >"$build/gpu_pack.configure.log" 2>&1 \
   || { tail -30 "$build/gpu_pack.configure.log"; exit 1; }
 # CTest test names equal their target names.
 tests="$(ctest --test-dir "$build" -N -L cuda | sed -n 's/^ *Test *#[0-9]*: *//p' | tr '\n' ' ')"
@@ -51,7 +54,7 @@ done | sort -u | { grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl
 {
   echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include tests bench examples || echo ' (with uncommitted changes)')"
   echo "date $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "nvcc $(nvcc --version | grep -o 'release [0-9.]*'), $(g++ --version | head -1), sm_$arch, host x86-64-v3"
+  echo "nvcc $(nvcc --version | grep -o 'release [0-9.]*'), $(g++ --version | head -1), sm_$arch, host x86-64-v3${RESILIN_CUDA_FLAGS:+, nvcc flags $RESILIN_CUDA_FLAGS}"
   echo "tests $tests"
   echo "schedule_test host_test_device_schedule"
   echo "benches $benches"
