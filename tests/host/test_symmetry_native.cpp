@@ -2,7 +2,10 @@
 // (-march=native, where available): the other host tests build for the baseline ISA (two
 // doubles per vector, no FMA), so they cannot see what wider vectors and contracted
 // multiply-adds change. (Contracted, CDTW's diagonal length once rounded differently when the
-// two spacings swapped: 39 of 1949 unequal-length pairs differed by 1 ulp.)
+// two spacings swapped: 39 of 1949 unequal-length pairs differed by 1 ulp. The second-order
+// pass's backward, which recomputes the move weights beyond 32 MB, fused a step cost's product
+// into the candidates where the forward did not: 62 of 720 gradients differed.)
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -100,4 +103,53 @@ TEMPLATE_TEST_CASE("native ISA: batches give the single-pair bits", "[batch][nat
   check(r::measures::dtw());
   check(r::measures::soft_msm<T>(T(1)));
   check(r::measures::soft_msm_divergence<T>(T(1)));
+}
+
+namespace {
+// expected_penalty of one pair with the default limits against three others (the whole table
+// with recomputed weights, segments with recomputed weights, segments with kept weights):
+// the number of choices whose L, S or gradients differ in any bit
+template <class T, class M>
+int second_order_differences(M const& m, index_t n, index_t len, std::uint64_t seed) {
+  namespace hd = r::host_detail;
+  auto const x = resilin_test::cast<T>(random_values(static_cast<std::size_t>(n), seed, -2, 2));
+  auto const y = resilin_test::cast<T>(random_values(static_cast<std::size_t>(len), seed + 1, -2, 2));
+  std::vector<T> gx0(static_cast<std::size_t>(n)), gy0(static_cast<std::size_t>(len)), gx1(gx0), gy1(gy0);
+  r::series_view<T const> const xc{x.data(), n, 1}, yc{y.data(), len, 1};
+  auto const omega = [&](index_t i, index_t j) { return T((i - j) * (i - j)) / T(n * len); };
+  T s0 = 0, s1 = 0;
+  T const l0 = hd::expected_penalty(m, xc, yc, omega, r::series_view<T>{gx0.data(), n, 1},
+                                    r::series_view<T>{gy0.data(), len, 1}, T(1), &s0);
+  int differ = 0;
+  for (auto const lim : {hd::tangent_limits{std::size_t(1) << 40, 0}, hd::tangent_limits{64, 0},
+                         hd::tangent_limits{300, std::size_t(1) << 40}}) {
+    std::fill(gx1.begin(), gx1.end(), T(0));
+    std::fill(gy1.begin(), gy1.end(), T(0));
+    T const l1 = hd::expected_penalty(m, xc, yc, omega, r::series_view<T>{gx1.data(), n, 1},
+                                      r::series_view<T>{gy1.data(), len, 1}, T(1), &s1, lim);
+    bool same = resilin_test::bits_equal(l0, l1) && resilin_test::bits_equal(s0, s1);
+    for (std::size_t k = 0; k < gx0.size(); ++k) same = same && resilin_test::bits_equal(gx0[k], gx1[k]);
+    for (std::size_t k = 0; k < gy0.size(); ++k) same = same && resilin_test::bits_equal(gy0[k], gy1[k]);
+    differ += !same;
+  }
+  return differ;
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("native ISA: the second-order pass gives the same bits whatever it keeps",
+                   "[second_order][native]", float, double) {
+  // the whole table or segments, the move weights kept or recomputed (host_detail's limits,
+  // small here so that these pairs take every choice): the same L, S and gradients
+  using T = TestType;
+  int differ = 0;
+  int const pairs = resilin_test::sanitized ? 12 : 60;
+  for (int k = 0; k < pairs; ++k) {
+    index_t const n = 2 + (k * 5) % 37, len = 2 + (k * 11) % 31;
+    std::uint64_t const seed = 900 + 2 * static_cast<std::uint64_t>(k);
+    differ += second_order_differences<T>(r::measures::soft_dtw<T>(T(0.7)), n, len, seed);
+    differ += second_order_differences<T>(r::measures::soft_msm<T>(T(0.5), T(0.3)), n, len, seed);
+    differ += second_order_differences<T>(r::measures::soft_cdtw<T>(T(0.4)), n, len, seed);
+  }
+  INFO(differ << " of " << 9 * pairs << " choices differ");
+  CHECK(differ == 0);
 }
