@@ -511,3 +511,22 @@ TEST_CASE("expected_penalty: the tables keep the band's cells and every predeces
     if (radius >= 0 && n >= 100 && m >= 100) CHECK(rows.size < static_cast<std::size_t>(n * m / 4));  // banded
   }
 }
+
+TEST_CASE("expected_penalty and the sharp value in long double agree with double", "[penalty]") {
+  // every std::floating_point is accepted; long double takes no FMA barrier (x87) and must compile
+  std::vector<long double> const x{0.1L, 0.5L, -0.2L, 0.7L}, y{0.3L, 0.1L, 0.4L};
+  std::vector<double> const xd(x.begin(), x.end()), yd(y.begin(), y.end());
+  auto const omega = [](r::index_t i, r::index_t j) { return static_cast<double>((i - j) * (i - j)); };
+  std::vector<long double> gx(x.size()), gy(y.size());
+  std::vector<double> gxd(x.size()), gyd(y.size());
+  auto const ml = r::measures::soft_dtw<long double>(0.5L);
+  auto const md = r::measures::soft_dtw<double>(0.5);
+  long double const l = r::expected_penalty(ml, r::view(x), r::view(y), omega, r::make_series(gx.data(), 4),
+                                            r::make_series(gy.data(), 3));
+  double const ld = r::expected_penalty(md, r::view(xd), r::view(yd), omega, r::make_series(gxd.data(), 4),
+                                        r::make_series(gyd.data(), 3));
+  CHECK(static_cast<double>(l) == Approx(ld).epsilon(1e-12));
+  for (std::size_t k = 0; k < gx.size(); ++k) CHECK(static_cast<double>(gx[k]) == Approx(gxd[k]).epsilon(1e-10).margin(1e-12));
+  CHECK(static_cast<double>(r::sharp_value(ml, r::view(x), r::view(y))) ==
+        Approx(r::sharp_value(md, r::view(xd), r::view(yd))).epsilon(1e-12));
+}

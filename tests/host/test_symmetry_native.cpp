@@ -4,7 +4,7 @@
 // multiply-adds change. (Contracted, CDTW's diagonal length once rounded differently when the
 // two spacings swapped: 39 of 1949 unequal-length pairs differed by 1 ulp. The second-order
 // pass's backward, which recomputes the move weights beyond 32 MB, fused a step cost's product
-// into the candidates where the forward did not: 62 of 720 gradients differed.)
+// into the candidates where the forward did not: at -O3, 66 and 72 of 540 choices here.)
 #include <algorithm>
 #include <cstdint>
 #include <span>
