@@ -262,8 +262,8 @@ value_of<X> alignment_matrix(measure<Cost, Smooth> const& m, X x, Y y,
 /// the sum over the channels of each one's L. value_out, when not null, receives S(x, y).
 /// Host only, scalar; stores R and its tangent at the cells of the band (two values per cell) up
 /// to 256 MiB, beyond that the row above every segment of ceil(sqrt(n)) rows of the longer series
-/// (n; the problem transposed when y is longer, except for hard measures, whose ties keep x's
-/// rows), recomputing one segment at a time in the backward (one more forward: 16384 x 16384 in
+/// (n; the problem transposed when y is longer, hard measures' ties mirrored there), recomputing
+/// one segment at a time in the backward (one more forward: 16384 x 16384 in
 /// double holds about 70 MB instead of 4.1 GB), and up to 32 MB the move weights of the table or
 /// segment (three more values per cell). omega is read again where a segment is recomputed (it
 /// must not change during the call). gx and gy follow value_and_grad's rules (overwritten; apart

@@ -14,8 +14,8 @@
 // Every cost model (the path cost sums its step costs: warp penalties and MSM's split and merge
 // costs included) and both smoothings (hard_min: the sharp value is the hard value, its gradient
 // the hard gradient). Host only and scalar, by tangent passes of the recursion along its step
-// costs (backend/host/tangent.hpp), whose rows run along the longer series (for the gradients of
-// hard measures, x's rows, so that ties pick value_and_grad's moves): the values in two rows of
+// costs (backend/host/tangent.hpp), whose rows run along the longer series (hard measures' ties
+// mirrored when y is longer, so that they pick value_and_grad's moves): the values in two rows of
 // the shorter series' length, the gradients with R and its tangent at the cells of the band (two
 // values per cell) up to 256 MiB, beyond that in segments of ceil(sqrt(n)) rows of the longer
 // series (n) recomputed from the row above each, and the move weights up to 32 MB.

@@ -16,8 +16,8 @@
 // series; along costs, the gradient of the sharp soft-DTW of §3.7. A third direction gives the
 // entropy of the alignment distribution by the same forward (along_entropy: the offset is the
 // cell's own entropy -sum w log w of its last move, the chain rule of entropy), with no backward.
-// Scalar and row-major along the longer series (the problem transposed when y is longer; hard
-// measures' passes keep x's rows, for their ties): the pass keeps R and R' for the cells of the
+// Scalar and row-major along the longer series (the problem transposed when y is longer, hard
+// measures' ties mirrored there): the pass keeps R and R' for the cells of the
 // band (two values per cell, with a border; band_rows) up to 256 MiB, beyond that for segments
 // of about sqrt(n) rows, one at a time, recomputed from the row above each (tangent_limits); the
 // move weights where they fit (three more), and A, A' in two rows; a forward alone keeps two
@@ -359,24 +359,45 @@ T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, 
   return tangent;  // L = R'(n-1, m-1), the derivative of S along dir
 }
 
+/// hard_min with the ties of the transposed problem, where the up and left moves trade places:
+/// diag > left > up there picks the moves that hard_min's diag > up > left picks in x's
+/// orientation (value_and_grad's and alignment_path's path). The same minimum.
+struct hard_min_transposed_ties {
+  void validate() const noexcept {}
+  template <class V>
+  V combine(step3<V> v) const noexcept { return hard_min{}.combine(v); }
+  template <class V>
+  step3<V> weights(step3<V> v) const noexcept {
+    step3<V> const w = hard_min{}.weights(step3<V>{v.diag, v.left, v.up});
+    return {w.diag, w.left, w.up};
+  }
+  template <class V>
+  step3<V> weights_tangent(step3<V> const&, step3<V> const&) const noexcept { return {V(0), V(0), V(0)}; }
+};
+
+/// The second-order passes' transposed problem: transposed(m), with hard_min's ties mirrored.
+template <class Cost, class Smooth>
+auto second_order_transposed(measure<Cost, Smooth> const& m) {
+  if constexpr (std::is_same_v<Smooth, hard_min>)
+    return measure<transposed_cost<Cost>, hard_min_transposed_ties>{{m.cost}, {}, m.band, false, false};
+  else
+    return transposed(m);
+}
+
 /// The tangent L = R'(n-1, m-1) along dir of one pair, adding seed dL/dx to gx and seed dL/dy to
 /// gy; S(x, y) to *value_out when it is not null. Inputs are validated by the caller. The rows
 /// run along the longer series (the problem transposed when y is longer, as tangent_value's
-/// callers orient it): the segments cut the longer series, and the value is tangent_value's,
-/// bit for bit. Hard measures keep x's rows, so that their ties pick value_and_grad's moves
-/// (their value and tangent along the costs are R itself, in either orientation). What the pass
-/// keeps follows `limits` (tangent_limits); a direction's offset is read once for each cell
-/// inside the band by the forward, and once more where a segment is recomputed.
+/// callers orient it; hard measures' ties mirrored there, so that they pick value_and_grad's
+/// moves): the segments cut the longer series, and the value is tangent_value's, bit for bit.
+/// What the pass keeps follows `limits` (tangent_limits); a direction's offset is read once for
+/// each cell inside the band by the forward, and once more where a segment is recomputed.
 template <class T, class Cost, class Smooth, class Dir>
 T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                Dir const& dir, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
                tangent_limits const& limits = {}) {
-  // hard measures keep x's rows: their ties go diag > up > left, as value_and_grad's and
-  // alignment_path's do, where the transposed problem would take left before up
-  if (is_hard_v<measure<Cost, Smooth>> || y.length <= x.length)
-    return oriented_tangent_pass(m, x, y, dir, gx, gy, seed, value_out, limits);
+  if (y.length <= x.length) return oriented_tangent_pass(m, x, y, dir, gx, gy, seed, value_out, limits);
   return dir.transposed_to([&](auto const& along) {
-    return oriented_tangent_pass(transposed(m), y, x, along, gy, gx, seed, value_out, limits);
+    return oriented_tangent_pass(second_order_transposed(m), y, x, along, gy, gx, seed, value_out, limits);
   });
 }
 
