@@ -12,6 +12,7 @@
 #include <support/catch.hpp>
 #include <resilin/resilin.hpp>
 #include "helpers.hpp"
+#include "strip_helpers.hpp"
 
 namespace r = resilin;
 using r::index_t;
@@ -151,5 +152,45 @@ TEMPLATE_TEST_CASE("native ISA: the second-order pass gives the same bits whatev
     differ += second_order_differences<T>(r::measures::soft_cdtw<T>(T(0.4)), n, len, seed);
   }
   INFO(differ << " of " << 9 * pairs << " choices differ");
+  CHECK(differ == 0);
+}
+
+TEMPLATE_TEST_CASE("native ISA: first-order training gives the same bits whatever it keeps",
+                   "[training][native]", float, double) {
+  // the strip traversal's storage modes (R alone, soft-MSM's weights and gradient terms kept,
+  // the row above every strip or every 2nd) at this build's ISA and -O3: the same value and
+  // gradients, as the baseline tests check at -O1 without FMA
+  using T = TestType;
+  int differ = 0, compared = 0;
+  auto const same = [&](T v0, T v1, std::vector<T> const& a0, std::vector<T> const& a1,
+                        std::vector<T> const& b0, std::vector<T> const& b1) {
+    bool s = resilin_test::bits_equal(v0, v1) && a0.size() == a1.size() && b0.size() == b1.size();
+    for (std::size_t k = 0; s && k < a0.size(); ++k) s = resilin_test::bits_equal(a0[k], a1[k]);
+    for (std::size_t k = 0; s && k < b0.size(); ++k) s = resilin_test::bits_equal(b0[k], b1[k]);
+    ++compared;
+    differ += !s;
+  };
+  for (int k = 0; k < (resilin_test::sanitized ? 8 : 40); ++k) {
+    index_t const d = 1 + k % 3, n = 2 + (k * 13) % 71, len = 2 + (k * 29) % 67;
+    auto const x = resilin_test::cast<T>(random_values(static_cast<std::size_t>(n * d), 700 + 2 * k, -2, 2));
+    auto const y = resilin_test::cast<T>(random_values(static_cast<std::size_t>(len * d), 701 + 2 * k, -2, 2));
+    std::vector<T> gx0, gy0, gx1, gy1;
+    auto const modes = [&](auto const& meas, index_t kept_side) {
+      T const v0 = resilin_test::strip_value_and_grad(meas, x, y, d, 0, 0, gx0, gy0);
+      if (kept_side > 0) {
+        T const v1 = resilin_test::strip_value_and_grad(meas, x, y, d, kept_side, 0, gx1, gy1);
+        same(v0, v1, gx0, gx1, gy0, gy1);
+      }
+      for (index_t every : {1, 2}) {
+        T const v1 = resilin_test::strip_value_and_grad(meas, x, y, d, 0, every, gx1, gy1);
+        same(v0, v1, gx0, gx1, gy0, gy1);
+      }
+    };
+    modes(r::measures::soft_msm<T>(T(0.5), T(0.3)),
+          3 + r::host_detail::soft_msm_lane_cost<T, T>::gradient_term_packs(d));
+    modes(r::measures::soft_cdtw<T>(T(0.4)), 0);
+    modes(r::measures::soft_dtw<T>(T(0.7)), 0);
+  }
+  INFO(differ << " of " << compared << " storage choices differ");
   CHECK(differ == 0);
 }
