@@ -133,18 +133,23 @@ full_case_name() {
 }
 # A Catch2 test spec naming exactly one case: its special characters escaped.
 catch_spec() { sed 's/[][\\,*"]/\\&/g' <<<"$1"; }
+# record_test LINE_PREFIX RC LOG: the verdict line of a test program (exit 0 passes, anything
+# else fails), its log's tail on failure
+record_test() {
+  local verdict
+  [ "$2" -eq 0 ] && verdict=passed || { verdict="FAILED (exit $2)"; tests_ok=0; }
+  local line="$1: $verdict; $(grep -a -E "All tests passed|test cases:" "$3" | tail -1)"
+  echo "$line"
+  [ "$2" -eq 0 ] || tail -25 "$3"
+  test_lines="$test_lines$line"$'\n'
+}
 for t in $tests; do
   t0=$(date +%s)
   catch_args=()
   [[ "$t" == example_* ]] || catch_args=(--durations yes)  # the examples are not Catch2 programs
   timeout "$(allow 120)" "${exe[$t]}" "${catch_args[@]}" >"$build/$t.log" 2>&1
   rc=$?
-  summary="$(grep -a -E "All tests passed|test cases:" "$build/$t.log" | tail -1)"
-  [ "$rc" -eq 0 ] && verdict=passed || { verdict="FAILED (exit $rc)"; tests_ok=0; }
-  line="$t: $verdict in $(( $(date +%s) - t0 )) s; $summary"
-  echo "$line"
-  [ "$rc" -eq 0 ] || tail -25 "$build/$t.log"
-  test_lines="$test_lines$line"$'\n'
+  record_test "$t ($(( $(date +%s) - t0 )) s)" "$rc" "$build/$t.log"
   # A failure seen for the first time on a GPU: its first failed case once more under
   # compute-sanitizer (memcheck), so that the one run says whether memory errors caused it.
   # Not for a timeout (the rerun would hang too) or a missing device (77), at most twice, and
@@ -169,12 +174,7 @@ for t in $tests; do
   fi
 done
 wait "$schedule_pid"
-rc=$?
-[ "$rc" -eq 0 ] && verdict=passed || { verdict="FAILED (exit $rc)"; tests_ok=0; }
-line="host_test_device_schedule (CPU, beside the GPU tests): $verdict; $(grep -a -E "All tests passed|test cases:" "$build/gpu_check.schedule.log" | tail -1)"
-echo "$line"
-[ "$rc" -eq 0 ] || tail -25 "$build/gpu_check.schedule.log"
-test_lines="$test_lines$line"$'\n'
+record_test "host_test_device_schedule (CPU, beside the GPU tests)" "$?" "$build/gpu_check.schedule.log"
 if [ -n "$cli" ]; then
   echo "== the tool: --backend cuda against --backend host"
   while IFS= read -r case_line; do

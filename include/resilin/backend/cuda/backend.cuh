@@ -13,9 +13,9 @@ namespace resilin {
 
 /// A stream-ordered workspace allocator for the convenience layer (e.g. a caching or counting
 /// allocator). allocate returns nullptr on failure, else a block aligned to 16 bytes (the
-/// expert layers refuse a misaligned workspace: cuda_memory::workspace_fits). The default (null functions) uses
-/// cudaMallocAsync / cudaFreeAsync on the backend's stream (cudaMalloc and a synchronised free
-/// on devices without memory pools: backend/cuda/stream_memory.cuh).
+/// expert layers refuse a misaligned workspace: cuda_memory::workspace_fits). The default (null
+/// functions) uses cudaMallocAsync / cudaFreeAsync on the backend's stream (cudaMalloc and a
+/// synchronised free on devices without memory pools: backend/cuda/stream_memory.cuh).
 struct device_allocator {
   void* (*allocate)(std::size_t bytes, cudaStream_t stream, void* context) = nullptr;
   void (*deallocate)(void* p, std::size_t bytes, cudaStream_t stream, void* context) = nullptr;

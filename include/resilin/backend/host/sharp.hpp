@@ -14,14 +14,14 @@
 namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
 /// A forward-only tangent of one pair and channel in two rows along the shorter series (the
-/// problem transposed when y is longer: the paths and their costs stay, and the band is
-/// symmetric), as tangent_pass orients it. `none` when the pair has no alignment.
+/// problem transposed when y is longer, as tangent_pass transposes it: the paths and their
+/// costs stay, and the band is symmetric). `none` when the pair has no alignment.
 template <class T, class Cost, class Smooth, class Dir>
 T forward_tangent(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                   Dir const& dir, T none) {
   T s = T(0), l = T(0);
   if (y.length > x.length)
-    l = dir.transposed_to([&](auto const& along) { return tangent_value(transposed(m), y, x, along, &s); });
+    l = dir.transposed_to([&](auto const& along) { return tangent_value(second_order_transposed(m), y, x, along, &s); });
   else
     l = tangent_value(m, x, y, dir, &s);
   return s < math::infinity<T>() ? l : none;

@@ -481,22 +481,25 @@ struct mc_plan {
   }
 };
 
-/// "" when an interpolant's samples (and knots, if any) are device memory.
+/// "" when a piecewise-linear function's samples (named `name` + `what`) and its knots, if any,
+/// are device memory.
 template <class T>
-std::string check_interpolant_data(interpolant<T> const& f, char const* name) {
-  if (auto e = check_pointer(f.values.data, (std::string(name) + " data").c_str()); !e.empty()) return e;
-  if (f.grid.knots && !device_accessible(f.grid.knots)) return resilin::detail::message(name, ": knots must be device memory");
+std::string check_knotted_data(T const* values, knot_grid<T> const& grid, char const* name, char const* what) {
+  if (auto e = check_pointer(values, (std::string(name) + " " + what).c_str()); !e.empty()) return e;
+  if (grid.knots && !device_accessible(grid.knots)) return resilin::detail::message(name, ": knots must be device memory");
   return {};
 }
 /// The data of the library's own signals and warps must be device memory (a host pointer runs on
 /// the emulated device but is an illegal address on a GPU); a caller's functor is its own.
 template <class T>
-std::string check_device_data(pl_signal<T> const& s, char const* name) { return check_interpolant_data(s.x, name); }
+std::string check_device_data(interpolant<T> const& f, char const* name) {
+  return check_knotted_data(f.values.data, f.grid, name, "data");
+}
+template <class T>
+std::string check_device_data(pl_signal<T> const& s, char const* name) { return check_device_data(s.x, name); }
 template <class T>
 std::string check_device_data(pl_warp_function<T> const& w, char const* name) {
-  if (auto e = check_pointer(w.phi.values, (std::string(name) + " values").c_str()); !e.empty()) return e;
-  if (w.phi.grid.knots && !device_accessible(w.phi.grid.knots)) return resilin::detail::message(name, ": knots must be device memory");
-  return {};
+  return check_knotted_data(w.phi.values, w.phi.grid, name, "values");
 }
 template <class F>
 std::string check_device_data(F const&, char const*) { return {}; }
@@ -516,7 +519,7 @@ std::string check_mc_device(X const& x, interpolant<T> const& y, W const& warp,
   if (static_cast<index_t>(x.parameter_count()) < 0 ||
       static_cast<index_t>(warp.parameter_count()) < 0)
     return "parameter_count must be >= 0";
-  if (auto e = check_interpolant_data(y, "y"); !e.empty()) return e;
+  if (auto e = check_device_data(y, "y"); !e.empty()) return e;
   if (auto e = check_device_data(x, "x"); !e.empty()) return e;
   if (auto e = check_device_data(warp, "warp"); !e.empty()) return e;
   return check_pointer(out, "out");

@@ -7,7 +7,8 @@
 //
 // The model. Device memory is host memory (cudaMalloc fills new blocks with 0xFF bytes, NaN in
 // every float type, as a GPU leaves garbage, or finite negative bytes with
-// RESILIN_EMULATION_FILL=negative; guard bytes around each block are checked when it is freed). Streams run each call at once, in order, except while capturing a graph, which
+// RESILIN_EMULATION_FILL=negative; guard bytes around each block are checked when it is
+// freed). Streams run each call at once, in order, except while capturing a graph, which
 // records the calls for cudaGraphLaunch. A launch runs its blocks one after another; the
 // threads of a block are fibers on the calling thread. A fiber runs until it
 // reaches a barrier (__syncthreads, __syncwarp, a shuffle) or returns; a barrier opens when
@@ -209,12 +210,15 @@ inline void start_fiber(fiber& f) {
 #endif
 }
 
+/// Whether the environment variable `name` holds `value`.
+inline bool env_is(char const* name, char const* value) {
+  char const* v = std::getenv(name);
+  return v != nullptr && std::string(v) == value;
+}
+
 /// Whether threads run in descending order between barriers (RESILIN_EMULATION_ORDER=reverse).
 inline bool reverse_order() {
-  static bool const reverse = [] {
-    char const* v = std::getenv("RESILIN_EMULATION_ORDER");
-    return v != nullptr && std::string(v) == "reverse";
-  }();
+  static bool const reverse = env_is("RESILIN_EMULATION_ORDER", "reverse");
   return reverse;
 }
 
@@ -287,10 +291,7 @@ inline constexpr unsigned char guard_value = 0xA5;
 /// minimum keeps where math::min drops a NaN in its second operand, so an uninitialised read
 /// on a hard-min path changes the result instead of vanishing.
 inline unsigned char fresh_value() {
-  static unsigned char const value = [] {
-    char const* v = std::getenv("RESILIN_EMULATION_FILL");
-    return static_cast<unsigned char>(v != nullptr && std::string(v) == "negative" ? 0xC7 : 0xFF);
-  }();
+  static unsigned char const value = env_is("RESILIN_EMULATION_FILL", "negative") ? 0xC7 : 0xFF;
   return value;
 }
 
