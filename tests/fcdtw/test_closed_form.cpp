@@ -284,3 +284,26 @@ TEST_CASE("float instantiation agrees with double", "[fcdtw][closed]") {
   CHECK(rel(f, F(x, y, w)) < 1e-5);
   CHECK(value(xi, yi, uniform_warp(wf.data(), 14)) == f);
 }
+
+TEST_CASE("float sums of long pairs stay accurate", "[fcdtw][closed]") {
+  // one term per piece, summed plainly in float: 0.7 % off at 4e6 samples, 2.6 % at 2^23
+  index_t const n = index_t{1} << 21;
+  std::vector<float> x(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
+  for (index_t k = 0; k < n; ++k) {
+    double const t = static_cast<double>(k) / static_cast<double>(n - 1);
+    x[static_cast<std::size_t>(k)] = static_cast<float>(std::sin(40.0 * t));
+    y[static_cast<std::size_t>(k)] = static_cast<float>(std::cos(31.0 * t));
+  }
+  std::vector<double> xd(x.begin(), x.end()), yd(y.begin(), y.end());
+  std::vector<float> v(2);
+  std::vector<double> vd(2);
+  identity_warp<float>(1, v.data());
+  identity_warp<double>(1, vd.data());
+  float const f = value(uniform_interpolant(series_view<float const>{x.data(), n, 1}),
+                        uniform_interpolant(series_view<float const>{y.data(), n, 1}), uniform_warp(v.data(), 1));
+  double const exact = value(uniform_interpolant(series_view<double const>{xd.data(), n, 1}),
+                             uniform_interpolant(series_view<double const>{yd.data(), n, 1}),
+                             uniform_warp(vd.data(), 1));
+  INFO("float " << f << " double " << exact);
+  CHECK(rel(f, exact) < 1e-5);
+}

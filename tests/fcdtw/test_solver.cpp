@@ -285,6 +285,21 @@ TEST_CASE("bad input throws resilin::invalid_argument", "[fcdtw][solver]") {
     CHECK_THROWS_WITH(fit(series_view<double const>{xa.data(), 6, 1}, series_view<double const>{ya.data(), 6, 1}, f),
                       Catch::Contains("fit: the Adam fit of pair 0 diverged"));
   }
+  // an objective that overflows with finite logits (steps = 0: no gradient to overflow them) is
+  // a diverged fit too, not an infinite distance
+  {
+    double const big = resilin::fcdtw::detail::max_sample_magnitude<double>();
+    std::vector<double> xa(32, big), ya(32, -big);
+    batch_view<double const> const X{xa.data(), 1, 4, 8}, Y{ya.data(), 1, 4, 8};
+    for (resilin::index_t steps : {0, 5}) {
+      fit_options f;
+      f.steps = steps;
+      INFO(steps << " steps");
+      CHECK_THROWS_WITH(fit(X[0], Y[0], f), Catch::Contains("fit: the Adam fit of pair 0 diverged"));
+      std::vector<double> out(1);
+      CHECK_THROWS_WITH(distances(f, X, Y, std::span<double>(out)), Catch::Contains("diverged"));
+    }
+  }
   o = {};
   o.segments = resilin::index_t{1} << 61;  // 8 K + 2 (was 6 K + 2) overflowed the index type (undefined behaviour)
   CHECK_THROWS_WITH(bad(o), Catch::Contains("segments must be in [0, 2^40]"));

@@ -229,7 +229,7 @@ RESILIN_HD void block_logits_backward(Exec const& ex, int threads, warp_map map,
 /// count; s holds block_scratch_size(threads) values): o.steps Adam steps from zero logits (or
 /// from the K logits at `start`, as fit_from_logits(); start may be ws.r) in ws, segment
 /// adjoints in slots (2K values). Returns D, F at the final warp (ws.v), to every thread; NaN
-/// when the logits overflowed (the host API refuses those fits).
+/// when the logits or F overflowed (detail::converged; the host API refuses those fits).
 template <class T, class Exec>
 RESILIN_HD T block_fit(Exec const& ex, int threads, interpolant<T> const& x,
                        interpolant<T> const& y, index_t K, fit_options const& o,
@@ -277,8 +277,8 @@ RESILIN_HD T block_fit(Exec const& ex, int threads, interpolant<T> const& x,
   ex.sync();
   if (ex.leader()) {
     T const value = sum_in_order(s.a, threads);
-    s.scalars[result_slot] =
-        sum_in_order(s.b, threads) > T(0) ? math::infinity<T>() - math::infinity<T>() : value;
+    bool const diverged = sum_in_order(s.b, threads) > T(0) || !(value - value == T(0));
+    s.scalars[result_slot] = diverged ? math::infinity<T>() - math::infinity<T>() : value;
   }
   ex.sync();
   return s.scalars[result_slot];

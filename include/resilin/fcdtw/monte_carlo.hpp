@@ -197,7 +197,9 @@ RESILIN_HD T mc_integrand(X const& x, interpolant<T> const& y, W const& warp, T 
   }
   bool const l2 = norm == path_norm::l2;
   T const s = l2 ? math::sqrt(T(1) + w.slope * w.slope) : T(1) + math::abs(w.slope);
-  T const ds = l2 ? w.slope / s : (w.slope > T(0) ? T(1) : (w.slope < T(0) ? T(-1) : T(0)));
+  // d s / d phi'; for l1 the derivative of 1 + |phi'| on the monotone side at phi' = 0, as the
+  // closed form takes it (sign(0) = 0 biased the warp gradient on flat segments)
+  T const ds = l2 ? w.slope / s : (w.slope < T(0) ? T(-1) : T(1));
   if (grads.x || grads.y) {
     T const scale = T(2) * weight * s;
     for (index_t c = 0; c < d; ++c) diff[c] *= scale;
@@ -209,12 +211,28 @@ RESILIN_HD T mc_integrand(X const& x, interpolant<T> const& y, W const& warp, T 
   return norm2 * s;
 }
 
-/// Sums of g and g^2 over draws [first, last) of one estimate, summed in draw order.
+/// Draws [first, last) of one estimate: the sum of g in draw order, and the sum of squared
+/// deviations from their own mean (Welford's update: the one-pass sum of g^2 minus N mean^2
+/// cancelled to a standard error of 0 in float where g's spread is small beside its mean).
 template <class T>
 struct mc_sums {
   T value = 0;
-  T square = 0;
+  T centred = 0;
+  index_t count = 0;
 };
+
+/// The sums of draws a then b (b's draws after a's; Chan, Golub and LeVeque's update): the
+/// value added in that order, as a plain sum of all draws would be, and the deviations about
+/// the merged mean.
+template <class T>
+RESILIN_HD mc_sums<T> merged(mc_sums<T> const& a, mc_sums<T> const& b) noexcept {
+  if (a.count == 0) return b;
+  if (b.count == 0) return a;
+  index_t const n = a.count + b.count;
+  T const delta = b.value / static_cast<T>(b.count) - a.value / static_cast<T>(a.count);
+  T const weight = static_cast<T>(a.count) * (static_cast<T>(b.count) / static_cast<T>(n));
+  return {a.value + b.value, a.centred + b.centred + delta * delta * weight, n};
+}
 
 /// Draws [first, last) of the estimate described by opt: returns the sums of g and g^2 and
 /// adds (1/N) * dg/dtheta of each draw to grads. Chunks of one estimate may run anywhere in any
@@ -227,10 +245,14 @@ RESILIN_HD mc_sums<T> mc_accumulate(X const& x, interpolant<T> const& y, W const
   counter_rng const rng{opt.seed};
   T const weight = T(1) / static_cast<T>(opt.samples);
   mc_sums<T> sums{};
+  T mean = T(0);
   for (index_t n = first; n < last; ++n) {
     T const g = mc_integrand(x, y, warp, mc_time<T>(rng, opt, n), weight, scratch, grads, opt.norm);
     sums.value += g;
-    sums.square += g * g;
+    ++sums.count;
+    T const delta = g - mean;
+    mean += delta / static_cast<T>(sums.count);
+    sums.centred += delta * (g - mean);
   }
   return sums;
 }
@@ -259,12 +281,12 @@ struct mc_estimate_and_grad {
 
 namespace detail {
 
+/// F_hat = sum / N and its standard error from the sums of all N draws.
 template <class T>
-mc_estimate<T> finish(mc_sums<T> s, index_t n) {
+RESILIN_HD mc_estimate<T> finish(mc_sums<T> const& s, index_t n) noexcept {
   T const mean = s.value / static_cast<T>(n);
-  if (n < 2) return {mean, std::numeric_limits<T>::infinity()};
-  T const var = (s.square - static_cast<T>(n) * mean * mean) / static_cast<T>(n - 1);
-  return {mean, math::sqrt((var > T(0) ? var : T(0)) / static_cast<T>(n))};
+  if (n < 2) return {mean, math::infinity<T>()};
+  return {mean, math::sqrt(s.centred / static_cast<T>(n - 1) / static_cast<T>(n))};
 }
 
 /// The inputs are checked, the functors are the user's: a non-finite estimate means one of them
@@ -314,9 +336,7 @@ mc_sums<T> mc_run(X const& x, interpolant<T> const& y, W const& warp, mc_options
   for (index_t first = 0; first < opt.samples; first += mc_chunk_samples) {
     index_t const last = first + mc_chunk_samples < opt.samples ? first + mc_chunk_samples
                                                                 : opt.samples;
-    mc_sums<T> const part = mc_accumulate(x, y, warp, opt, first, last, scratch.data(), grads);
-    total.value += part.value;
-    total.square += part.square;
+    total = merged(total, mc_accumulate(x, y, warp, opt, first, last, scratch.data(), grads));
   }
   return total;
 }

@@ -150,11 +150,26 @@ struct piece_geometry {
   }
 };
 
+/// A running sum with Neumaier's compensation. The closed form adds one term per piece, and a
+/// long pair has millions: summed plainly in float the total drifted by 2.6 % at 2^23 samples;
+/// compensated it stays near one rounding of the exact sum. Additions only, so FMA contraction
+/// cannot change it; a non-finite term leaves the carry alone (the total is then that term's).
+template <class T>
+struct compensated_sum {
+  T sum = T(0), carry = T(0);
+  RESILIN_HD void add(T v) noexcept {
+    T const t = sum + v;
+    if (t - t == T(0)) carry += math::abs(sum) >= math::abs(v) ? (sum - t) + v : (v - t) + sum;
+    sum = t;
+  }
+  RESILIN_HD T value() const noexcept { return sum + carry; }
+};
+
 template <class T>
 struct value_visitor {
   interpolant<T> x, y;
   path_norm norm;
-  T total = T(0);
+  compensated_sum<T> total{};
 
   RESILIN_HD void operator()(piece<T> const& p) noexcept {
     piece_geometry<T> const geo(p, norm);
@@ -163,7 +178,7 @@ struct value_visitor {
       T const a = geo.difference(x, y, p, false, c), b = geo.difference(x, y, p, true, c);
       bracket += a * a + a * b + b * b;
     }
-    total += geo.length * bracket / T(3);
+    total.add(geo.length * bracket / T(3));
   }
 };
 
@@ -173,7 +188,7 @@ struct gradient_visitor {
   warp_view<T> phi;
   path_norm norm;
   objective_grads<T> out;
-  T total = T(0);
+  compensated_sum<T> total{};
   // What the Leibniz terms need of warp segment j, computed once per segment (a segment holds
   // about (K + Tx + Ty) / K pieces; its square root and divisions bound the piece's latency).
   index_t segment = -1;
@@ -212,7 +227,7 @@ struct gradient_visitor {
         out.dy(p.sy + 1, c) -= geo.wy0 * ga + geo.wy1 * gb;
       }
     }
-    total += geo.length * bracket / T(3);
+    total.add(geo.length * bracket / T(3));
     if (!out.dv) return;
     // Leibniz form (B.3.6): integrate dg/dv over the piece; no boundary terms, no 1/dv.
     if (p.j != segment) begin_segment(p.j);
@@ -235,7 +250,7 @@ RESILIN_HD T value(interpolant<T> const& x, interpolant<T> const& y, warp_view<T
                    path_norm norm = path_norm::l2) noexcept {
   detail::value_visitor<T> visit{x, y, norm};
   detail::for_each_piece(x, y, phi, visit);
-  return visit.total;
+  return visit.total.value();
 }
 
 /// F and its gradients, added (times grads.seed) to grads.dv (dF/dv, the Leibniz form),
@@ -246,7 +261,7 @@ RESILIN_HD T value_and_grad(interpolant<T> const& x, interpolant<T> const& y,
                             path_norm norm = path_norm::l2) noexcept {
   detail::gradient_visitor<T> visit{x, y, phi, norm, grads};
   detail::for_each_piece(x, y, phi, visit);
-  return visit.total;
+  return visit.total.value();
 }
 
 }  // namespace resilin::fcdtw

@@ -42,7 +42,7 @@ RESILIN_HD T strided_segments(interpolant<T> const& x, interpolant<T> const& y,
                               warp_view<T> const& phi, path_norm norm, index_t first,
                               index_t stride, T* slots) noexcept {
   index_t const K = phi.segments();
-  T total = T(0);
+  compensated_sum<T> total{};
   for (index_t j = first; j < K; j += stride) {
     if (slots) {
       slots[2 * j] = slots[2 * j + 1] = T(0);
@@ -51,14 +51,14 @@ RESILIN_HD T strided_segments(interpolant<T> const& x, interpolant<T> const& y,
       og.dv = slots + j;
       gradient_visitor<T> visit{x, y, phi, norm, og};
       for_each_piece_of_segment(x, y, phi, j, visit);
-      total += visit.total;
+      total.add(visit.total.value());
     } else {
       value_visitor<T> visit{x, y, norm};
       for_each_piece_of_segment(x, y, phi, j, visit);
-      total += visit.total;
+      total.add(visit.total.value());
     }
   }
-  return total;
+  return total.value();
 }
 
 /// dF/dv_k from one pair's segment slots (2K values): the right slot of segment k - 1 plus the

@@ -143,13 +143,21 @@ RESILIN_HD bool finite_logits(fit_workspace<T> const& ws, index_t K) noexcept {
   return true;
 }
 
+/// Whether a fit converged: its logits and its value F stayed finite. F alone overflows where
+/// the samples are near max_sample_magnitude, also with steps = 0 (no gradient to overflow the
+/// logits), and is refused as a diverged fit rather than returned as an infinite distance.
+template <class T>
+RESILIN_HD bool converged(fit_workspace<T> const& ws, index_t K, T value) noexcept {
+  return finite_logits(ws, K) && value - value == T(0);
+}
+
 /// Adam from the logits in ws.r (detail::adam_fit): F at the final warp into `value`, and
-/// whether the logits stayed finite.
+/// whether the fit converged.
 template <class T>
 RESILIN_HD bool fit_from_logits(interpolant<T> const& x, interpolant<T> const& y, index_t K,
                                 fit_options const& o, fit_workspace<T> ws, T& value) noexcept {
   value = adam_fit(x, y, K, o, ws);
-  return finite_logits(ws, K);
+  return converged(ws, K, value);
 }
 
 /// One fit of a batch from the identity (zero logits) into ws (fit_from_logits).
@@ -174,7 +182,7 @@ inline void check_converged(std::vector<unsigned char> const& diverged, fit_opti
                             std::string_view what) {
   auto const first = std::find(diverged.begin(), diverged.end(), 1);
   resilin::detail::require(first == diverged.end(), what, ": the Adam fit of pair ",
-                           first - diverged.begin(), " diverged (non-finite logits after ", o.steps,
+                           first - diverged.begin(), " diverged (non-finite logits or distance after ", o.steps,
                            " steps with lr = ", o.lr, "): lower lr (or, for samples near ",
                            "max_sample_magnitude, rescale the series: the objective overflowed)");
 }
@@ -267,7 +275,7 @@ fit_result<T> fit(interpolant<T> const& x, interpolant<T> const& y, fit_options 
       ws.r[i] = initial_logits.empty() ? T(0) : initial_logits[static_cast<std::size_t>(i)];
   fit_result<T> res{detail::adam_fit(x, y, K, o, ws), std::vector<T>(ws.r, ws.r + K),
                     std::vector<T>(ws.v, ws.v + K + 1)};
-  detail::check_converged({static_cast<unsigned char>(!detail::finite_logits(ws, K))}, o, "fit");
+  detail::check_converged({static_cast<unsigned char>(!detail::converged(ws, K, res.distance))}, o, "fit");
   if (gx.data || gy.data) {
     if (gx.data) detail::zero(gx);
     if (gy.data) detail::zero(gy);

@@ -198,7 +198,8 @@ RESILIN_HD T fit_gather_program(batch_view<T const> const& X, batch_view<T const
 }
 
 /// Monte Carlo chunk c: draws [c * per, (c + 1) * per) with its own scratch and gradient slice
-/// (zeroed first; layout x | y | warp); writes sums[2c] = sum g, sums[2c + 1] = sum g^2.
+/// (zeroed first; layout x | y | warp); writes sums[2c] = sum g, sums[2c + 1] = the sum of
+/// squared deviations from the chunk's mean (mc_sums).
 template <class T, class X, class W>
 RESILIN_HD void mc_chunk_program(X const& x, interpolant<T> const& y, W const& warp,
                                  mc_options const& opt, index_t per, index_t c, index_t px,
@@ -214,29 +215,23 @@ RESILIN_HD void mc_chunk_program(X const& x, interpolant<T> const& y, W const& w
   mc_sums<T> const s = mc_accumulate(x, y, warp, opt, first, last,
                                      scratch + c * mc_scratch_size(y.channels()), g);
   sums[2 * c] = s.value;
-  sums[2 * c + 1] = s.square;
+  sums[2 * c + 1] = s.centred;
 }
 
 /// Monte Carlo output k: k = 0 the estimate, k = 1 + e gradient entry e (x | y | warp), each
 /// summed over the chunks in chunk order.
 template <class T>
-RESILIN_HD void mc_reduce_program(index_t k, index_t chunks, index_t samples, T const* sums,
+RESILIN_HD void mc_reduce_program(index_t k, index_t chunks, index_t per, index_t samples, T const* sums,
                                   T const* grad_slices, index_t px, index_t py, index_t pw,
                                   mc_estimate<T>* out, mc_gradients<T> const& g) noexcept {
   index_t const P = px + py + pw;
-  if (k == 0) {
-    T s = T(0), q = T(0);
+  if (k == 0) {  // the chunks merged in chunk order, as the host's mc_run merges them
+    mc_sums<T> total{};
     for (index_t c = 0; c < chunks; ++c) {
-      s += sums[2 * c];
-      q += sums[2 * c + 1];
+      index_t const first = c * per, last = first + per < samples ? first + per : samples;
+      total = merged(total, mc_sums<T>{sums[2 * c], sums[2 * c + 1], last - first});
     }
-    T const mean = s / static_cast<T>(samples);
-    T se = math::infinity<T>();
-    if (samples > 1) {
-      T const var = (q - static_cast<T>(samples) * mean * mean) / static_cast<T>(samples - 1);
-      se = math::sqrt((var > T(0) ? var : T(0)) / static_cast<T>(samples));
-    }
-    *out = mc_estimate<T>{mean, se};
+    *out = detail::finish(total, samples);
     return;
   }
   index_t const e = k - 1;
@@ -330,11 +325,11 @@ RESILIN_KERNEL void mc_chunk_kernel(X x, interpolant<T> y, W warp, mc_options op
 }
 
 template <class T>
-RESILIN_KERNEL void mc_reduce_kernel(index_t chunks, index_t samples, T const* sums,
+RESILIN_KERNEL void mc_reduce_kernel(index_t chunks, index_t per, index_t samples, T const* sums,
                                      T const* grad_slices, index_t px, index_t py, index_t pw,
                                      mc_estimate<T>* out, mc_gradients<T> g) {
   index_t const k = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  mc_reduce_program(k, chunks, samples, sums, grad_slices, px, py, pw, out, g);
+  mc_reduce_program(k, chunks, per, samples, sums, grad_slices, px, py, pw, out, g);
 }
 
 // ---------------------------------------------------------------- host-side checks and plans
@@ -647,7 +642,7 @@ cudaError_t mc_value_and_grad(void* ws, std::size_t& bytes, device_backend exec,
   if (cudaError_t e = cudaGetLastError()) return e;
   index_t const outputs = 1 + (want ? px + py + pw : 0);
   RESILIN_LAUNCH(cd::blocks_for(outputs), cd::block_threads, 0, s, cd::mc_reduce_kernel<T>)(
-      plan.chunks, opt.samples, sums, slices, px, py, pw, out, grads);
+      plan.chunks, samples_per_thread, opt.samples, sums, slices, px, py, pw, out, grads);
   return cudaGetLastError();
 }
 
