@@ -84,6 +84,32 @@ TEST_CASE("errors name the failing field", "[lct][container]") {
   } catch (lct::format_error const& err) {
     REQUIRE(err.code() == lct::errc::truncated);
   }
+  // cut to fewer bytes than the count of elements: truncated too (it was reported as corrupt)
+  for (std::size_t keep : {std::size_t{60}, c.size() / 2}) {
+    INFO("kept " << keep << " of " << c.size() << " bytes");
+    try {
+      lct::parse_container(std::span(c.data(), keep));
+      FAIL("truncated input accepted");
+    } catch (lct::format_error const& err) {
+      CHECK(err.code() == lct::errc::truncated);
+      CHECK_THAT(err.what(), Catch::Matchers::Contains("truncated"));
+    }
+  }
+}
+
+TEST_CASE("a reused encoded_tensor does not keep the previous tensor's shape", "[lct][container]") {
+  auto const g = gaussian_bf16(8, 0.03f, 3);
+  lct::encoded_tensor e;
+  lct::encode(lct::dtype::bf16, g.data(), 6, nullptr, e);
+  e.shape = {2, 3};
+  REQUIRE(lct::parse_container(lct::to_container(e)).shape == std::vector<std::uint64_t>{2, 3});
+  // a new tensor of another count: written as {count}, not refused for the stale shape
+  lct::encode(lct::dtype::bf16, g.data(), 8, nullptr, e);
+  CHECK(e.shape.empty());
+  CHECK(lct::parse_container(lct::to_container(e)).shape == std::vector<std::uint64_t>{8});
+  // and of the same count: {count}, not the previous tensor's {2, 3}
+  lct::encode(lct::dtype::bf16, g.data(), 6, nullptr, e);
+  CHECK(lct::parse_container(lct::to_container(e)).shape == std::vector<std::uint64_t>{6});
 }
 
 TEST_CASE("the writer and the reader agree on shapes", "[lct][container]") {

@@ -164,6 +164,30 @@ TEST_CASE("compressed_tensor reuses its book, refreshes on drift, decodes into c
   REQUIRE_THROWS_AS(ct.decode_into(out.data(), 10), lct::invalid_argument);
 }
 
+TEST_CASE("compressed_tensor notices drift as soon after a long steady run as after a short one",
+          "[lct][tensor]") {
+  // the same bulk, then 5 % outliers far outside the book (a loss-scale spike): with the
+  // statistics summed since the last refresh, the refresh came after 1, 21 and 204 encodes of the
+  // new data when the old had run for 10, 1000 and 10000
+  auto const a = gaussian_bf16(4096, 0.02f, 31);
+  auto b = gaussian_bf16(4096, 0.02f, 32);
+  auto const spikes = gaussian_bf16(4096, 2e4f, 33);
+  for (std::size_t i = 0; i < b.size(); i += 20) b[i] = spikes[i];
+  for (int history : {10, 1000}) {
+    INFO(history << " encodes of the old data");
+    lct::compressed_tensor::options o;
+    o.encode.max_threads = 1;
+    lct::compressed_tensor ct(lct::dtype::bf16, o);
+    for (int k = 0; k < history; ++k) ct.encode(std::span<std::uint16_t const>(a));
+    REQUIRE(ct.refreshes() == 0);
+    ct.encode(std::span<std::uint16_t const>(b));
+    CHECK(ct.escape_rate() > 0.01);
+    CHECK(ct.refreshes() == 1);
+    ct.encode(std::span<std::uint16_t const>(b));  // the new book covers the new data
+    CHECK(ct.escape_rate() < 1e-3);
+  }
+}
+
 TEST_CASE("buffers not aligned to the element size are refused", "[lct][roundtrip]") {
   // the codecs load whole elements: a byte-offset buffer was read and written through misaligned
   // 16- and 32-bit accesses (undefined behaviour, reported by UBSan)

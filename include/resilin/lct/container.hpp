@@ -122,8 +122,9 @@ inline container parse_container(std::span<std::uint8_t const> in, parse_options
   if (rank > max_rank) fail(errc::corrupt, "rank " + std::to_string(rank));
   if (r.get<std::uint16_t>("reserved") != 0) fail(errc::corrupt, "reserved field is not zero");
   c.count = r.get<std::uint64_t>("count");
-  // every element costs at least one raw byte: a count beyond the input size is corrupt
-  if (c.count > in.size()) fail(errc::corrupt, "count " + std::to_string(c.count) + " exceeds the input size");
+  // every element costs at least one raw byte: an input smaller than the count is cut short
+  if (c.count > in.size())
+    fail(errc::truncated, "input of " + std::to_string(in.size()) + " bytes is too short for count " + std::to_string(c.count));
   for (unsigned i = 0; i < rank; ++i) c.shape.push_back(r.get<std::uint64_t>("dims"));
   if (!detail::shape_multiplies_to(c.shape, c.count))  // rank 0: the empty product, 1
     fail(errc::corrupt, "shape does not multiply to count " + std::to_string(c.count));
@@ -132,7 +133,8 @@ inline container parse_container(std::span<std::uint8_t const> in, parse_options
   std::uint64_t const C = chunk_count(c.count, c.chunk_log2);
   std::uint64_t const raw_bytes = raw_plane_bytes(c.type, c.count);
   // all remaining sizes are bounded by the input size, so this sum cannot overflow
-  if (words > in.size()) fail(errc::corrupt, "stream_words " + std::to_string(words) + " exceeds the input size");
+  if (words > in.size())
+    fail(errc::truncated, "input of " + std::to_string(in.size()) + " bytes is too short for stream_words " + std::to_string(words));
   std::uint64_t const need = 4 * (C + 1) + 4 * C + raw_bytes + 4 * words + 8;
   if (need != r.remaining())
     fail(need > r.remaining() ? errc::truncated : errc::corrupt,

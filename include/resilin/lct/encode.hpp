@@ -416,6 +416,7 @@ void encode_typed(void const* data, std::uint64_t n, codebook const* given, enco
   for (auto const& h : s.hists) for (unsigned x = 0; x < 256; ++x) out.exponents[x] += h[x];
   out.type = T;
   out.count = n;
+  out.shape.clear();  // a reused object's shape was the previous tensor's
   out.chunk_log2 = lg;
   out.key_ref = modal_exponent(out.exponents, nk);
   out.book = given ? *given : codebook::build(T, key_histogram(out.exponents, out.key_ref, nk));

@@ -28,7 +28,7 @@ struct stream_view {
 struct encoded_tensor {
   dtype type = dtype::bf16;
   std::uint64_t count = 0;
-  std::vector<std::uint64_t> shape;        ///< optional; empty means {count}
+  std::vector<std::uint64_t> shape;        ///< optional, set after encode() (which clears it); empty means {count}
   unsigned chunk_log2 = default_chunk_log2;
   unsigned key_ref = 0;
   codebook book;

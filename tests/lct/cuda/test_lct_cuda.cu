@@ -192,3 +192,64 @@ TEST_CASE("CUDA codec refuses bad parameters before launching anything", "[lct][
   CHECK(err == 0);
   CHECK(to_host(reinterpret_cast<std::uint16_t const*>(dec.p), n) == x);
 }
+
+namespace {
+/// The device decode of a parsed container: its error word and the decoded bytes.
+std::pair<std::uint32_t, std::vector<std::uint8_t>> decode_on_device(lct::container const& p) {
+  std::size_t const out_bytes = p.count * lct::element_bytes(p.type);
+  dbuf<std::uint32_t> offsets(p.offsets.size()), bits(p.bits.size()), stream(p.stream.size() / 4);
+  dbuf<std::uint8_t> raw(p.raw.size()), dec(out_bytes), ws(cc::decode_workspace_bytes());
+  RESILIN_LCT_CUDA_TRY(cudaMemcpy(offsets.p, p.offsets.data(), 4 * p.offsets.size(), cudaMemcpyHostToDevice));
+  RESILIN_LCT_CUDA_TRY(cudaMemcpy(bits.p, p.bits.data(), 4 * p.bits.size(), cudaMemcpyHostToDevice));
+  RESILIN_LCT_CUDA_TRY(cudaMemcpy(stream.p, p.stream.data(), p.stream.size(), cudaMemcpyHostToDevice));
+  RESILIN_LCT_CUDA_TRY(cudaMemcpy(raw.p, p.raw.data(), p.raw.size(), cudaMemcpyHostToDevice));
+  cc::device_stream ds;
+  ds.type = p.type; ds.count = p.count; ds.chunk_log2 = p.chunk_log2; ds.key_ref = p.key_ref;
+  ds.lengths = p.book.lengths(); ds.raw = raw.p; ds.offsets = offsets.p; ds.bits = bits.p; ds.stream = stream.p;
+  ds.stream_words = p.stream.size() / 4;
+  RESILIN_LCT_CUDA_TRY(cc::decode(ds, dec.p, ws.p, cc::decode_workspace_bytes()));
+  std::uint32_t err = 0;
+  RESILIN_LCT_CUDA_TRY(cc::read_decode_error(ws.p, &err));
+  return {err, to_host(dec.p, out_bytes)};
+}
+}  // namespace
+
+TEST_CASE("CUDA decoder: a wrong gap field is reported, never decoded into wrong values", "[lct][cuda]") {
+  // Gap fields in range pass the container's checks and the host decoder never reads them; a
+  // device thread starting mid-code resynchronised after a few codes, so the chunk's code count
+  // still added up and 2-5 elements came out wrong with no error (5 of these 57 edits).
+  auto const x = gaussian_bf16(8192, 0.02f, 5);
+  lct::encoded_tensor e;
+  lct::encode(lct::dtype::bf16, x.data(), x.size(), nullptr, e);
+  auto const good = lct::to_container(e);
+  REQUIRE(decode_on_device(lct::parse_container(good)) == std::pair{0u, as_bytes(x)});
+  std::uint64_t const stream_at = good.size() - 8 - e.stream.size();   // the stream, then XXH64
+  std::uint64_t const gap_plane = lct::div_up(e.bits[0], 32) * 32;     // chunk 0's gaps, in bits
+  int edits = 0, reported = 0;
+  for (unsigned window : {5u, 40u, 100u}) {
+    REQUIRE(window < lct::window_count(e.bits[0]));
+    for (unsigned gap = 0; gap < 20; ++gap) {
+      auto c = good;
+      std::uint8_t* const s = c.data() + stream_at;
+      std::uint64_t const at = gap_plane + std::uint64_t{window} * lct::gap_field_bits;
+      unsigned old = 0;
+      for (unsigned k = 0; k < lct::gap_field_bits; ++k) {
+        std::uint64_t const bit = at + k;
+        old = old << 1 | ((s[bit / 8] >> (7 - bit % 8)) & 1u);
+        unsigned const v = (gap >> (lct::gap_field_bits - 1 - k)) & 1u;
+        s[bit / 8] = static_cast<std::uint8_t>((s[bit / 8] & ~(0x80u >> (bit % 8))) | (v << (7 - bit % 8)));
+      }
+      if (gap == old) continue;
+      std::uint64_t const sum = XXH64(c.data(), c.size() - 8, 0);
+      for (int i = 0; i < 8; ++i) c[c.size() - 8 + i] = static_cast<std::uint8_t>(sum >> (8 * i));
+      lct::container const p = lct::parse_container(c);  // in range: accepted
+      auto const [err, bytes] = decode_on_device(p);
+      INFO("window " << window << ": gap " << old << " -> " << gap);
+      CHECK((err != 0 || bytes == as_bytes(x)));
+      ++edits;
+      reported += err != 0;
+    }
+  }
+  CHECK(edits == 57);
+  CHECK(reported == edits);  // every wrong gap puts a thread mid-code
+}

@@ -75,9 +75,12 @@ decode_chunks_kernel(device_stream s, std::uint16_t const* g_lut, std::uint32_t*
   __shared__ std::uint16_t lut[lut_size];
   __shared__ std::uint8_t sym[1u << max_device_chunk_log2];
   __shared__ typename scan_t::TempStorage scan_tmp;
+  __shared__ std::uint64_t run_start[block_threads];  // where each thread's codes begin
+  __shared__ std::uint32_t misplaced;                 // some run does not end where the next begins
   unsigned constexpr b = exponent_bits(T);
   std::uint64_t const c = blockIdx.x;
   for (unsigned i = threadIdx.x; i < lut_size; i += block_threads) lut[i] = g_lut[i];
+  if (threadIdx.x == 0) misplaced = 0;
   std::uint32_t const count = chunk_elements(s.count, s.chunk_log2, c);
   std::uint32_t const word0 = s.offsets[c];
   std::uint32_t const bits = s.bits[c] & ~raw_chunk_flag;
@@ -97,10 +100,12 @@ decode_chunks_kernel(device_stream s, std::uint16_t const* g_lut, std::uint32_t*
       unsigned const gap = lct::detail::peek32(s.stream, s.stream_words, gap_base + std::uint64_t{w0} * gap_field_bits) >> 27;
       start = base + std::uint64_t{w0} * window_bits + gap;
       end = base + min(std::uint64_t{w1} * window_bits, std::uint64_t{bits});
+      run_start[threadIdx.x] = start;
     }
     // phase 1: count the codes starting in my windows
     std::uint32_t n = 0;
-    for (std::uint64_t pos = start; pos < end; ++n) {
+    std::uint64_t pos = start;
+    for (; pos < end; ++n) {
       std::uint16_t const e = lut[lct::detail::peek32(s.stream, s.stream_words, pos) >> (32 - lut_bits)];
       // an empty entry (never, for the complete books decode() accepts) still moves on, so that
       // a bad LUT ends in the count check below instead of an endless loop
@@ -108,13 +113,24 @@ decode_chunks_kernel(device_stream s, std::uint16_t const* g_lut, std::uint32_t*
     }
     std::uint32_t first = 0, total = 0;
     scan_t(scan_tmp).ExclusiveSum(n, first, total);
-    if (total != count) {   // block-uniform
+    // The gaps must put every thread on a code boundary: the first run starts the chunk, each
+    // run's last code ends where the next run begins, the last one's at the chunk's end. A wrong
+    // gap (the host decoder never reads them) resynchronises after a few codes, so the count
+    // alone often still adds up while elements come out wrong.
+    __syncthreads();
+    if (w0 < w1) {
+      std::uint32_t const runs = (nwin + wpt - 1) / wpt;
+      std::uint64_t const next = threadIdx.x + 1 < runs ? run_start[threadIdx.x + 1] : base + bits;
+      if (pos != next || (threadIdx.x == 0 && start != base)) misplaced = 1;
+    }
+    __syncthreads();
+    if (total != count || misplaced) {   // block-uniform
       if (threadIdx.x == 0) atomicOr(error, 1u);
       return;
     }
     // phase 2: decode into shared memory at my place
     std::uint32_t k = first;
-    for (std::uint64_t pos = start; pos < end && k < count; ++k) {
+    for (pos = start; pos < end && k < count; ++k) {
       std::uint32_t const w = lct::detail::peek32(s.stream, s.stream_words, pos);
       std::uint16_t const e = lut[w >> (32 - lut_bits)];
       unsigned const l = lut_length(e);
