@@ -139,6 +139,17 @@ TEST_CASE("UCR TSV: bad content is refused with the line number", "[apps][datase
     CHECK(contains(error_of<E>([&] { resilin::parse_ucr_tsv<float>(in, "x.tsv"); }),
                    "x.tsv:1: value 1 is out of range for the value type: '1e39'"));
   }
+  SECTION("another format: commas or spaces, no tabs") {
+    // the whole line was echoed as a label without values
+    auto const m = err("1,0.25,0.5,0.75,1.0,1.25,1.5,1.75,2.0,2.25,2.5,2.75,3.0\n");
+    CHECK(contains(m, "x.tsv:1: no tab in '1,0.25,0.5,0.75,1.0,1.25,1.5,1.75,2.0,2....'"));
+    CHECK(contains(m, "not commas or spaces"));
+    CHECK(contains(err("1 0.5 0.25\n"), "x.tsv:1: no tab in '1 0.5 0.25'"));
+  }
+  SECTION("lines ending in CR alone") {
+    // read as one line: value 1 was '2\r2', with the CR in the message
+    CHECK(contains(err("1\t2\r2\t3\r"), "x.tsv:1: a carriage return inside a line"));
+  }
   SECTION("empty input") { CHECK(contains(err(""), "x.tsv: no series")); }
   SECTION("blank lines only") { CHECK(contains(err("\n  \n\r\n"), "x.tsv: no series")); }
 }

@@ -61,6 +61,13 @@ TEST_CASE(".ts: header words separated by runs of spaces and tabs", "[apps][ts]"
   CHECK(ds.series(1)(2, 0) == 6.0);
 }
 
+TEST_CASE(".ts: header keys in any letter case", "[apps][ts]") {
+  // @ClassLabel was ignored, and the labels then failed as numbers
+  auto const ds = parse("@ClassLabel true a b\n@EQUALLENGTH true\n@Data\n1,2:a\n3,4:b\n");
+  CHECK(ds.labels == std::vector<std::string>{"a", "b"});
+  CHECK_THAT(error_of("@EqualLength true\n@data\n1,2\n3\n"), Catch::Matchers::Contains("@equalLength true"));
+}
+
 TEST_CASE(".ts: unlabelled data", "[apps][ts]") {
   auto const ds = parse("@classLabel false\n@data\n1,2\n3,4,5\n");
   REQUIRE(ds.size() == 2);
@@ -70,7 +77,7 @@ TEST_CASE(".ts: unlabelled data", "[apps][ts]") {
 
 TEST_CASE(".ts: refusals name the line", "[apps][ts]") {
   using Catch::Matchers::Contains;
-  CHECK_THAT(error_of("@classLabel true a\n@data\n1,?,3:a\n"), Contains("t.ts:3: value 2") && Contains("missing"));
+  CHECK_THAT(error_of("@classLabel true a\n@data\n1,?,3:a\n"), Contains("t.ts:3: channel 1, value 2") && Contains("missing"));
   CHECK_THAT(error_of("@classLabel true a\n@data\n1,NaN,3:a\n"), Contains("t.ts:3") && Contains("missing"));
   CHECK_THAT(error_of("@classLabel true a\n@data\n1,,3:a\n"), Contains("t.ts:3") && Contains("empty"));
   CHECK_THAT(error_of("@timeStamps true\n@data\n(0,1),(1,2)\n"), Contains("t.ts:1") && Contains("time-stamped"));
@@ -81,7 +88,12 @@ TEST_CASE(".ts: refusals name the line", "[apps][ts]") {
   CHECK_THAT(error_of("@problemName x\n1,2,3\n"), Contains("t.ts:2") && Contains("@data"));
   CHECK_THAT(error_of("@problemName x\n"), Contains("no @data"));
   CHECK_THAT(error_of("@data\n"), Contains("no cases"));
-  CHECK_THAT(error_of("@data\n1,x,3\n"), Contains("t.ts:2: value 2 is not a number"));
+  CHECK_THAT(error_of("@data\n1,x,3\n"), Contains("t.ts:2: channel 1, value 2 is not a number"));
+  // the channel is named (value 2 fitted channels 1 and 2 as well)
+  CHECK_THAT(error_of("@data\n1,2:3,4:5,?\n"), Contains("t.ts:2: channel 3, value 2 is missing"));
+  // regression data: the target was read as one more channel (silently, for length-1 series)
+  CHECK_THAT(error_of("@targetLabel true\n@data\n1:0.5\n"), Contains("t.ts:1: regression .ts data"));
+  CHECK_THAT(error_of("@data\r1,2\r3,4\r"), Contains("a carriage return inside a line"));
   // the header's channel count and equal lengths are held to
   CHECK_THAT(error_of("@dimensions 3\n@data\n1,2:3,4\n"),
              Contains("t.ts:3: 2 channels, but the header says 3: @dimensions 3 (line 1)"));

@@ -124,3 +124,20 @@ TEST_CASE("barycentres refuse bad weights, options and series", "[learn][bad_inp
               rl::barycenter_loss(r::measures::dtw(), r::series_view<double const>{z.data(), 4, 2}, xs);
             }), "channels"));
 }
+
+TEST_CASE("learn: the barycentre losses take mutable views, as barycenter() does", "[learn][bad_input]") {
+  // barycenter(m, batch_view<double>) compiled, barycenter_loss(m, z, batch_view<double>) did not
+  auto x = resilin_test::random_values<double>(3 * 8, 5);
+  auto z = resilin_test::random_values<double>(8, 6);
+  r::batch_view<double> const xs{x.data(), 3, 8, 1, nullptr};
+  r::series_view<double> const zs{z.data(), 8, 1};
+  auto const sd = r::measures::soft_dtw(0.5);
+  double const loss = rl::barycenter_loss(sd, r::as_const(zs), r::as_const(xs));
+  CHECK(rl::barycenter_loss(sd, zs, xs) == loss);
+  CHECK(rl::barycenter_loss(sd, r::as_const(zs), xs) == loss);
+  CHECK(rl::barycenter_loss(sd, zs, r::as_const(xs)) == loss);
+  std::vector<double> g(8), h(8);
+  CHECK(rl::barycenter_loss_and_grad(sd, zs, xs, {}, std::span<double>(g)) == loss);
+  rl::barycenter_loss_and_grad(sd, r::as_const(zs), r::as_const(xs), {}, std::span<double>(h));
+  CHECK(g == h);
+}

@@ -205,14 +205,30 @@ inline void drop_byte_order_mark(std::string& text, std::size_t line) {
   if (line == 1 && text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
 }
 
-/// One value field of a TSV line as T; throws naming the source, line and field.
+/// At most the first 40 characters of s, for a message ("..." where it was cut).
+inline std::string excerpt(std::string_view s) {
+  constexpr std::size_t most = 40;
+  return s.size() <= most ? std::string(s) : std::string(s.substr(0, most)) + "...";
+}
+
+/// Refuses a line that still holds a carriage return: a file with CR-only line endings (old Mac
+/// style) reads as one line, whose values then failed with a raw CR inside the message.
+inline void check_no_carriage_return(std::string_view l, std::string_view source, std::size_t line) {
+  require(l.find('\r') == std::string_view::npos, source, ":", line,
+          ": a carriage return inside a line: the file's lines end in CR alone (old Mac style); "
+          "convert them to LF or CRLF");
+}
+
+/// One value field of a TSV line as T; throws naming the source, line and field (and the
+/// channel, 1-based, when it is not 0: .ts cases have several).
 template <std::floating_point T>
 T parse_value(std::string_view field, std::string_view source, std::size_t line,
-              std::size_t column) {
+              std::size_t column, std::size_t channel = 0) {
   std::string_view const f = trim_spaces(field);
   // the message is built only on failure (built for every value, it was 3/4 of a file's parsing)
   auto const fail = [&](auto const&... what) {
-    RESILIN_THROW(invalid_argument(message(source, ":", line, ": value ", column, what...)));
+    std::string const where = channel ? message("channel ", channel, ", value ") : std::string("value ");
+    RESILIN_THROW(invalid_argument(message(source, ":", line, ": ", where, column, what...)));
   };
   if (f.empty()) fail(" is empty (missing values are not supported)");
   if (f == "?") fail(" is missing ('?'; missing values are not supported)");
@@ -256,11 +272,16 @@ dataset<T> parse_ucr_tsv(std::istream& in, std::string_view source) {
     detail::drop_byte_order_mark(text, line);
     std::string_view const l = detail::trim_line(text);
     if (l.empty()) continue;
+    detail::check_no_carriage_return(l, source, line);
     std::size_t tab = l.find('\t');
     std::string_view const label = detail::trim_spaces(l.substr(0, tab));
     detail::require(!label.empty(), source, ":", line, ": the label is empty");
-    detail::require(tab != std::string_view::npos, source, ":", line,
-                    ": the line has a label ('", label, "') but no values");
+    // commas or spaces instead: another format (the UCR archive before 2018 was comma-separated)
+    detail::require(tab != std::string_view::npos || label.find_first_of(", ") == std::string_view::npos,
+                    source, ":", line, ": no tab in '", detail::excerpt(label), "': UCR 2018 TSV "
+                    "separates the label and the values by tabs, not commas or spaces");
+    detail::require(tab != std::string_view::npos, source, ":", line, ": the line has a label ('",
+                    detail::excerpt(label), "') but no values");
     index_t column = 0;
     while (tab != std::string_view::npos) {
       std::size_t const start = tab + 1;

@@ -12,7 +12,8 @@
 //
 // Every channel of one case must have the same length (the alignment compares whole samples);
 // cases may differ in length. Missing values ('?', 'NaN', empty) are refused with the line
-// number, as are time-stamped data (`@timeStamps true`), labels outside the declared classes,
+// number, as are time-stamped data (`@timeStamps true`), regression data (`@targetLabel true`),
+// labels outside the declared classes,
 // cases whose channel count differs from the first case's or from the header's (`@univariate
 // true`: 1, `@dimensions d`), and, under `@equalLength true`, cases whose length differs from the
 // first case's. A UTF-8 byte order mark before the first line is skipped.
@@ -83,18 +84,26 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
     detail::drop_byte_order_mark(text, line);
     std::string_view const l = detail::trim(text);
     if (l.empty() || l.front() == '#') continue;
+    detail::check_no_carriage_return(l, source, line);
     if (!in_data) {
       detail::require(l.front() == '@', source, ":", line, ": expected a header line starting "
                       "with '@' or @data, got '", l.substr(0, 40), "'");
       auto const words = detail::header_words(l);  // not empty: l starts with '@'
-      std::string_view const key = words[0];
+      // keys in any letter case (@classLabel, @ClassLabel and @classlabel are all written)
+      std::string key(words[0]);
+      for (char& ch : key) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
       std::string_view const value = words.size() > 1 ? words[1] : std::string_view{};
       if (key == "@data") {
         in_data = true;
-      } else if (key == "@timeStamps" || key == "@timestamps") {
+      } else if (key == "@timestamps") {
         detail::require(!detail::ts_true(value), source, ":", line,
                         ": time-stamped .ts data is not supported");
-      } else if (key == "@classLabel" || key == "@classlabel") {
+      } else if (key == "@targetlabel") {
+        // a regression target after the last ':' would be read as one more channel
+        detail::require(!detail::ts_true(value), source, ":", line,
+                        ": regression .ts data (@targetLabel true) is not supported: resilin "
+                        "reads class labels (@classLabel)");
+      } else if (key == "@classlabel") {
         labelled = detail::ts_true(value);
         for (std::size_t w = 2; w < words.size(); ++w) classes.emplace_back(words[w]);
       } else if (key == "@univariate") {
@@ -105,7 +114,7 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
         detail::require(ec == std::errc{} && end == value.data() + value.size() && d >= 1, source,
                         ":", line, ": @dimensions needs a positive whole number, got '", value, "'");
         declare_channels(d, detail::message("@dimensions ", d));
-      } else if (key == "@equalLength" || key == "@equallength") {
+      } else if (key == "@equallength") {
         equal_length = detail::ts_true(value);
       }
       continue;  // other headers (@problemName, ...) are informative
@@ -133,7 +142,7 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
     for (std::size_t c = 0; c < fields.size(); ++c) {
       auto const values = detail::split(fields[c], ',');
       for (std::size_t k = 0; k < values.size(); ++k)
-        dims[c].push_back(detail::parse_value<T>(values[k], source, line, k + 1));
+        dims[c].push_back(detail::parse_value<T>(values[k], source, line, k + 1, c + 1));
       detail::require(dims[c].size() == dims[0].size(), source, ":", line, ": channel ", c + 1,
                       " has ", dims[c].size(), " values, channel 1 has ", dims[0].size(),
                       " (the channels of a case must have equal lengths)");

@@ -117,4 +117,30 @@ double barycenter_loss_and_grad(Measure const& m, series_view<T const> z,
                                         objective, ws);
 }
 
+namespace detail {
+/// Whether z or the series are views of mutable values (the overloads below make them const).
+template <class Z, class B>
+inline constexpr bool any_mutable_view =
+    !std::is_const_v<typename Z::element_type> || !std::is_const_v<typename B::element_type>;
+}  // namespace detail
+
+/// barycenter_loss() of mutable views (z, the series or both), as barycenter() takes them.
+template <alignment_measure Measure, series_like Z, batch_like B>
+  requires std::same_as<value_of<Z>, value_of<B>> && detail::any_mutable_view<Z, B>
+double barycenter_loss(Measure const& m, Z z, B series,
+                       std::type_identity_t<std::span<value_of<Z> const>> weights = {}, int threads = 0,
+                       barycenter_objective objective = barycenter_objective::value) {
+  return barycenter_loss(m, as_const(z), as_const(series), weights, threads, objective);
+}
+
+/// barycenter_loss_and_grad() of mutable views (z, the series or both).
+template <alignment_measure Measure, series_like Z, batch_like B>
+  requires std::same_as<value_of<Z>, value_of<B>> && detail::any_mutable_view<Z, B>
+double barycenter_loss_and_grad(Measure const& m, Z z, B series,
+                                std::type_identity_t<std::span<value_of<Z> const>> weights,
+                                std::span<double> grad, int threads = 0,
+                                barycenter_objective objective = barycenter_objective::value) {
+  return barycenter_loss_and_grad(m, as_const(z), as_const(series), weights, grad, threads, objective);
+}
+
 }  // namespace resilin::learn
