@@ -44,7 +44,7 @@ auto make_batch(R& r, index_t batch, index_t max_length, index_t channels = 1,
 namespace detail {
 template <class Cost, class Smooth, class T>
 void check_measure(measure<Cost, Smooth> const& m) {
-  m.validate();
+  m.template validate<T>();
   static_assert(cost_model<Cost, T>, "the measure's cost model does not model cost_model<T>");
   static_assert(smoothing_rule<Smooth, T>, "the smoothing does not model smoothing_rule<T>");
 }

@@ -125,6 +125,26 @@ TEST_CASE("MSM and Soft-MSM cost parameters outside their domain", "[errors]") {
   }
 }
 
+TEST_CASE("parameters finite in double but not in the series' value type", "[errors]") {
+  // msm c = 1e39 and a warp penalty of 1e39 passed their double checks and made every float
+  // value inf; they are refused once the value type is known (a subnormal inner gamma too)
+  std::vector<float> x{0.f, 1.f, 2.f}, y{0.f, 2.f};
+  std::vector<double> xd{0., 1., 2.}, yd{0., 2.};
+  auto const msm = r::measures::msm(1e39);
+  EXPECT_ERROR(r::value(msm, r::view(x), r::view(y)), "msm c must be finite in the value type", "got 9.99");
+  CHECK(r::value(msm, r::view(xd), r::view(yd)) == 1e39);  // in double it is finite
+  auto const warp = r::with_warp_penalty(r::measures::soft_dtw(1.0f), 1e39);
+  EXPECT_ERROR(r::value(warp, r::view(x), r::view(y)), "warp penalty must be finite in the value type");
+  // soft-MSM's cost parameters in double on float series (the parameter type is its own)
+  using float_soft_msm = r::measure<r::soft_msm_cost<double>, r::soft_min<float>>;
+  float_soft_msm const big_c{{1e39, 1.0, 1e-9}, {1.0f}, {}, false};
+  std::vector<float> gx(3), gy(2);
+  EXPECT_ERROR(r::value_and_grad(big_c, r::view(x), r::view(y), r::view(gx), r::view(gy)), "soft-msm c and eps");
+  float_soft_msm const sub_gamma{{1.0, 1e-40, 1e-9}, {1.0f}, {}, false};  // normal in double only
+  EXPECT_ERROR(r::value(sub_gamma, r::view(x), r::view(y)), "soft-msm cost gamma must be 0, or normal");
+  CHECK(std::isfinite(r::value(float_soft_msm{{1.0, 1.0, 1e-9}, {1.0f}, {}, false}, r::view(x), r::view(y))));
+}
+
 TEST_CASE("NaN or inf in the input", "[errors]") {
   auto const m = r::measures::soft_dtw(1.0);
   std::vector<double> good{1, 2, 3, 4}, gx(4), gy(4);

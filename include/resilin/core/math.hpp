@@ -51,8 +51,9 @@ RESILIN_HD inline T fma(T x, T y, T z) noexcept {
 #endif
 }
 
-/// 1/t capped at the largest finite value: for a subnormal temperature t, a zero gap times the
-/// inverse stays 0 (instead of 0 * inf = NaN) and any negative gap still underflows exp to 0.
+/// 1/t capped at the largest finite value, so that a zero gap times it stays 0 (not 0 * inf =
+/// NaN) should 1/t overflow. The smoothing rules refuse subnormal temperatures, whose capped
+/// inverse would make gaps below about 4e-306 (double) count for too little.
 template <std::floating_point T>
 RESILIN_HD constexpr T inverse_temperature(T t) noexcept {
   T const inv = T(1) / t;
@@ -71,5 +72,14 @@ template <std::floating_point T>
 RESILIN_HD constexpr T select(bool c, T a, T b) noexcept { return c ? a : b; }
 template <std::floating_point T>
 RESILIN_HD constexpr bool is_inf_pos(T x) noexcept { return x == infinity<T>(); }
+
+/// x where it is a number, `zero` where it is NaN: for products of a weight and a difference of
+/// finite samples that overflowed to +-inf, where a zero weight makes 0 * inf = NaN of a product
+/// whose true value is 0 (inputs are checked finite, so nothing else makes NaN there). Scalars
+/// or host SIMD packs (select by argument-dependent lookup).
+template <class V>
+RESILIN_HD RESILIN_INLINE V zero_if_nan(V x, V zero) noexcept {
+  return select(x == x, x, zero);
+}
 
 }  // namespace resilin::math

@@ -33,10 +33,16 @@ struct measure {
 
   /// Throws resilin::invalid_argument for parameters outside their domain: the smoothing's,
   /// and the cost model's where it has a validate() (c, gamma and eps of the MSM costs, which
-  /// callers may set directly, as m.cost.eps).
+  /// callers may set directly, as m.cost.eps). With a value type T, also where a parameter
+  /// leaves its domain once cast to T (validate_as<T>: msm c = 1e39 passed in double and made
+  /// every float value inf).
+  template <class T = void>
   void validate() const {
     smooth.validate();
     if constexpr (requires { cost.validate(); }) cost.validate();
+    if constexpr (!std::is_void_v<T>) {
+      if constexpr (requires { cost.template validate_as<T>(); }) cost.template validate_as<T>();
+    }
   }
 
   /// The same measure with another band.

@@ -40,6 +40,11 @@ struct msm_cost {
   void validate() const {
     detail::require(c >= P(0) && c < math::infinity<P>(), "msm c must be >= 0 and finite, got ", c);
   }
+  /// The same once c is cast to the series' value type T (1e39 is inf in float).
+  template <class T>
+  void validate_as() const {
+    detail::require(static_cast<T>(c) < math::infinity<T>(), "msm c must be finite in the value type, got ", c);
+  }
 
   /// C(v, p, o) for one channel.
   template <class T>

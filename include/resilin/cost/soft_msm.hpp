@@ -32,6 +32,7 @@
 // The math is written once over a value type V (a scalar, or a host SIMD pack with exp, log,
 // sqrt and select found by argument-dependent lookup), so a vectorised lane engine can reuse it.
 #include <concepts>
+#include <limits>
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/config.hpp>
 #include <resilin/core/error.hpp>
@@ -73,14 +74,20 @@ RESILIN_HD RESILIN_INLINE soft_min2_result<V> soft_min2(V a, V b, T gamma) noexc
 /// T = c + (1 - g(u)) sm from a = v - p, b = v - o and the inner soft-min sm of (a^2, b^2)
 /// with w_a, the weight of a^2 in it; when `partials` is not null, also T's three partials.
 /// Callers that already hold exp(-a^2/gamma) and exp(-b^2/gamma) form sm and w_a from them;
-/// those whose sm is finite by construction pass FiniteSm (the overflow guards are skipped).
+/// those whose sm is finite by construction pass FiniteSm (the overflow guards are skipped), and
+/// those whose samples are all within an eighth of the largest finite value (a, b and the sums
+/// of the partials stay finite) pass may_overflow = false (the guards against 0 * inf skipped).
 template <class V, class T, bool FiniteSm = false>
 RESILIN_HD RESILIN_INLINE V gated_transition(V a, V b, V sm, V w_a, T c, T eps,
-                                             transition_partials<V>* partials) noexcept {
+                                             transition_partials<V>* partials,
+                                             bool may_overflow = true) noexcept {
   using math::select;
   using math::sqrt;
   V const zero(T(0)), one(T(1)), half(T(0.5));
-  V const u = a * b;
+  // u = 0 where a or b is 0 and the other overflowed (samples near the largest finite value):
+  // 0 * inf made the transition NaN, which the outer soft-min then dropped for a wrong value
+  V u = a * b;
+  if (may_overflow) u = math::zero_if_nan(u, zero);
   V const d2 = u * u + V(eps);
   V const inf(math::infinity<T>());
   auto const huge = d2 == inf;                       // u^2 overflows: the gate is a hard step
@@ -97,11 +104,22 @@ RESILIN_HD RESILIN_INLINE V gated_transition(V a, V b, V sm, V w_a, T c, T eps,
     V const h = select(huge, zero, half * (((V(eps) * r) * r) * r));
     V hs = h * sm;
     if constexpr (!FiniteSm) hs = select(huge, zero, hs);  // h = 0 there, and sm may be inf
-    V const ta = V(T(2)) * g1 * (a * w_a);
-    V const tb = V(T(2)) * g1 * (b * (one - w_a));
-    partials->v = hs * (a + b) + (ta + tb);
-    partials->p = -(hs * b) - ta;
-    partials->o = -(hs * a) - tb;
+    V aw = a * w_a, bw = b * (one - w_a), hab = hs * (a + b), hb = hs * b, ha = hs * a;
+    if (may_overflow) {
+      // a or b beyond the largest finite value comes with a zero weight (its square's) or
+      // hs = 0 (sm = 0 at u = 0): those products are 0, not 0 * inf
+      using math::zero_if_nan;
+      aw = zero_if_nan(aw, zero);
+      bw = zero_if_nan(bw, zero);
+      hab = zero_if_nan(hab, zero);
+      hb = zero_if_nan(hb, zero);
+      ha = zero_if_nan(ha, zero);
+    }
+    V const ta = V(T(2)) * g1 * aw;
+    V const tb = V(T(2)) * g1 * bw;
+    partials->v = hab + (ta + tb);
+    partials->p = -hb - ta;
+    partials->o = -ha - tb;
   }
   return value;
 }
@@ -145,6 +163,20 @@ struct soft_msm_cost {
                     "soft-msm cost gamma must be >= 0 and finite, got ", gamma);
     detail::require(eps >= P(eps_min) && eps < math::infinity<P>(),
                     "soft-msm gate eps must be finite and >= ", eps_min, " (normal in float), got ", eps);
+    // a subnormal inner temperature has no finite inverse (see soft_min::validate)
+    detail::require(gamma == P(0) || gamma >= std::numeric_limits<P>::min(),
+                    "soft-msm cost gamma must be 0 or at least the smallest normal number (",
+                    std::numeric_limits<P>::min(), "), got ", gamma);
+  }
+  /// The same once the parameters are cast to the series' value type T (1e39 is inf in float,
+  /// 1e-39 subnormal).
+  template <class T>
+  void validate_as() const {
+    detail::require(static_cast<T>(c) < math::infinity<T>() && static_cast<T>(eps) < math::infinity<T>(),
+                    "soft-msm c and eps must be finite in the value type, got ", c, " and ", eps);
+    T const g = static_cast<T>(gamma);
+    detail::require(g < math::infinity<T>() && (g == T(0) || g >= std::numeric_limits<T>::min()),
+                    "soft-msm cost gamma must be 0, or normal and finite in the value type, got ", gamma);
   }
 
   /// T(v, p, o) for one channel.

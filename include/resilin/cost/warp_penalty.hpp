@@ -32,6 +32,13 @@ struct warp_penalty_cost {
                     "warp penalty must be >= 0 and finite, got ", penalty);
     if constexpr (requires { inner.validate(); }) inner.validate();
   }
+  /// The same once the penalty is cast to the series' value type T (1e39 is inf in float).
+  template <class T>
+  void validate_as() const {
+    detail::require(static_cast<T>(penalty) < math::infinity<T>(),
+                    "warp penalty must be finite in the value type, got ", penalty);
+    if constexpr (requires { inner.template validate_as<T>(); }) inner.template validate_as<T>();
+  }
 
   template <class T>
   RESILIN_HD step3<T> step(series_view<T const> x, series_view<T const> y, index_t i,

@@ -104,17 +104,17 @@ std::string gradients_overlap_error(batch_view<T const> X, batch_view<T const> Y
   return e;
 }
 
-/// m.validate()'s message, or empty (a build without exceptions lets it terminate).
-template <class Measure>
+/// m.validate<T>()'s message, or empty (a build without exceptions lets it terminate).
+template <class T, class Measure>
 std::string check_parameters(Measure const& m) {
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
   try {
-    m.validate();
+    m.template validate<T>();
   } catch (std::exception const& e) {
     return e.what();
   }
 #else
-  m.validate();
+  m.template validate<T>();
 #endif
   return {};
 }
@@ -124,7 +124,7 @@ std::string check_common(measure<Cost, Smooth> const& m, batch_view<T const> X,
                          batch_view<T const> Y) {
   static_assert(cost_model<Cost, T>, "the measure's cost model does not model cost_model<T>");
   static_assert(smoothing_rule<Smooth, T>, "the smoothing does not model smoothing_rule<T>");
-  std::string e = check_parameters(m);
+  std::string e = check_parameters<T>(m);
   if (e.empty()) e = check_device_batch(X, "X");
   if (e.empty()) e = check_device_batch(Y, "Y");
   if (e.empty() && X.channels != Y.channels)

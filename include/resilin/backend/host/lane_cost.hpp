@@ -271,7 +271,8 @@ RESILIN_UNROLL(4)
 RESILIN_UNROLL(8)
         for (int q = 0; q < vectors; ++q) {
           index_t const p = this->ypos(q, t);
-          V const part = a[q] * Distance::partial(xr[q], V::load(yc + p));
+          // 0 where the adjoint is 0 and the difference overflowed (not 0 * inf = NaN)
+          V const part = math::zero_if_nan(a[q] * Distance::partial(xr[q], V::load(yc + p)), V(T(0)));
           acc[q] += part;
           (V::load(gyc + p) - part).store(gyc + p);
         }
@@ -287,7 +288,7 @@ RESILIN_UNROLL(8)
 RESILIN_UNROLL(4)
     for (index_t c = 0; c < d; ++c) {
       auto const r = static_cast<std::size_t>(q * d + c);
-      V const part = u * Distance::partial(this->xrows[r], V::load(this->ychannel(c) + p));
+      V const part = math::zero_if_nan(u * Distance::partial(this->xrows[r], V::load(this->ychannel(c) + p)), V(T(0)));
       this->gxrows[r] += part;
       T* gyp = this->gychannel(c) + p;
       (V::load(gyp) - part).store(gyp);
