@@ -113,6 +113,8 @@ inline void add_lct_commands(CLI::App& app) {
   cb->callback([args] {
     auto const t = d::parse_type(args->dtype);
     auto const x = d::read_array(args->in, t, "SAMPLE");
+    // an empty sample gave a book of one key and the escape, which escapes nearly everything
+    if (x.empty()) throw std::invalid_argument("SAMPLE: '" + args->in + "' is empty: a codebook needs sample values");
     auto const book = lct::codebook::from_sample(t, x.data(), x.size() / lct::element_bytes(t));
     auto const bytes = book.serialize();
     d::write_file(args->out, bytes.data(), bytes.size(), "BOOK");
@@ -177,7 +179,8 @@ inline void add_lct_commands(CLI::App& app) {
     double const n = static_cast<double>(e.count);
     std::printf("elements      %llu (%s)\n", static_cast<unsigned long long>(e.count), std::string(lct::name(t)).c_str());
     std::printf("entropy       %.4f bits/exponent\n", H);
-    std::printf("bound         %.4fx (exponent-only coding)\n", lct::ratio_bound(t, H));
+    if (e.count) std::printf("bound         %.4fx (exponent-only coding)\n", lct::ratio_bound(t, H));
+    else std::printf("bound         - (no elements)\n");
     std::printf("ratio         %.4fx (%llu -> %llu bytes)\n",
                 e.count ? static_cast<double>(e.original_bytes()) / static_cast<double>(lct::container_size(e)) : 0.0,
                 static_cast<unsigned long long>(e.original_bytes()), static_cast<unsigned long long>(lct::container_size(e)));

@@ -195,3 +195,11 @@ TEST_CASE("codebook: a max_len too short for the symbols seen is refused by name
   }
   CHECK_NOTHROW(lct::codebook::build(lct::dtype::bf16, h, 0, 9));
 }
+
+TEST_CASE("codebook: a null sample with elements is refused, not read", "[lct][codebook]") {
+  // it passed the alignment check (0 is aligned) and was dereferenced
+  lct::histogram h{};
+  CHECK_THROWS_AS(lct::accumulate_histogram(lct::dtype::bf16, nullptr, 10, h), lct::invalid_argument);
+  CHECK_THROWS_AS(lct::codebook::from_sample(lct::dtype::fp32, nullptr, 3), lct::invalid_argument);
+  CHECK_NOTHROW(lct::accumulate_histogram(lct::dtype::bf16, nullptr, 0, h));
+}

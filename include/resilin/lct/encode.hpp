@@ -27,7 +27,10 @@ namespace resilin::lct {
 
 struct encode_options {
   unsigned max_threads = 0;                  ///< 0: std::thread::hardware_concurrency()
-  unsigned chunk_log2 = default_chunk_log2;  ///< K = 2^chunk_log2 elements per chunk
+  /// K = 2^chunk_log2 elements per chunk, in [min_chunk_log2, max_chunk_log2] = [10, 16]; the
+  /// CUDA decoder takes chunks up to 2^13 (cuda_codec::max_device_chunk_log2, its shared memory)
+  /// and refuses larger ones, so streams meant for a GPU keep the default 13 or less.
+  unsigned chunk_log2 = default_chunk_log2;
 };
 
 /// Per-worker buffers kept between encodes (owned by compressed_tensor or the caller).

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 
 #include <resilin/lct/bytes.hpp>
 #include <resilin/lct/config.hpp>
@@ -24,6 +25,8 @@ inline std::uint32_t get_u32(std::uint8_t const* p) noexcept { std::uint32_t v; 
 /// Adds the exponent counts of n elements (bit patterns, little endian in memory, aligned to the
 /// element size) to `hist`.
 inline void accumulate_histogram(dtype t, void const* data, std::uint64_t n, histogram& hist) {
+  if (n > 0 && data == nullptr)
+    RESILIN_LCT_THROW(invalid_argument("accumulate_histogram: data is null with n = " + std::to_string(n)));
   if (n > 0 && !is_aligned_for(t, data))
     RESILIN_LCT_THROW(invalid_argument("accumulate_histogram: data is not aligned to its element size"));
   std::uint32_t part[4][256] = {};
