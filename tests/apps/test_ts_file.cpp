@@ -94,6 +94,8 @@ TEST_CASE(".ts: refusals name the line", "[apps][ts]") {
   // regression data: the target was read as one more channel (silently, for length-1 series)
   CHECK_THAT(error_of("@targetLabel true\n@data\n1:0.5\n"), Contains("t.ts:1: regression .ts data"));
   CHECK_THAT(error_of("@data\r1,2\r3,4\r"), Contains("a carriage return inside a line"));
+  // also where the file starts with a comment (the whole file read as one comment line)
+  CHECK_THAT(error_of("# made on a Mac\r@data\r1,2\r"), Contains("t.ts:1: a carriage return inside a line"));
   // the header's channel count and equal lengths are held to
   CHECK_THAT(error_of("@dimensions 3\n@data\n1,2:3,4\n"),
              Contains("t.ts:3: 2 channels, but the header says 3: @dimensions 3 (line 1)"));

@@ -199,3 +199,16 @@ TEST_CASE("shared-warp: sample range and overlapping outputs are refused", "[fcd
   CHECK_THROWS_WITH(cdist_shared(p.w.view(), p.X(), p.Y(), Cv, p.options()),
                     Catch::Contains("FastCDTW takes magnitudes up to"));
 }
+
+TEST_CASE("shared-warp: an empty batch needs no cost matrix or upstream gradient", "[fcdtw][shared]") {
+  // cdist_shared accepted a null C there, cdist_shared_vjp refused a null G
+  problem const p(60, false);
+  batch_view<double const> const none{p.xs.data(), 0, p.nx, p.d};
+  cdist_shared(p.w.view(), none, p.Y(), matrix_view<double>{nullptr, 0, p.by}, p.options());
+  index_t const K = p.w.segments();
+  std::vector<double> dv(K + 1, 9.0), gy(p.ys.size(), 9.0);
+  cdist_shared_vjp(p.w.view(), none, p.Y(), matrix_view<double const>{nullptr, 0, p.by}, batch_view<double>{},
+                   batch_view<double>{gy.data(), p.by, p.ny, p.d}, dv.data(), {}, p.options());
+  for (double g : dv) CHECK(g == 0.0);
+  for (double g : gy) CHECK(g == 0.0);
+}

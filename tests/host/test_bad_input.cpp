@@ -142,6 +142,8 @@ TEST_CASE("parameters finite in double but not in the series' value type", "[err
   EXPECT_ERROR(r::value_and_grad(big_c, r::view(x), r::view(y), r::view(gx), r::view(gy)), "soft-msm c and eps");
   float_soft_msm const sub_gamma{{1.0, 1e-40, 1e-9}, {1.0f}, {}, false};  // normal in double only
   EXPECT_ERROR(r::value(sub_gamma, r::view(x), r::view(y)), "soft-msm cost gamma must be 0, or normal");
+  float_soft_msm const zero_gamma{{1.0, 1e-46, 1e-9}, {1.0f}, {}, false};  // 0 in float: the hard min
+  EXPECT_ERROR(r::value(zero_gamma, r::view(x), r::view(y)), "soft-msm cost gamma must be 0, or normal");
   CHECK(std::isfinite(r::value(float_soft_msm{{1.0, 1.0, 1e-9}, {1.0f}, {}, false}, r::view(x), r::view(y))));
 }
 

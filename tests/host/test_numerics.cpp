@@ -251,4 +251,12 @@ TEMPLATE_TEST_CASE("differences beyond the largest finite value: exact values, n
   CHECK(E[0] == Approx(1.0));
   CHECK(E[8] == Approx(1.0));
   CHECK(sm.cost.transition(-B, B, -B) == Approx(1.0));  // c + softmin(4B^2, 0) / 2, softmin = 0
+  // a closed gate (a b < 0) where a and b overflowed: T = c, and finite partials (2 g1 a w_a
+  // was 0 * inf there)
+  T const huge = std::numeric_limits<T>::max();
+  CHECK(sm.cost.transition(huge / T(1.8), -huge / T(1.8), huge / T(1.2)) == Approx(1.0));
+  auto const d = sm.cost.transition_grad(huge / T(1.8), -huge / T(1.8), huge / T(1.2));
+  CHECK(std::isfinite(d.v));
+  CHECK(std::isfinite(d.p));
+  CHECK(std::isfinite(d.o));
 }

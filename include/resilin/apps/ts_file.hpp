@@ -83,8 +83,8 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
     ++line;
     detail::drop_byte_order_mark(text, line);
     std::string_view const l = detail::trim(text);
+    detail::check_no_carriage_return(l, source, line);  // before '#': files often start with one
     if (l.empty() || l.front() == '#') continue;
-    detail::check_no_carriage_return(l, source, line);
     if (!in_data) {
       detail::require(l.front() == '@', source, ":", line, ": expected a header line starting "
                       "with '@' or @data, got '", l.substr(0, 40), "'");

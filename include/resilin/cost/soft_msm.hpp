@@ -115,8 +115,12 @@ RESILIN_HD RESILIN_INLINE V gated_transition(V a, V b, V sm, V w_a, T c, T eps,
       hb = zero_if_nan(hb, zero);
       ha = zero_if_nan(ha, zero);
     }
-    V const ta = V(T(2)) * g1 * aw;
-    V const tb = V(T(2)) * g1 * bw;
+    V ta = V(T(2)) * g1 * aw;
+    V tb = V(T(2)) * g1 * bw;
+    if (may_overflow) {  // a closed gate (g1 = 0) where a or b overflowed: 0, not 0 * inf
+      ta = math::zero_if_nan(ta, zero);
+      tb = math::zero_if_nan(tb, zero);
+    }
     partials->v = hab + (ta + tb);
     partials->p = -hb - ta;
     partials->o = -ha - tb;
@@ -175,7 +179,7 @@ struct soft_msm_cost {
     detail::require(static_cast<T>(c) < math::infinity<T>() && static_cast<T>(eps) < math::infinity<T>(),
                     "soft-msm c and eps must be finite in the value type, got ", c, " and ", eps);
     T const g = static_cast<T>(gamma);
-    detail::require(g < math::infinity<T>() && (g == T(0) || g >= std::numeric_limits<T>::min()),
+    detail::require(g < math::infinity<T>() && (gamma == P(0) || g >= std::numeric_limits<T>::min()),
                     "soft-msm cost gamma must be 0, or normal and finite in the value type, got ", gamma);
   }
 

@@ -234,9 +234,9 @@ RESILIN_HD mc_sums<T> merged(mc_sums<T> const& a, mc_sums<T> const& b) noexcept 
   return {a.value + b.value, a.centred + b.centred + delta * delta * weight, n};
 }
 
-/// Draws [first, last) of the estimate described by opt: returns the sums of g and g^2 and
-/// adds (1/N) * dg/dtheta of each draw to grads. Chunks of one estimate may run anywhere in any
-/// order; adding their sums (in a fixed order) and dividing by N gives F_hat.
+/// Draws [first, last) of the estimate described by opt: returns their mc_sums and adds
+/// (1/N) * dg/dtheta of each draw to grads. Chunks of one estimate may run anywhere in any
+/// order; merging their sums in chunk order (merged()) gives F_hat and its standard error.
 template <class T, class X, class W>
   requires signal_function<X, T> && warp_function<W, T>
 RESILIN_HD mc_sums<T> mc_accumulate(X const& x, interpolant<T> const& y, W const& warp,

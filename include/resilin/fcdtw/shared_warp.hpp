@@ -264,8 +264,8 @@ void cdist_shared_vjp(warp_view<value_of<XB>> phi, XB xs, YB ys,
   auto const X = as_const(xs);
   auto const Y = as_const(ys);
   detail::check_shared(X, Y, phi, o);
-  require(G.data && G.rows == X.batch && G.cols == Y.batch, "G must be a non-null (", X.batch,
-          ", ", Y.batch, "), got (", G.rows, ", ", G.cols, ")");
+  require((G.data || X.batch * Y.batch == 0) && G.rows == X.batch && G.cols == Y.batch,
+          "G must be a non-null (", X.batch, ", ", Y.batch, "), got (", G.rows, ", ", G.cols, ")");
   for (index_t k = 0; k < G.rows * G.cols; ++k)
     require(std::isfinite(G.data[k]), "G contains a non-finite value (", G.data[k], ") at ", k);
   if (gxs.data) resilin::detail::check_same_shape(gxs, X, "GX", "X");

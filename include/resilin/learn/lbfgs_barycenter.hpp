@@ -97,7 +97,7 @@ lbfgs_start<T> prepare_lbfgs(Measure const& m, batch_view<T const> series,
                              std::span<T const> weights, barycenter_options const& opt) {
   static_assert(differentiable_cost_model<typename Measure::cost_type, T>,
                 "lbfgs_barycenter needs a cost model with step_grad");
-  m.validate();
+  m.template validate<T>();
   check_options(opt);
   check_inputs(series, "barycenter");
   lbfgs_start<T> s;

@@ -156,7 +156,8 @@ decode_chunks_kernel(device_stream s, std::uint16_t const* g_lut, std::uint32_t*
 /// offsets/bits/stream or the workspace not 4-byte aligned, or `out` not aligned to its
 /// element size (a GPU faults on misaligned words where the host tolerates them).
 /// The workspace must stay alive until the work completes; read_decode_error() reports a
-/// corrupt chunk (counts that do not add up) after the stream has been synchronised.
+/// corrupt chunk (counts that do not add up, or threads' runs of codes that do not join: a
+/// wrong gap field) after the stream has been synchronised.
 inline cudaError_t decode(device_stream const& s, void* out, void* workspace, std::size_t workspace_bytes,
                           cudaStream_t stream = nullptr) {
   if (!is_valid(s.type) || s.chunk_log2 < min_chunk_log2 || s.chunk_log2 > max_device_chunk_log2 ||
