@@ -203,7 +203,7 @@ TEMPLATE_TEST_CASE("a subnormal gamma is refused by name", "[numerics][subnormal
   using T = TestType;
   T const tiny = std::numeric_limits<T>::denorm_min() * T(4);
   auto const soft = resilin_test::message_of<r::invalid_argument>([&] { (void)r::measures::soft_dtw(tiny); });
-  CHECK_THAT(soft, RESILIN_CONTAINS("gamma must be finite and at least the smallest normal number"));
+  CHECK_THAT(soft, RESILIN_CONTAINS("gamma must be > 0, finite and at least the smallest normal number"));
   auto const msm = resilin_test::message_of<r::invalid_argument>([&] { (void)r::measures::soft_msm(tiny); });
   CHECK_THAT(msm, RESILIN_CONTAINS("gamma"));
   // the smallest normal gamma works, also where candidates tie (no 0 * inf = NaN)

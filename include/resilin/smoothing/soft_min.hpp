@@ -23,7 +23,7 @@ struct soft_min {
   /// capping it made cost gaps below about 4e-306 (double) weigh as if gamma were 5.6e-309.
   void validate() const {
     detail::require(gamma >= std::numeric_limits<T>::min() && gamma < math::infinity<T>(),
-                    "gamma must be finite and at least the smallest normal number (",
+                    "gamma must be > 0, finite and at least the smallest normal number (",
                     std::numeric_limits<T>::min(), "), got ", gamma);
   }
 
