@@ -104,26 +104,19 @@ RESILIN_HD RESILIN_INLINE V gated_transition(V a, V b, V sm, V w_a, T c, T eps,
     V const h = select(huge, zero, half * (((V(eps) * r) * r) * r));
     V hs = h * sm;
     if constexpr (!FiniteSm) hs = select(huge, zero, hs);  // h = 0 there, and sm may be inf
-    V aw = a * w_a, bw = b * (one - w_a), hab = hs * (a + b), hb = hs * b, ha = hs * a;
-    if (may_overflow) {
-      // a or b beyond the largest finite value comes with a zero weight (its square's) or
-      // hs = 0 (sm = 0 at u = 0): those products are 0, not 0 * inf
-      using math::zero_if_nan;
-      aw = zero_if_nan(aw, zero);
-      bw = zero_if_nan(bw, zero);
-      hab = zero_if_nan(hab, zero);
-      hb = zero_if_nan(hb, zero);
-      ha = zero_if_nan(ha, zero);
-    }
-    V ta = V(T(2)) * g1 * aw;
-    V tb = V(T(2)) * g1 * bw;
-    if (may_overflow) {  // a closed gate (g1 = 0) where a or b overflowed: 0, not 0 * inf
-      ta = math::zero_if_nan(ta, zero);
-      tb = math::zero_if_nan(tb, zero);
-    }
-    partials->v = hab + (ta + tb);
-    partials->p = -hb - ta;
-    partials->o = -ha - tb;
+    // keep(p) is p, or with may_overflow 0 where p is 0 * inf: a or b beyond the largest finite
+    // value comes with a zero weight (its square's), hs = 0 (sm = 0 at u = 0) or a closed gate
+    // (g1 = 0). The unguarded expressions are the same as the guarded ones' (and as before the
+    // guards), so a build that contracts multiply-adds gives the same bits in both.
+    auto const write = [&](auto keep) {
+      V const ta = keep(V(T(2)) * g1 * keep(a * w_a));
+      V const tb = keep(V(T(2)) * g1 * keep(b * (one - w_a)));
+      partials->v = keep(hs * (a + b)) + (ta + tb);
+      partials->p = -keep(hs * b) - ta;
+      partials->o = -keep(hs * a) - tb;
+    };
+    if (may_overflow) write([&](V x) { return math::zero_if_nan(x, zero); });
+    else write([](V x) { return x; });
   }
   return value;
 }

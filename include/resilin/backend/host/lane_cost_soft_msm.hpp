@@ -33,7 +33,6 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   using base = strip_series<T, true>;
   T c = 1, gamma = 1, eps = T(1e-9);
   T neg_inverse_gamma = -1;
-  bool overflow = false;          // some difference of samples may overflow (may_overflow)
   std::vector<T> e_column;        // exp(-(y_j - y_{j-1})^2 / gamma), laid out as the reversed y
   std::vector<V> e_row;           // exp(-(x_i - x_{i-1})^2 / gamma) of the strip's rows
 
@@ -48,7 +47,6 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     c = static_cast<T>(cost.c);
     gamma = static_cast<T>(cost.gamma);
     eps = static_cast<T>(cost.eps);
-    overflow = may_overflow(xs, ys);
     base::bind(xs, ys, gxs, gys);
     auto const vectors = static_cast<std::size_t>(xs.channels * strip_vectors<T>);
     partials.resize(2 * vectors);
@@ -102,7 +100,7 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   /// the forward can store them in place of the weights' and partials' products (4 packs per
   /// channel instead of 6 partials and the operands of the move's derivative).
   RESILIN_INLINE void gradient_terms(int q, step3<V> const& w, V* out) const noexcept {
-    if (overflow) [[unlikely]] write_terms<true>(q, w, out);
+    if (this->overflow) [[unlikely]] write_terms<true>(q, w, out);
     else write_terms<false>(q, w, out);
   }
 
@@ -127,8 +125,8 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   }
 
  private:
-  /// gradient_terms; Guard: a move of zero weight contributes 0 also where its partial
-  /// overflowed (samples near the largest finite value, may_overflow), not 0 * inf = NaN.
+  /// gradient_terms; Guard (strip_series::overflow): a move of zero weight contributes 0 also
+  /// where its partial overflowed (samples near the largest finite value), not 0 * inf = NaN.
   template <bool Guard>
   RESILIN_INLINE void write_terms(int q, step3<V> const& w, V* out) const noexcept {
     index_t const d = this->x.channels;
@@ -152,18 +150,6 @@ struct soft_msm_lane_cost : strip_series<T, true> {
 
   /// gamma > 0: the E tables are in use (gamma = 0 is the hard min inside the transitions).
   bool shares_exp() const noexcept { return gamma > T(0); }
-
-  /// Whether the differences of samples of x and y, or the sums of up to eight of them that the
-  /// partials form (a + b, 2 b, ...), can overflow to +-inf (a sample beyond an eighth of the
-  /// largest finite value): then the transitions and gradient terms guard their products against
-  /// 0 * inf (gated_transition's may_overflow), which cost the common case 9-14 % always on.
-  static bool may_overflow(series_view<T const> xs, series_view<T const> ys) noexcept {
-    T const eighth = std::numeric_limits<T>::max() / T(8);
-    T largest = T(0);
-    for (series_view<T const> s : {xs, ys})
-      for (index_t k = 0; k < s.size(); ++k) largest = math::max(largest, math::abs(s.data[k]));
-    return !(largest <= eighth);
-  }
   RESILIN_INLINE V squared_exp(V a) const noexcept { return exp(a * a * V(neg_inverse_gamma)); }
 
   /// The step costs of vector q (and, with Partials, its transitions' partials).
@@ -206,7 +192,7 @@ struct soft_msm_lane_cost : strip_series<T, true> {
         // sm = -gamma log(s) is finite: s >= tiny
         P2 const f = detail::gated_transition<P2, T, true>(P2::of(xi - xp, yj - yp), P2::of(b, -b),
                                                            log(s2) * -gamma, w2, c, eps,
-                                                           Partials ? &d2 : nullptr, overflow);
+                                                           Partials ? &d2 : nullptr, this->overflow);
         if constexpr (Partials) {
           *pu = {d2.v.v[0], d2.p.v[0], d2.o.v[0]};
           *pl = {d2.v.v[1], d2.p.v[1], d2.o.v[1]};
