@@ -76,18 +76,17 @@ RESILIN_HD RESILIN_INLINE soft_min2_result<V> soft_min2(V a, V b, T gamma) noexc
 /// Callers that already hold exp(-a^2/gamma) and exp(-b^2/gamma) form sm and w_a from them;
 /// those whose sm is finite by construction pass FiniteSm (the overflow guards are skipped), and
 /// those whose samples are all within an eighth of the largest finite value (a, b and the sums
-/// of the partials stay finite) pass may_overflow = false (the guards against 0 * inf skipped).
-template <class V, class T, bool FiniteSm = false>
+/// of the partials stay finite) pass MayOverflow = false (the guards against 0 * inf skipped).
+template <class V, class T, bool FiniteSm = false, bool MayOverflow = true>
 RESILIN_HD RESILIN_INLINE V gated_transition(V a, V b, V sm, V w_a, T c, T eps,
-                                             transition_partials<V>* partials,
-                                             bool may_overflow = true) noexcept {
+                                             transition_partials<V>* partials) noexcept {
   using math::select;
   using math::sqrt;
   V const zero(T(0)), one(T(1)), half(T(0.5));
   // u = 0 where a or b is 0 and the other overflowed (samples near the largest finite value):
   // 0 * inf made the transition NaN, which the outer soft-min then dropped for a wrong value
   V u = a * b;
-  if (may_overflow) u = math::zero_if_nan(u, zero);
+  if constexpr (MayOverflow) u = math::zero_if_nan(u, zero);
   V const d2 = u * u + V(eps);
   V const inf(math::infinity<T>());
   auto const huge = d2 == inf;                       // u^2 overflows: the gate is a hard step
@@ -104,25 +103,31 @@ RESILIN_HD RESILIN_INLINE V gated_transition(V a, V b, V sm, V w_a, T c, T eps,
     V const h = select(huge, zero, half * (((V(eps) * r) * r) * r));
     V hs = h * sm;
     if constexpr (!FiniteSm) hs = select(huge, zero, hs);  // h = 0 there, and sm may be inf
-    // keep(p) is p, or with may_overflow 0 where p is 0 * inf: a or b beyond the largest finite
-    // value comes with a zero weight (its square's), hs = 0 (sm = 0 at u = 0) or a closed gate
-    // (g1 = 0). The unguarded expressions are the same as the guarded ones' (and as before the
-    // guards), so a build that contracts multiply-adds gives the same bits in both.
-    auto const write = [&](auto keep) {
-      V const ta = keep(V(T(2)) * g1 * keep(a * w_a));
-      V const tb = keep(V(T(2)) * g1 * keep(b * (one - w_a)));
-      partials->v = keep(hs * (a + b)) + (ta + tb);
-      partials->p = -keep(hs * b) - ta;
-      partials->o = -keep(hs * a) - tb;
-    };
-    if (may_overflow) write([&](V x) { return math::zero_if_nan(x, zero); });
-    else write([](V x) { return x; });
+    V ta = V(T(2)) * g1 * (a * w_a);
+    V tb = V(T(2)) * g1 * (b * (one - w_a));
+    if constexpr (MayOverflow) {
+      // a or b beyond the largest finite value comes with a zero weight (its square's), hs = 0
+      // (sm = 0 at u = 0) or a closed gate (g1 = 0): those products are 0, not 0 * inf. (Only
+      // here: the guards between the products and the sums below would stop a build that
+      // contracts multiply-adds from fusing them, which changed the unguarded path's bits.)
+      using math::zero_if_nan;
+      ta = zero_if_nan(V(T(2)) * g1 * zero_if_nan(a * w_a, zero), zero);
+      tb = zero_if_nan(V(T(2)) * g1 * zero_if_nan(b * (one - w_a), zero), zero);
+      partials->v = zero_if_nan(hs * (a + b), zero) + (ta + tb);
+      partials->p = -zero_if_nan(hs * b, zero) - ta;
+      partials->o = -zero_if_nan(hs * a, zero) - tb;
+    } else {
+      partials->v = hs * (a + b) + (ta + tb);
+      partials->p = -(hs * b) - ta;
+      partials->o = -(hs * a) - tb;
+    }
   }
   return value;
 }
 
-/// The transition cost T(v, p, o) and, when `partials` is not null, its three partials.
-template <class V, class T>
+/// The transition cost T(v, p, o) and, when `partials` is not null, its three partials
+/// (MayOverflow as gated_transition's).
+template <class V, class T, bool MayOverflow = true>
 RESILIN_HD RESILIN_INLINE V soft_msm_transition(V v, V p, V o, T c, T gamma, T eps,
                                                 transition_partials<V>* partials) noexcept {
   V const a = v - p;
@@ -133,7 +138,7 @@ RESILIN_HD RESILIN_INLINE V soft_msm_transition(V v, V p, V o, T c, T gamma, T e
   // a^2 is the smaller argument unless b^2 < a^2 (ties: 1/2 each, from soft_min2)
   using math::select;
   V const w_a = select(bb < aa, sm.w_hi, V(T(1)) - sm.w_hi);
-  return gated_transition(a, b, sm.value, w_a, c, eps, partials);
+  return gated_transition<V, T, false, MayOverflow>(a, b, sm.value, w_a, c, eps, partials);
 }
 }  // namespace detail
 

@@ -127,24 +127,27 @@ struct soft_msm_lane_cost : strip_series<T, true> {
  private:
   /// gradient_terms; Guard (strip_series::overflow): a move of zero weight contributes 0 also
   /// where its partial overflowed (samples near the largest finite value), not 0 * inf = NaN.
+  /// weight * partial, or with Guard 0 where that is 0 * inf (a function, not a lambda: GCC
+  /// left a lambda of the same kind in gated_transition out of line, 20 % of value+grad).
+  template <bool Guard>
+  static RESILIN_INLINE V times(V weight, V partial) noexcept {
+    if constexpr (Guard) return math::zero_if_nan(weight * partial, V(T(0)));
+    else return weight * partial;
+  }
+
   template <bool Guard>
   RESILIN_INLINE void write_terms(int q, step3<V> const& w, V* out) const noexcept {
     index_t const d = this->x.channels;
-    V const zero(T(0));
-    auto const times = [&](V weight, V partial) {
-      if constexpr (Guard) return math::zero_if_nan(weight * partial, zero);
-      else return weight * partial;
-    };
     for (index_t ch = 0; ch < d; ++ch) {
       auto const u = static_cast<std::size_t>(q * d + ch);
       transition_partials<V> const& du = partials[2 * u];
       transition_partials<V> const& dl = partials[2 * u + 1];
-      V const move = times(w.diag, V(T(2)) * diffs[u]);
+      V const move = times<Guard>(w.diag, V(T(2)) * diffs[u]);
       V* const o = out + 4 * ch;
-      o[0] = move + times(w.up, du.v) + times(w.left, dl.o);
-      o[1] = times(w.up, du.p);
-      o[2] = (times(w.up, du.o) + times(w.left, dl.v)) - move;
-      o[3] = times(w.left, dl.p);
+      o[0] = move + times<Guard>(w.up, du.v) + times<Guard>(w.left, dl.o);
+      o[1] = times<Guard>(w.up, du.p);
+      o[2] = (times<Guard>(w.up, du.o) + times<Guard>(w.left, dl.v)) - move;
+      o[3] = times<Guard>(w.left, dl.p);
     }
   }
 
@@ -155,6 +158,21 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   /// The step costs of vector q (and, with Partials, its transitions' partials).
   template <bool Partials>
   RESILIN_INLINE step3<V> evaluate(int q, index_t t) noexcept {
+    if (this->overflow) [[unlikely]] return guarded_costs<Partials>(q, t);
+    return costs_of<Partials, false>(q, t);
+  }
+
+  /// evaluate() for pairs whose differences may overflow (strip_series::overflow): the
+  /// min-shifted transitions with their guards against 0 * inf. Out of line, so that the hot
+  /// loop is the same code as without the guards (inlined, they cost value+grad about 20 %).
+  template <bool Partials>
+  [[gnu::noinline, gnu::cold]] step3<V> guarded_costs(int q, index_t t) noexcept {
+    return costs_of<Partials, true>(q, t);
+  }
+
+  /// The costs of evaluate(); Guarded: the min-shifted form with MayOverflow throughout.
+  template <bool Partials, bool Guarded>
+  RESILIN_INLINE step3<V> costs_of(int q, index_t t) noexcept {
     // below this the sum of the two exponentials is not safely normal
     constexpr T tiny = std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon();
     index_t const d = this->x.channels, p = this->ypos(q, t);
@@ -170,7 +188,7 @@ struct soft_msm_lane_cost : strip_series<T, true> {
       if constexpr (Partials) diffs[u] = b;
       transition_partials<V>* const pu = Partials ? &partials[2 * u] : nullptr;
       transition_partials<V>* const pl = Partials ? &partials[2 * u + 1] : nullptr;
-      if (shares_exp()) {
+      if (!Guarded && shares_exp()) {
         V const eb = exp(bb * V(neg_inverse_gamma));
         V const eu = e_row[u], el = V::load(e_column.data() + ch * this->stride + p);
         V const s_up = eu + eb, s_left = el + eb;
@@ -190,9 +208,9 @@ struct soft_msm_lane_cost : strip_series<T, true> {
         if constexpr (Partials) w2 = P2::of(eu, el) / s2;
         transition_partials<P2> d2;
         // sm = -gamma log(s) is finite: s >= tiny
-        P2 const f = detail::gated_transition<P2, T, true>(P2::of(xi - xp, yj - yp), P2::of(b, -b),
-                                                           log(s2) * -gamma, w2, c, eps,
-                                                           Partials ? &d2 : nullptr, this->overflow);
+        P2 const f = detail::gated_transition<P2, T, true, false>(P2::of(xi - xp, yj - yp), P2::of(b, -b),
+                                                                  log(s2) * -gamma, w2, c, eps,
+                                                                  Partials ? &d2 : nullptr);
         if constexpr (Partials) {
           *pu = {d2.v.v[0], d2.p.v[0], d2.o.v[0]};
           *pl = {d2.v.v[1], d2.p.v[1], d2.o.v[1]};
@@ -201,8 +219,8 @@ struct soft_msm_lane_cost : strip_series<T, true> {
         sl += f.v[1];
         continue;
       }
-      su += detail::soft_msm_transition<V, T>(xi, xp, yj, c, gamma, eps, pu);
-      sl += detail::soft_msm_transition<V, T>(yj, yp, xi, c, gamma, eps, pl);
+      su += detail::soft_msm_transition<V, T, Guarded>(xi, xp, yj, c, gamma, eps, pu);
+      sl += detail::soft_msm_transition<V, T, Guarded>(yj, yp, xi, c, gamma, eps, pl);
     }
     return {sd, su, sl};
   }
@@ -211,7 +229,8 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   /// (low_*: the sum of the two exponentials is not safely normal): that form in those lanes,
   /// the shared one in the others. Lane by lane, so that a cell's cost does not depend on the
   /// cells beside it in the vector, which differ between S(x, y) and S(y, x). Out of line: the
-  /// hot loop keeps its registers (inlined, this path cost the common one 5-19 %).
+  /// hot loop keeps its registers (inlined, this path cost the common one 5-19 %). Pairs whose
+  /// differences may overflow never come here (guarded_costs).
   [[gnu::noinline, gnu::cold]] step3<V> mixed_transitions(
       typename V::mask low_up, typename V::mask low_left, V xi, V xp, V yj, V yp, V eu, V el,
       V s_up, V s_left, transition_partials<V>* pu, transition_partials<V>* pl) const noexcept {
@@ -219,10 +238,10 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     auto const one = [&](typename V::mask low, V v, V prev, V other, V e, V s,
                          transition_partials<V>* out) {
       transition_partials<V> ds, dm;
-      V const shared = detail::gated_transition<V, T>(v - prev, v - other, log(s) * -gamma,
+      V const shared = detail::gated_transition<V, T, false, false>(v - prev, v - other, log(s) * -gamma,
                                                       want ? e / s : V(T(0)), c, eps,
                                                       want ? &ds : nullptr);
-      V const minshift = detail::soft_msm_transition<V, T>(v, prev, other, c, gamma, eps,
+      V const minshift = detail::soft_msm_transition<V, T, false>(v, prev, other, c, gamma, eps,
                                                            want ? &dm : nullptr);
       if (out)
         *out = {simd::select(low, dm.v, ds.v), simd::select(low, dm.p, ds.p),
