@@ -103,20 +103,20 @@ RESILIN_HD RESILIN_INLINE V gated_transition(V a, V b, V sm, V w_a, T c, T eps,
     V const h = select(huge, zero, half * (((V(eps) * r) * r) * r));
     V hs = h * sm;
     if constexpr (!FiniteSm) hs = select(huge, zero, hs);  // h = 0 there, and sm may be inf
-    V ta = V(T(2)) * g1 * (a * w_a);
-    V tb = V(T(2)) * g1 * (b * (one - w_a));
     if constexpr (MayOverflow) {
       // a or b beyond the largest finite value comes with a zero weight (its square's), hs = 0
       // (sm = 0 at u = 0) or a closed gate (g1 = 0): those products are 0, not 0 * inf. (Only
       // here: the guards between the products and the sums below would stop a build that
       // contracts multiply-adds from fusing them, which changed the unguarded path's bits.)
       using math::zero_if_nan;
-      ta = zero_if_nan(V(T(2)) * g1 * zero_if_nan(a * w_a, zero), zero);
-      tb = zero_if_nan(V(T(2)) * g1 * zero_if_nan(b * (one - w_a), zero), zero);
+      V const ta = zero_if_nan(V(T(2)) * g1 * zero_if_nan(a * w_a, zero), zero);
+      V const tb = zero_if_nan(V(T(2)) * g1 * zero_if_nan(b * (one - w_a), zero), zero);
       partials->v = zero_if_nan(hs * (a + b), zero) + (ta + tb);
       partials->p = -zero_if_nan(hs * b, zero) - ta;
       partials->o = -zero_if_nan(hs * a, zero) - tb;
     } else {
+      V const ta = V(T(2)) * g1 * (a * w_a);
+      V const tb = V(T(2)) * g1 * (b * (one - w_a));
       partials->v = hs * (a + b) + (ta + tb);
       partials->p = -(hs * b) - ta;
       partials->o = -(hs * a) - tb;

@@ -127,14 +127,6 @@ struct soft_msm_lane_cost : strip_series<T, true> {
  private:
   /// gradient_terms; Guard (strip_series::overflow): a move of zero weight contributes 0 also
   /// where its partial overflowed (samples near the largest finite value), not 0 * inf = NaN.
-  /// weight * partial, or with Guard 0 where that is 0 * inf (a function, not a lambda: GCC
-  /// left a lambda of the same kind in gated_transition out of line, 20 % of value+grad).
-  template <bool Guard>
-  static RESILIN_INLINE V times(V weight, V partial) noexcept {
-    if constexpr (Guard) return math::zero_if_nan(weight * partial, V(T(0)));
-    else return weight * partial;
-  }
-
   template <bool Guard>
   RESILIN_INLINE void write_terms(int q, step3<V> const& w, V* out) const noexcept {
     index_t const d = this->x.channels;
@@ -142,12 +134,12 @@ struct soft_msm_lane_cost : strip_series<T, true> {
       auto const u = static_cast<std::size_t>(q * d + ch);
       transition_partials<V> const& du = partials[2 * u];
       transition_partials<V> const& dl = partials[2 * u + 1];
-      V const move = times<Guard>(w.diag, V(T(2)) * diffs[u]);
+      V const move = guarded_product<Guard>(w.diag, V(T(2)) * diffs[u]);
       V* const o = out + 4 * ch;
-      o[0] = move + times<Guard>(w.up, du.v) + times<Guard>(w.left, dl.o);
-      o[1] = times<Guard>(w.up, du.p);
-      o[2] = (times<Guard>(w.up, du.o) + times<Guard>(w.left, dl.v)) - move;
-      o[3] = times<Guard>(w.left, dl.p);
+      o[0] = move + guarded_product<Guard>(w.up, du.v) + guarded_product<Guard>(w.left, dl.o);
+      o[1] = guarded_product<Guard>(w.up, du.p);
+      o[2] = (guarded_product<Guard>(w.up, du.o) + guarded_product<Guard>(w.left, dl.v)) - move;
+      o[3] = guarded_product<Guard>(w.left, dl.p);
     }
   }
 
