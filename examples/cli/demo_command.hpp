@@ -139,7 +139,7 @@ inline void run_demo(demo_inputs const& in) {
     require(!in.out.empty(), "--out DIR is required");
     require(in.threads >= 0, "--threads must be >= 0 (0 = all cores), got ", in.threads);
     require(in.max_iter >= 1, "--max-iter must be >= 1, got ", in.max_iter);
-    require(in.gamma > 0 && std::isfinite(in.gamma), "--gamma must be > 0 and finite, got ", in.gamma);
+    require_gamma(in.gamma);
     require(in.c >= 0 && std::isfinite(in.c), "--c must be >= 0 and finite, got ", in.c);
     // the tensor, its decoded copy and its encoding take about 6 bytes per element
     require(in.tensor_elements >= 1 && in.tensor_elements <= demo_inputs::max_tensor_elements,

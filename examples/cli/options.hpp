@@ -4,6 +4,7 @@
 // measure being a resilin::measure or fast_cdtw_metric (see metric.hpp, metric_ops.hpp).
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <concepts>
 #include <string>
 #include <type_traits>
@@ -74,6 +75,14 @@ struct run_settings {
 };
 
 /// A number for summaries: %g (6 significant digits).
+/// The --gamma check of every command: > 0, finite and a normal number (the library refuses a
+/// subnormal gamma, which has no finite inverse; here it is a usage error like gamma = 0).
+inline void require_gamma(double gamma) {
+  r::detail::require(gamma >= std::numeric_limits<double>::min() && std::isfinite(gamma),
+                     "--gamma must be > 0, finite and normal (at least ", std::numeric_limits<double>::min(),
+                     "), got ", gamma);
+}
+
 inline std::string short_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
@@ -140,7 +149,7 @@ inline run_settings resolve(alignment_options const& o) {
     s.measure.c = o.c;
     require(o.gamma_opt == nullptr || o.gamma_opt->count() == 0 || is_soft(s.measure.metric),
             "--gamma applies to the soft metrics only, not to '", o.metric, "'");
-    require(o.gamma > 0 && std::isfinite(o.gamma), "--gamma must be > 0 and finite, got ", o.gamma);
+    require_gamma(o.gamma);
     s.measure.gamma = o.gamma;
     bool const fast = s.measure.metric == metric_kind::fast_cdtw;
     require(fast || (o.steps_opt->count() == 0 && o.lr_opt->count() == 0 && o.init_opt->count() == 0),
@@ -195,8 +204,9 @@ inline run_settings resolve(alignment_options const& o) {
     s.precision = o.precision == "float" ? precision_kind::single : precision_kind::double_;
     if (s.precision == precision_kind::single) {  // the measure holds them as float
       auto const as_float = [](double v) { return static_cast<float>(v); };
-      require(as_float(o.gamma) > 0 && std::isfinite(as_float(o.gamma)), "--gamma ", o.gamma,
-              " is not a positive finite float (--precision float)");
+      require(as_float(o.gamma) >= std::numeric_limits<float>::min() && std::isfinite(as_float(o.gamma)),
+              "--gamma ", o.gamma, " is not a positive finite float of at least ", std::numeric_limits<float>::min(),
+              " (--precision float)");
       require(std::isfinite(as_float(o.c)) && (as_float(o.c) > 0 || o.c == 0), "--c ", o.c,
               " is not a finite float (--precision float)");
     }

@@ -324,7 +324,8 @@ value_of<X> move_occupancy(measure<Cost, Smooth> const& m, X x, Y y, matrix_view
   return host_detail::move_occupancy(m, xc, yc, diag, up, left, ws);
 }
 
-/// The hard alignment path [(0, 0), ..., (n-1, m-1)] of a hard_min measure.
+/// The hard alignment path [(0, 0), ..., (n-1, m-1)] of a hard_min measure; its value to
+/// *value_out when that is not null (apart from x and y).
 template <class Cost, series_like X, series_like Y>
   requires std::same_as<value_of<X>, value_of<Y>>
 std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const& m, X x, Y y,
@@ -332,6 +333,9 @@ std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const
   using T = value_of<X>;
   auto const xc = detail::as_const(x), yc = detail::as_const(y);
   detail::check_single_alignment(m, xc, yc, "alignment_path", "path");
+  if (value_out)
+    detail::check_disjoint({detail::region(static_cast<T const*>(value_out), 1, "value_out")},
+                           {detail::region(xc, "x"), detail::region(yc, "y")});
   host_detail::workspace<T> ws;
   return host_detail::alignment_path(m, xc, yc, value_out, ws);
 }
@@ -404,11 +408,13 @@ void expected_penalties(host_backend exec, measure<Cost, Smooth> const& m, XB xs
     detail::check_penalty(m, X.length(b), Y.length(b), [&](index_t i, index_t j) {
       return static_cast<T>(omega(b, i, j));
     }, b);
-  parallel_for(X.batch, exec.threads, [&](index_t b, int) {
+  std::vector<host_detail::tangent_workspace<T>> ws(static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
+  parallel_for(X.batch, exec.threads, [&](index_t b, int w) {
     auto const [gx, gy] = detail::zeroed_gradients(gxs, gys, X, Y, b);
     auto const read = [&](index_t i, index_t j) { return static_cast<T>(omega(b, i, j)); };
     out[static_cast<std::size_t>(b)] = host_detail::expected_penalty_of(
-        m, X[b], Y[b], read, gx, gy, detail::seed_of(upstream, b), static_cast<T*>(nullptr));
+        m, X[b], Y[b], read, gx, gy, detail::seed_of(upstream, b), static_cast<T*>(nullptr),
+        &ws[static_cast<std::size_t>(w)]);
   });
 }
 

@@ -16,8 +16,8 @@
 // the hard gradient). Host only and scalar, by tangent passes of the recursion along its step
 // costs (backend/host/tangent.hpp), whose rows run along the longer series (hard measures' ties
 // mirrored when y is longer, so that they pick value_and_grad's moves): the values in two rows of
-// the shorter series' length, the gradients with R and its tangent at the cells of the band (two
-// values per cell) up to 256 MiB, beyond that in segments of ceil(sqrt(n)) rows of the longer
+// the shorter series' length, the gradients with R, its tangent and the entropy of the alignments
+// into each cell at the cells of the band (three values per cell) up to 256 MiB, beyond that in segments of ceil(sqrt(n)) rows of the longer
 // series (n) recomputed from the row above each, and the move weights up to 32 MB.
 #include <span>
 #include <vector>
@@ -66,7 +66,10 @@ value_of<X> sharp_value_and_grad(measure<Cost, Smooth> const& m, X x, Y y,
 /// the channels for independent channels): 0 for a single path or hard_min, log |paths| when
 /// every path is as likely; NaN when the pair has no alignment (S = +inf). Computed by its chain
 /// rule over the moves (each cell adds its last move's entropy, weighted by E), so it stays
-/// accurate where (sharp - S) / gamma would cancel.
+/// accurate where (sharp - S) / gamma would cancel. Not where gamma log k falls below the
+/// rounding of R for k tied alignments (gamma below about 1e-14 |S| in double): R then rounds to
+/// the tied cost, and each cell weighs its moves rather than the alignments through them (six
+/// tied alignments gave log 6 = 1.7918 at gamma = 1e-12, 1.4979 at 1e-20).
 template <class Cost, class Smooth, series_like X, series_like Y>
   requires std::same_as<value_of<X>, value_of<Y>>
 value_of<X> alignment_entropy(measure<Cost, Smooth> const& m, X x, Y y) {
@@ -135,11 +138,13 @@ void sharp_pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB 
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
   detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
-  detail::pairwise_grads_rows(exec, m, X, Y, gxs, out, weights,
-                              resolve_threads(exec.threads, std::max(X.batch, Y.batch)),
-                              [](auto const& one, series_view<T const> x, series_view<T const> y,
-                                 series_view<T> gx, series_view<T> gy, T seed, int) {
-                                return host_detail::sharp_value_and_grad(one, x, y, gx, gy, seed);
+  int const workers = resolve_threads(exec.threads, std::max(X.batch, Y.batch));
+  std::vector<host_detail::tangent_workspace<T>> ws(static_cast<std::size_t>(workers));
+  detail::pairwise_grads_rows(exec, m, X, Y, gxs, out, weights, workers,
+                              [&ws](auto const& one, series_view<T const> x, series_view<T const> y,
+                                    series_view<T> gx, series_view<T> gy, T seed, int w) {
+                                return host_detail::sharp_value_and_grad(one, x, y, gx, gy, seed,
+                                                                         &ws[static_cast<std::size_t>(w)]);
                               });
 }
 
@@ -159,10 +164,11 @@ void sharp_values_and_grads(host_backend exec, measure<Cost, Smooth> const& m, X
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
   detail::check_training_batch(X, Y, out, gxs, gys, upstream);
-  parallel_for(X.batch, exec.threads, [&](index_t b, int) {
+  std::vector<host_detail::tangent_workspace<T>> ws(static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
+  parallel_for(X.batch, exec.threads, [&](index_t b, int w) {
     auto const [gx, gy] = detail::zeroed_gradients(gxs, gys, X, Y, b);
-    out[static_cast<std::size_t>(b)] =
-        host_detail::sharp_value_and_grad(m, X[b], Y[b], gx, gy, detail::seed_of(upstream, b));
+    out[static_cast<std::size_t>(b)] = host_detail::sharp_value_and_grad(
+        m, X[b], Y[b], gx, gy, detail::seed_of(upstream, b), &ws[static_cast<std::size_t>(w)]);
   });
 }
 

@@ -288,7 +288,7 @@ TEST_CASE("bad input throws resilin::invalid_argument", "[fcdtw][solver]") {
   // an objective that overflows with finite logits (steps = 0: no gradient to overflow them) is
   // a diverged fit too, not an infinite distance
   {
-    double const big = resilin::fcdtw::detail::max_sample_magnitude<double>();
+    double const big = resilin::fcdtw::max_sample_magnitude<double>();
     std::vector<double> xa(32, big), ya(32, -big);
     batch_view<double const> const X{xa.data(), 1, 4, 8}, Y{ya.data(), 1, 4, 8};
     for (resilin::index_t steps : {0, 5}) {

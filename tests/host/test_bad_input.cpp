@@ -1,5 +1,6 @@
 // Bad input (issue 2, item 7): every case throws resilin::invalid_argument (a
 // std::invalid_argument) whose message names the argument and the offending value.
+#include <array>
 #include <cmath>
 #include <limits>
 #include <span>
@@ -238,6 +239,16 @@ TEST_CASE("outputs that overlap the inputs or each other are refused", "[errors]
   std::vector<double> e(12);
   EXPECT_ERROR(r::alignment_matrix(m, r::view(e), r::view(y), r::matrix_view<double>{e.data(), 12, 4}),
                "e", "overlaps", "x");
+  // alignment_path wrote its value into x before the traceback read x again: MSM, whose moves
+  // cost differently, returned (0,0)(1,0)(2,0)(2,1)(3,2)(4,3) for (0,0)(1,0)(2,1)(3,2)(4,3)
+  std::vector<double> xp{2, 0, 1, 4, 2}, yp{0, 2, 3, 0};
+  auto const msm = r::measures::msm(0.5);
+  EXPECT_ERROR(r::alignment_path(msm, r::view(xp), r::view(yp), &xp[2]), "value_out", "overlaps", "x");
+  EXPECT_ERROR(r::alignment_path(msm, r::view(xp), r::view(yp), &yp[0]), "value_out", "overlaps", "y");
+  double pv = 0;
+  auto const path = r::alignment_path(msm, r::view(xp), r::view(yp), &pv);
+  CHECK(path == std::vector<std::array<r::index_t, 2>>{{0, 0}, {1, 0}, {2, 1}, {3, 2}, {4, 3}});
+  CHECK(pv == r::value(msm, r::view(xp), r::view(yp)));
   // y = x with one gradient buffer: the derivative of S(x, x) with respect to x
   std::vector<double> g_self(3), g1(3), g2(3);
   double const v_self = r::value_and_grad(m, r::view(x), r::view(x), r::view(g_self), r::view(g_self));

@@ -513,8 +513,29 @@ TEST_CASE("cdtw: refinement never raises the hard value", "[cdtw][refine]") {
           auto const diag = r::measures::cdtw(r::band_spec::radius(0));
           double const a = value_of(diag, x, y, d), b = value_of(diag, xr, yr, d);
           CHECK(std::abs(a - b) < 1e-13 * std::max(1.0, a));
+          // a radius R keeps the old paths on the refined grid as radius r R
+          for (index_t R : {1, 2}) {
+            double const banded = value_of(r::measures::cdtw(r::band_spec::radius(R)), x, y, d);
+            CHECK(value_of(r::measures::cdtw(r::band_spec::radius(rf * R)), xr, yr, d) <=
+                  banded * (1 + 1e-12) + 1e-15);
+          }
         }
       }
+  // with the same radius on the refined grid, old paths can fall out of the band (documented)
+  std::vector<double> const a{0, 1, 0}, b{1, 0, 1};
+  auto const radius1 = r::measures::cdtw(r::band_spec::radius(1));
+  auto const ar = r::refine(view_of(a, 1), 2), br = r::refine(view_of(b, 1), 2);
+  CHECK(value_of(radius1, a, b, 1) == Approx(1.0 / 3.0).epsilon(1e-15));
+  CHECK(value_of(radius1, ar, br, 1) == Approx(0.36575727471050096).epsilon(1e-12));
+  CHECK(value_of(r::measures::cdtw(r::band_spec::radius(2)), ar, br, 1) <= 1.0 / 3.0 * (1 + 1e-12));
+}
+
+TEST_CASE("cdtw: refining an empty series gives an empty one", "[cdtw][refine]") {
+  // the vector form passed an empty vector's null data, which the check refused with
+  // "out must be (0, 1), got (0, 1)"
+  r::series_view<double const> const empty{nullptr, 0, 1};
+  CHECK(r::refine(empty, 2).empty());
+  CHECK_NOTHROW(r::refine_adjoint(r::series_view<double const>{nullptr, 0, 1}, 2, r::series_view<double>{nullptr, 0, 1}));
 }
 
 TEST_CASE("cdtw: refine keeps the samples and refine_adjoint is its transpose", "[cdtw][refine]") {

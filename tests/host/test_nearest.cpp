@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -164,6 +165,57 @@ TEST_CASE("nearest: subnormal costs do not prune the nearest reference", "[searc
   check_subnormal_ties<float>(r::measures::dtw(), {q3, hf, q3, hf}, {q3, wf, wf, 0.0f});
   double const s = std::ldexp(1.0, -537), a = std::sqrt(2.0) * s;
   check_subnormal_ties<double>(r::measures::dtw<r::half_squared_euclidean>(), {a, s, a, s}, {a, a, a, 0.0});
+}
+
+TEMPLATE_TEST_CASE("nearest: a bound that overflows does not prune a finite nearest reference", "[search]",
+                   float, double) {
+  // L1 near the largest finite value: the bound sums ((X + u) + 2u) + u, rounded to inf, where the
+  // DTW's path sums ((X + 2u) + u) + u, rounded to max - 1 ulp; rounding_safe kept inf, and the
+  // search returned a reference at max (a reviewer's reproducer)
+  using T = TestType;
+  T const M = std::numeric_limits<T>::max();
+  T const u = std::ldexp(T(1), std::numeric_limits<T>::max_exponent - std::numeric_limits<T>::digits - 1);
+  r::index_t const count = 100;
+  std::vector<T> const query(4, T(0));
+  std::vector<T> refs{M - 4 * u, 2 * u, u, u};
+  for (r::index_t k = 1; k < count; ++k) refs.insert(refs.end(), {M, T(0), T(0), T(0)});
+  auto const Q = r::as_const(r::make_batch(query, 1, 4, 1));
+  auto const R = r::as_const(r::make_batch(refs, count, 4, 1));
+  for (auto const& m : {r::measures::dtw<r::l1_distance>(), r::measures::dtw<r::l1_distance>(r::band_spec::radius(0))}) {
+    REQUIRE(r::value(m, Q[0], R[0]) < r::value(m, Q[0], R[1]));  // the case this test is about
+    r::keogh_envelope<T> env;
+    env.build(m.band, Q[0], 4);
+    CHECK(r::rounding_safe(r::keogh_bound<r::l1_distance>(env, Q[0], R[0]), 4, 4, 1) <= r::value(m, Q[0], R[0]));
+    for (int threads : {1, 2}) {
+      auto const got = r::nearest_neighbors(r::host.with_threads(threads), m, Q, R);
+      CHECK(got[0].index == 0);
+      CHECK(bits_equal(got[0].distance, r::value(m, Q[0], R[0])));
+    }
+  }
+}
+
+TEST_CASE("nearest: half squared Euclidean where the square overflows and its half does not", "[search]") {
+  // (x - y)^2 overflowed before the halving: DTW([0], [2e19]) in float was inf for 2e38, and the
+  // nearest reference below lost to one at 1.69e308 (its own distance 1.125e308 became inf)
+  auto const m = r::measures::dtw<r::half_squared_euclidean>();
+  std::vector<float> const a{0.0f}, b{2e19f};
+  CHECK(r::value(m, r::view(a), r::view(b)) == 2e38f);
+  std::vector<double> const query{0.0, 0.0}, refs{1.5e154, 0.0, 1.3e154, 1.3e154};
+  auto const Q = r::as_const(r::make_batch(query, 1, 2, 1));
+  auto const R = r::as_const(r::make_batch(refs, 2, 2, 1));
+  CHECK(r::value(m, Q[0], R[0]) == Approx(1.125e308).epsilon(1e-15));
+  for (int threads : {1, 2}) {
+    auto const got = r::nearest_neighbors(r::host.with_threads(threads), m, Q, R);
+    CHECK(got[0].index == 0);
+  }
+  // the gradient of the soft form stays finite there too
+  std::vector<double> gx(1), gy(1);
+  std::vector<double> const x{0.0}, y{1.5e154};
+  double const v = r::value_and_grad(r::measures::soft_dtw<double, r::half_squared_euclidean>(1.0), r::view(x),
+                                     r::view(y), r::view(gx), r::view(gy));
+  CHECK(v == Approx(1.125e308).epsilon(1e-15));
+  CHECK(gx[0] == -1.5e154);
+  CHECK(gy[0] == 1.5e154);
 }
 
 TEMPLATE_TEST_CASE("nearest: with a band of radius 0 and equal lengths the bound is the DTW",

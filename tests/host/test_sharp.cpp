@@ -4,6 +4,7 @@
 // differences of them), move_occupancy (the strip engine's expected move uses times the step
 // costs) for every cost model, the identity S = sharp - gamma H against value(), the limits in
 // gamma (log Delannoy, the mean path cost, DTW), the hard measures, and the refusals.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -180,6 +181,54 @@ TEST_CASE("sharp: the limits in gamma", "[sharp]") {
   auto const lx = random_values(400, 23, -1, 1), ly = random_values(400, 24, -1, 1);
   CHECK(r::alignment_entropy(r::measures::soft_dtw<double>(1e9), r::view(lx), r::view(ly)) ==
         Approx(ref::log_delannoy(399, 399)).epsilon(1e-9));
+}
+
+TEST_CASE("sharp: gradients stay within the optimal paths' where alignments tie at tiny gamma", "[sharp]") {
+  // Integer data: several optimal paths tie exactly, and every other one weighs exp(-1 / gamma) =
+  // 0. The gradient of the sharp value is then a mixture of the tied paths' cost gradients. The
+  // weights' tangents were formed from the accumulated R' of the candidates, whose rounding
+  // divided by gamma grew without bound (gradients of 3.9e6 at gamma = 1e-20 for at most 9.8).
+  auto const check = [](std::vector<double> const& x, std::vector<double> const& y, double gamma) {
+    CAPTURE(gamma, x[0]);
+    auto const n = static_cast<r::index_t>(x.size()), m = static_cast<r::index_t>(y.size());
+    std::vector<double> lo(x.size() + y.size(), std::numeric_limits<double>::infinity());
+    std::vector<double> hi(lo.size(), -std::numeric_limits<double>::infinity());
+    double best = std::numeric_limits<double>::infinity();
+    auto const paths = ref::all_paths(n, m);
+    for (auto const& p : paths) best = std::min(best, ref::path_cost(p, x.data(), y.data(), 1));
+    int tied = 0;
+    for (auto const& p : paths) {
+      if (ref::path_cost(p, x.data(), y.data(), 1) != best) continue;
+      ++tied;
+      std::vector<double> g(lo.size(), 0.0);
+      for (auto const& [i, j] : p) {
+        double const d = 2 * (x[static_cast<std::size_t>(i)] - y[static_cast<std::size_t>(j)]);
+        g[static_cast<std::size_t>(i)] += d;
+        g[x.size() + static_cast<std::size_t>(j)] -= d;
+      }
+      for (std::size_t k = 0; k < g.size(); ++k) {
+        lo[k] = std::min(lo[k], g[k]);
+        hi[k] = std::max(hi[k], g[k]);
+      }
+    }
+    REQUIRE(tied > 1);
+    sharp_out const o = sharp_of(r::measures::soft_dtw<double>(gamma), x, y, 1);
+    CHECK(o.value == Approx(best).epsilon(1e-15));
+    auto const g = joined(o.gx, o.gy);
+    double const slack = 1e-9 * std::max(1.0, *std::max_element(hi.begin(), hi.end()));
+    for (std::size_t k = 0; k < g.size(); ++k) {
+      CAPTURE(k, g[k], lo[k], hi[k]);
+      CHECK(g[k] >= lo[k] - slack);
+      CHECK(g[k] <= hi[k] + slack);
+    }
+  };
+  std::vector<double> const x{3, 1, 0, 3, 0, 0}, y{0, 0, 3};
+  for (double gamma : {1e-16, 1e-20, 1e-100}) check(x, y, gamma);
+  // large magnitudes tie the same way at a moderate gamma (rounding of R' near 1e-3 there)
+  std::vector<double> xs(x), ys(y);
+  for (double& v : xs) v *= 1e6;
+  for (double& v : ys) v *= 1e6;
+  check(xs, ys, 1e-3);
 }
 
 TEST_CASE("sharp: every soft cost model against the move occupancies", "[sharp]") {
@@ -386,6 +435,14 @@ TEST_CASE("pairwise_grads, sharp_pairwise_grads: each row the weighted sum of it
   r::sharp_pairwise_grads(r::host, meas, X, Y, r::make_batch(g2, 4, 12, 2, xs.lengths), {},
                           r::matrix_view<double const>{ones.data(), 4, 3});
   CHECK(g1 == g2);
+  // mutable weights are taken as they are (they did not convert to the read-only view)
+  std::vector<double> g3(xs.data.size()), g4(xs.data.size());
+  r::sharp_pairwise_grads(r::host, meas, X, Y, r::make_batch(g3, 4, 12, 2, xs.lengths), {},
+                          r::matrix_view<double>{ones.data(), 4, 3});
+  CHECK(g3 == g2);
+  r::pairwise_grads(r::host, meas, X, Y, r::make_batch(g3, 4, 12, 2, xs.lengths), {}, r::matrix_view<double>{w.data(), 4, 3});
+  r::pairwise_grads(r::host, meas, X, Y, r::make_batch(g4, 4, 12, 2, xs.lengths), {}, weights);
+  CHECK(g3 == g4);
 
   // weights near the largest finite value: the row's summed seed, or its cross terms' sum,
   // overflow where the pairs' interleaving cancels (D(x, y) with y = x: a zero gradient)

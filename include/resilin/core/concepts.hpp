@@ -20,6 +20,15 @@ struct step3 {
   V left;  // advance in y only (horizontal move)
 };
 
+/// A cell's value, its move weights and their entropy -sum_k w_k log w_k (a second-order
+/// smoothing's combine_weights_and_entropy).
+template <class V>
+struct value_weights_and_entropy {
+  V value;
+  step3<V> weights;
+  V entropy;
+};
+
 /// Gives the cost of each move into (i, j); reads only the series it is given.
 template <class C, class T>
 concept cost_model = std::is_trivially_copyable_v<C> &&
@@ -46,10 +55,15 @@ concept smoothing_rule = std::is_trivially_copyable_v<S> && requires(S const& s,
 };
 
 /// A smoothing rule with a second order: weights_tangent(w, dv) is the tangent of weights(v)
-/// along dv, given w = weights(v) (the smoothing's Hessian times dv; expected_penalty).
+/// along dv, given w = weights(v) (the smoothing's Hessian times dv; expected_penalty), and
+/// weights_tangent_along_costs(w, v, h) the same along the step costs scaled by 1 + t, from the
+/// candidates v and their predecessors' alignment entropies h (the sharp values' gradients), and
+/// combine_weights_and_entropy(v) the value, the weights and their entropy -sum w log w.
 template <class S, class T>
 concept second_order_smoothing = smoothing_rule<S, T> && requires(S const& s, step3<T> w) {
   { s.weights_tangent(w, w) } -> std::same_as<step3<T>>;
+  { s.weights_tangent_along_costs(w, w, w) } -> std::same_as<step3<T>>;
+  { s.combine_weights_and_entropy(w) } -> std::same_as<value_weights_and_entropy<T>>;
 };
 
 struct host_memory {};

@@ -73,6 +73,13 @@ RESILIN_HD constexpr T select(bool c, T a, T b) noexcept { return c ? a : b; }
 template <std::floating_point T>
 RESILIN_HD constexpr bool is_inf_pos(T x) noexcept { return x == infinity<T>(); }
 
+/// Whether x is finite (x - x is 0, not NaN), as select takes it: scalars or host SIMD packs.
+template <class V>
+RESILIN_HD RESILIN_INLINE auto is_finite(V x) noexcept {
+  V const z = x - x;
+  return z == z;
+}
+
 /// x where it is a number, `zero` where it is NaN: for products of a weight and a difference of
 /// finite samples that overflowed to +-inf, where a zero weight makes 0 * inf = NaN of a product
 /// whose true value is 0 (inputs are checked finite, so nothing else makes NaN there). Scalars

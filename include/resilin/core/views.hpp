@@ -45,6 +45,13 @@ struct matrix_view {
   index_t rows = 0;
   index_t cols = 0;
   RESILIN_HD T& operator()(index_t r, index_t c) const noexcept { return data[r * cols + c]; }
+  /// The read-only view of the same matrix: a mutable view goes wherever a read-only one is taken
+  /// (pairwise_grads' weights, say).
+  RESILIN_HD constexpr operator matrix_view<T const>() const noexcept
+    requires(!std::is_const_v<T>)
+  {
+    return {data, rows, cols};
+  }
 };
 
 /// The read-only view of the same data.

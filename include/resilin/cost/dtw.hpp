@@ -35,14 +35,22 @@ struct squared_euclidean {
   RESILIN_HD static T partial(T a, T b) noexcept { return T(2) * (a - b); }
 };
 
-/// delta(a, b) = 1/2 sum_c (a_c - b_c)^2.
+/// delta(a, b) = 1/2 sum_c (a_c - b_c)^2. Where diff^2 overflows and diff^2 / 2 does not, the
+/// half is taken first (elsewhere diff^2 * 0.5, whose halving is exact: the same bits whether or
+/// not a build fuses it into the sum it lands in, as every engine's must be).
 struct half_squared_euclidean {
   static constexpr char const* name = "half squared Euclidean";
   template <class V>
-  RESILIN_HD static V term(V diff) noexcept { return diff * diff * 0.5f; }
+  RESILIN_HD static V term(V diff) noexcept {
+    using math::select;
+    V const t = diff * diff * 0.5f;
+    return select(math::is_finite(t), t, (diff * 0.5f) * diff);
+  }
   template <class T>  // sum + term(diff), the last multiplication and the addition rounded once
   RESILIN_HD static T accumulate(T sum, T diff) noexcept {
-    return math::fma(diff * diff, T(0.5), sum);
+    T const sq = diff * diff;
+    if (sq < math::infinity<T>()) return math::fma(sq, T(0.5), sum);
+    return sum + (diff * T(0.5)) * diff;
   }
   template <class T>
   RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {

@@ -46,16 +46,34 @@ void warp_knots_from_path(std::span<std::array<index_t, 2> const> path, interpol
   v[K] = T(1);
 }
 
+/// The least slope of a grid start's warp, relative to the identity's: a flat stretch of the
+/// path (x's time standing still) gets this slope instead of 0. Taken flat (logits_from_knots
+/// gives a flat increment a logit near -68), a segment's logit had a gradient near 3e-30, far
+/// below Adam's eps, and never moved: such fits kept their start's value for any budget, above
+/// the identity start's after 300 steps in some pairs. At 1e-3 the logit is near -7.3, and Adam
+/// moves it by about lr a step like every other.
+inline constexpr double grid_start_min_slope = 1e-3;
+
 /// The initial logits r (K) of a fit of x onto y's axis that starts at the hard grid CDTW
-/// alignment of x and y: warp_knots_from_path() of the optimal lattice path, then
-/// logits_from_knots() (a flat stretch gets a logit whose increment is below 1e-30 of the
-/// largest one).
+/// alignment of x and y: warp_knots_from_path() of the optimal lattice path, its increments
+/// raised to grid_start_min_slope / K and normalised again, then logits_from_knots().
 template <class T>
 void grid_start_logits(warp_map map, interpolant<T> const& x, interpolant<T> const& y, index_t K,
                        T* r) {
   auto const path = alignment_path(measures::cdtw(), x.values, y.values);
   std::vector<T> v(static_cast<std::size_t>(K + 1));
   warp_knots_from_path<T>(path, x, y, K, v.data());
+  T const least = static_cast<T>(grid_start_min_slope) / static_cast<T>(K);
+  T total = T(0);
+  for (index_t k = 0; k < K; ++k) {
+    auto const u = static_cast<std::size_t>(k);
+    T const p = v[u + 1] - v[u] > least ? v[u + 1] - v[u] : least;
+    v[u] = total;  // the raised knots, cumulatively (v[u + 1] is read before it is replaced)
+    total += p;
+  }
+  for (index_t k = 1; k < K; ++k) v[static_cast<std::size_t>(k)] /= total;
+  v[0] = T(0);
+  v[static_cast<std::size_t>(K)] = T(1);
   logits_from_knots(map, v.data(), K, r);
 }
 

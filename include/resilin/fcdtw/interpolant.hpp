@@ -143,6 +143,8 @@ void check_knot_grid(knot_grid<T> const& g, std::string_view name) {
             std::numeric_limits<T>::epsilon(), " (machine epsilon of the value type)");
 }
 
+}  // namespace detail
+
 /// The largest magnitude of a sample FastCDTW accepts: sqrt(largest finite T) / 8 (about 1.7e153
 /// in double, 2.3e18 in float), so that squared differences of two samples, and their integrals
 /// along a warp, stay finite (beyond, the objective overflowed and its gradient was NaN).
@@ -150,6 +152,8 @@ template <class T>
 constexpr T max_sample_magnitude() noexcept {
   return sizeof(T) == 4 ? T(2.3058429e18f) : T(1.6759759912428245e153);
 }
+
+namespace detail {
 
 /// Throws unless every value lies within max_sample_magnitude (NaN and inf included).
 template <class T>

@@ -1,8 +1,11 @@
 #pragma once
 // k-means under FastCDTW: kmeans_with() with FastCDTW's operations. The distance of a series x
-// to a centroid c is F(phi*; c, x), the centroid warped onto the series' axis, as in
-// fcdtw_barycenter(), so the Lloyd update lowers exactly what the assignment step measures.
-// Like every FastCDTW value it depends on the fit's budget (fo.steps, fo.lr).
+// to a centroid c (assignments and inertia) is F(phi*; c, x), the centroid warped onto the
+// series' axis by a fresh fit from fo.init with fo's budget (fo.steps, fo.lr). The Lloyd update
+// (fcdtw_barycenter) lowers the same F, but over warps warm-started across its rounds, which
+// reach lower values than a fresh fit: the barycentre's loss lies below the inertia measured
+// for the same members (38 % below in a test of six short sine series), and a round need not
+// lower the inertia. Like every FastCDTW value, both depend on the budget.
 #include <concepts>
 #include <cstddef>
 #include <span>

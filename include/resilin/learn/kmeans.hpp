@@ -1,13 +1,14 @@
 #pragma once
 // k-means under an elastic measure: k-means++ seeding, Lloyd iterations whose update step is
 // the measure's barycentre (barycenter(): L-BFGS, DBA or MBA; FastCDTW: fcdtw_kmeans in
-// learn/fcdtw_barycenter.hpp, through kmeans_with), several restarts keeping the
+// learn/fcdtw_kmeans.hpp, through kmeans_with), several restarts keeping the
 // lowest inertia sum_i M(x_i, c_{a(i)}). Deterministic: one std::mt19937_64 seeded with
 // opt.seed drives every restart in turn, and every parallel step is reduced in a fixed order.
 //
 // The "gap" g(x, c) = M(x, c) - M(x, x)/2 - M(c, c)/2 drives seeding and empty-cluster repair:
-// for exact DTW and for divergences it is M itself; for soft measures (whose M(x, x) != 0: < 0
-// for the value, > 0 for the sharp value) it is the divergence, 0 for equal series (negative
+// for exact DTW and for divergences it is M itself; for soft measures (whose M(x, x) != 0 in
+// general, of either sign: soft-DTW's value is < 0, soft-MSM's sharp value < 0 at large gamma) it
+// is the divergence, 0 for equal series (negative
 // gaps count as 0).
 #include <algorithm>
 #include <cmath>

@@ -22,8 +22,9 @@ enum class barycenter_objective {
           // sharp divergence for a divergence measure; for a hard measure it is the value
 };
 
-/// Called with the stage ("lbfgs", "dba", "mba", "kmeans"), a count from 1 and the loss: after
-/// each sweep of DBA/MBA and each k-means round, and for L-BFGS after each evaluation that
+/// Called with the stage ("lbfgs", "dba", "mba", "fcdtw", "kmeans"), a count from 1 and the loss:
+/// after each sweep of DBA/MBA, each alternation round of fcdtw_barycenter and each k-means
+/// round, and for L-BFGS after each evaluation that
 /// lowers the loss (line-search trials included, so it may run more often than max_iter).
 /// What it throws is passed on to the caller. May be empty.
 using progress_callback = std::function<void(std::string_view stage, int iteration, double loss)>;

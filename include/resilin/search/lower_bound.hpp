@@ -121,12 +121,16 @@ T keogh_bound(keogh_envelope<T> const& env, series_view<T const> x, series_view<
 /// n + m cells of `channels` terms each) can carry, so that it stays below the computed DTW; and
 /// lowered by what underflow can lose or gain besides (each subtraction, product and sum of
 /// either, at most half the smallest subnormal), which no relative margin covers once the costs
-/// are subnormal (there the bound's first and last terms, fused, exceeded the DTW's cells).
+/// are subnormal (there the bound's first and last terms, fused, exceeded the DTW's cells). A
+/// bound that overflowed counts as the largest finite value: its sum, in another order than the
+/// DTW's, can round to inf where the DTW rounds to a finite value (no relative margin lowers
+/// inf, and such a bound pruned the true nearest neighbour).
 template <class T>
 T rounding_safe(T bound, index_t n, index_t m, index_t channels) noexcept {
   T const slack = T(2) * static_cast<T>(m * channels + n + m + channels + 4) *
                   std::numeric_limits<T>::epsilon();
   if (!(slack < T(1))) return T(0);
+  bound = std::min(bound, std::numeric_limits<T>::max());
   T const operations = T(3) * static_cast<T>((n + 2 * m) * (channels + 1) + 4);
   T const underflow = operations * std::numeric_limits<T>::denorm_min();
   return std::max(bound * (T(1) - slack) - underflow, T(0));

@@ -35,6 +35,17 @@ struct hard_min {
   RESILIN_HD step3<V> weights_tangent(step3<V> const&, step3<V> const&) const noexcept {
     return {V(0), V(0), V(0)};
   }
+  /// The same along the step costs (soft_min::weights_tangent_along_costs): 0.
+  template <class V>
+  RESILIN_HD step3<V> weights_tangent_along_costs(step3<V> const&, step3<V> const&,
+                                                  step3<V> const&) const noexcept {
+    return {V(0), V(0), V(0)};
+  }
+  /// combine and weights, and the entropy of one-hot weights: 0.
+  template <class V>
+  RESILIN_HD value_weights_and_entropy<V> combine_weights_and_entropy(step3<V> v) const noexcept {
+    return {combine(v), weights(v), V(0)};
+  }
 };
 
 }  // namespace resilin

@@ -5,6 +5,7 @@
 // No NaN for any finite input and any gamma > 0: unreachable candidates (+inf) give exp(-inf)
 // = 0, and three unreachable candidates give +inf. The weights are the softmax of -v/gamma,
 // normalised per cell (the "P-form"), so they lie in [0, 1] and sum to 1 by construction.
+#include <cmath>
 #include <concepts>
 #include <limits>
 #include <resilin/core/concepts.hpp>
@@ -47,6 +48,41 @@ struct soft_min {
     return {k * w.diag * (dv.diag - mean), k * w.up * (dv.up - mean), k * w.left * (dv.left - mean)};
   }
 
+  /// weights_tangent along the step costs scaled by 1 + t, from the candidates v_k = R(pred_k) +
+  /// c_k and the entropies h_k of the alignments into pred_k: there R' = R + gamma H, so dv_k =
+  /// v_k + gamma h_k and dw_k = -w_k (z_k - sum_l w_l z_l) with z_k = (v_k - min v) / gamma + h_k,
+  /// which stays below about 745 + h_k wherever w_k > 0. Not from dv itself: where candidates
+  /// tie, its deviations from their mean are O(gamma), and those of the accumulated R' (rounding
+  /// of size ulp(R')) divided by gamma grew without bound as gamma -> 0 (gradients of 1e86 for
+  /// 9.8 at gamma = 1e-100 on integer data). Unreachable candidates (w_k = 0) get 0.
+  template <class V>
+  RESILIN_HD step3<V> weights_tangent_along_costs(step3<V> const& w, step3<V> const& v,
+                                                  step3<V> const& h) const noexcept {
+    step3<V> const s = scaled_gaps(w, v);
+    V const zd = s.diag + h.diag, zu = s.up + h.up, zl = s.left + h.left;
+    V const mean = w.diag * zd + w.up * zu + w.left * zl;
+    return {-(w.diag * (zd - mean)), -(w.up * (zu - mean)), -(w.left * (zl - mean))};
+  }
+
+  /// combine_and_weights, and the entropy -sum_k w_k log w_k of the weights from the same
+  /// exponentials and logarithm: sum_k w_k (v_k - min v) / gamma + log Z, since log w_k =
+  /// -(v_k - min v) / gamma - log Z (three logarithms fewer). 0 where every candidate is
+  /// unreachable. The value and weights have combine_and_weights' bits.
+  template <class V>
+  RESILIN_HD value_weights_and_entropy<V> combine_weights_and_entropy(step3<V> v) const noexcept {
+    using math::select;
+    ranked<V> const k = rank(v);
+    V const log_z = k.log_normaliser();
+    V const zero(T(0));
+    V const inv(math::inverse_temperature(gamma));
+    // e (x - lo) / gamma, 0 where e is (x unreachable, or beyond the exponential's range)
+    V const t_mid = select(k.e_mid > zero, k.e_mid * ((k.mid - k.base) * inv), zero);
+    V const hi = math::max(v.diag, math::max(v.up, v.left));
+    V const t_hi = select(k.e_hi > zero, k.e_hi * ((hi - k.base) * inv), zero);
+    V const entropy = (t_mid + t_hi) / (V(T(1)) + (k.e_mid + k.e_hi)) + log_z;
+    return {k.value_from(log_z, gamma), k.weights(v), select(k.unreachable, zero, entropy)};
+  }
+
   /// combine and weights of the same candidates from one pair of exponentials.
   template <class V>
   RESILIN_HD RESILIN_INLINE value_and_weights<V> combine_and_weights(step3<V> v) const noexcept {
@@ -55,6 +91,18 @@ struct soft_min {
   }
 
  private:
+  /// (v_k - min v) / gamma for the candidates with weight, 0 for the others (unreachable, or
+  /// beyond the exponential's range): below about 745 wherever w_k > 0 (weights_tangent_along_costs).
+  template <class V>
+  RESILIN_HD step3<V> scaled_gaps(step3<V> const& w, step3<V> const& v) const noexcept {
+    using math::min;
+    using math::select;
+    V const lo = min(v.diag, min(v.up, v.left));
+    V const k(math::inverse_temperature(gamma)), zero(T(0));
+    return {select(w.diag > zero, (v.diag - lo) * k, zero), select(w.up > zero, (v.up - lo) * k, zero),
+            select(w.left > zero, (v.left - lo) * k, zero)};
+  }
+
   // exp((lo - v)/gamma) depends only on the value of v, so ranking the three candidates and
   // giving each the exponential of its rank (1 for the minimum) is exact, ties included, and
   // costs two exponentials instead of three.
@@ -63,12 +111,16 @@ struct soft_min {
     V lo, mid, base, e_mid, e_hi, inf;
     decltype(lo == inf) unreachable;
 
-    RESILIN_HD RESILIN_INLINE V value(T g) const noexcept {
+    /// log Z, Z = 1 + e_mid + e_hi (the minimum's term is 1).
+    RESILIN_HD RESILIN_INLINE V log_normaliser() const noexcept {
       using math::log;
-      using math::select;
-      V const s = V(T(1)) + (e_mid + e_hi);
-      return select(unreachable, inf, base - log(s) * g);
+      return log(V(T(1)) + (e_mid + e_hi));
     }
+    RESILIN_HD RESILIN_INLINE V value_from(V log_z, T g) const noexcept {
+      using math::select;
+      return select(unreachable, inf, base - log_z * g);
+    }
+    RESILIN_HD RESILIN_INLINE V value(T g) const noexcept { return value_from(log_normaliser(), g); }
     RESILIN_HD RESILIN_INLINE step3<V> weights(step3<V> const& v) const noexcept {
       using math::select;
       V const r = select(unreachable, V(T(0)), V(T(1)) / (V(T(1)) + (e_mid + e_hi)));

@@ -274,7 +274,6 @@ std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const
   auto const p = make_problem(m, x, y);
   lane_cost<T, Cost> lanes;
   T const v = forward(p, lanes, ws.rowbuf, &ws.table);
-  if (value_out) *value_out = v;
   std::vector<std::array<index_t, 2>> path;
   index_t i = x.length - 1, j = y.length - 1;
   path.push_back({i, j});
@@ -291,6 +290,7 @@ std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const
     else { --j; }
     path.push_back({i, j});
   }
+  if (value_out) *value_out = v;  // last: the traceback reads x and y
   return {path.rbegin(), path.rend()};
 }
 

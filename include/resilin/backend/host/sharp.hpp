@@ -79,21 +79,22 @@ T sharp_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_vie
   return sharp_value_given_self(m, x, y, self.data(), self.data() + terms);
 }
 
-/// The sharp value, adding seed times its gradient to gx and gy (which may alias for y = x).
+/// The sharp value, adding seed times its gradient to gx and gy (which may alias for y = x). ws:
+/// buffers to reuse (null: the call's own).
 template <class T, class Cost, class Smooth>
 T sharp_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
-                       series_view<T> gx, series_view<T> gy, T seed) {
+                       series_view<T> gx, series_view<T> gy, T seed, tangent_workspace<T>* ws = nullptr) {
   if (m.independent_channels && x.channels > 1) {  // the sum of per-channel measures
     auto const one = m.single_channel();
     std::vector<T> buffer;
     return sum_over_channels(x, y, gx, gy, buffer, [&](auto xc, auto yc, auto gxc, auto gyc) {
-      return sharp_value_and_grad(one, xc, yc, gxc, gyc, seed);
+      return sharp_value_and_grad(one, xc, yc, gxc, gyc, seed, ws);
     });
   }
   auto const pass = [&](series_view<T const> a, series_view<T const> b, series_view<T> ga,
                         series_view<T> gb, T s) {
     T value = T(0);
-    T const l = tangent_pass(m, a, b, along_costs{}, ga, gb, s, &value);
+    T const l = tangent_pass(m, a, b, along_costs{}, ga, gb, s, &value, {}, ws);
     return value < math::infinity<T>() ? l : math::infinity<T>();  // no alignment: +inf
   };
   T const sxy = pass(x, y, gx, gy, seed);

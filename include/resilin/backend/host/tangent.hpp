@@ -11,14 +11,17 @@
 // of the adjoint A and its tangent
 //     U_k = A w_k,  U'_k = A' w_k + A w'_k,  A(pred_k) += U_k,  A'(pred_k) += U'_k,
 // w' the smoothing's weights_tangent along dv, then the cost model's step_grad of U'_k (plus U_k
-// along costs, whose costs carry the factor 1 + t). For soft-DTW along offsets this is the
+// along costs, whose costs carry the factor 1 + t). Along costs, w' comes from the candidates
+// and the entropies H of the alignments into their cells instead (R' = R + gamma H there:
+// weights_tangent_along_costs), which the forward carries beside R': the differences of R'
+// between tied candidates are O(gamma), and their rounding divided by gamma was not bounded. For soft-DTW along offsets this is the
 // Hessian-vector product of S(Delta) with omega of spec/softdtw.md §3.9, pulled back to the
 // series; along costs, the gradient of the sharp soft-DTW of §3.7. A third direction gives the
 // entropy of the alignment distribution by the same forward (along_entropy: the offset is the
 // cell's own entropy -sum w log w of its last move, the chain rule of entropy), with no backward.
 // Scalar and row-major along the longer series (the problem transposed when y is longer, hard
 // measures' ties mirrored there): the pass keeps R and R' for the cells of the
-// band (two values per cell, with a border; band_rows) up to 256 MiB, beyond that for segments
+// band (two values per cell, three with H along costs, with a border; band_rows) up to 256 MiB, beyond that for segments
 // of about sqrt(n) rows, one at a time, recomputed from the row above each (tangent_limits); the
 // move weights where they fit (three more), and A, A' in two rows; a forward alone keeps two
 // rows (tangent_value).
@@ -43,8 +46,10 @@ struct along_offsets {
   Omega const& omega;
   static constexpr bool scales_costs = false;
   static constexpr bool differentiable = true;
+  static constexpr bool keeps_entropy = false;
+  static constexpr bool reads_entropy = false;
   template <class T>
-  T offset(index_t i, index_t j, step3<T> const&) const { return static_cast<T>(omega(i, j)); }
+  T offset(index_t i, index_t j, T) const { return static_cast<T>(omega(i, j)); }
   /// f(this direction in the transposed problem, x and y swapped): omega(j, i) at (i, j).
   template <class F>
   decltype(auto) transposed_to(F&& f) const {
@@ -57,8 +62,11 @@ struct along_offsets {
 struct along_costs {
   static constexpr bool scales_costs = true;
   static constexpr bool differentiable = true;
+  /// The pass keeps each cell's alignment entropy beside R' for the backward's weight tangents.
+  static constexpr bool keeps_entropy = true;
+  static constexpr bool reads_entropy = false;  // the offset does not
   template <class T>
-  T offset(index_t, index_t, step3<T> const&) const { return T(0); }
+  T offset(index_t, index_t, T) const { return T(0); }
   template <class F>
   decltype(auto) transposed_to(F&& f) const { return f(*this); }  // the same in every cell
 };
@@ -69,11 +77,11 @@ struct along_costs {
 struct along_entropy {
   static constexpr bool scales_costs = false;
   static constexpr bool differentiable = false;
+  static constexpr bool keeps_entropy = false;
+  static constexpr bool reads_entropy = true;
+  /// The last move's entropy.
   template <class T>
-  T offset(index_t, index_t, step3<T> const& w) const {
-    auto const h = [](T p) { return p > T(0) ? -p * std::log(p) : T(0); };
-    return (h(w.diag) + h(w.up)) + h(w.left);
-  }
+  T offset(index_t, index_t, T move_entropy) const { return move_entropy; }
   template <class F>
   decltype(auto) transposed_to(F&& f) const { return f(*this); }  // the same in every cell
 };
@@ -118,22 +126,40 @@ template <class T>
 struct tangent_cell_result {
   T value;
   step3<T> weights;
-  T tangent;  // R'; 0 for an unreachable cell
+  T tangent;       // R'; 0 for an unreachable cell
+  T move_entropy;  // of the weights, where the direction reads it (else 0)
 };
 
+/// The entropy of the alignments into a cell, from its move weights and its predecessors'
+/// entropies dh (the chain rule of entropy); 0 for an unreachable cell.
+template <class T>
+T cell_entropy(tangent_cell_result<T> const& cell, step3<T> const& dh) noexcept {
+  if (!(cell.value < math::infinity<T>())) return T(0);
+  step3<T> const& w = cell.weights;
+  return (w.diag * dh.diag + w.up * dh.up + w.left * dh.left) + cell.move_entropy;
+}
+
 /// One cell of the tangent forward: R(i, j), its move weights and R'(i, j), from the step costs c,
-/// the predecessors' values p and their tangents dp.
-template <class T, class Smooth, class Dir>
-tangent_cell_result<T> tangent_cell(Smooth const& smooth, Dir const& dir, step3<T> const& c,
+/// the predecessors' values p and their tangents dp; with Entropy (the direction's offset reads
+/// it, or the pass keeps the cells' entropies) the entropy of the move weights too.
+template <bool Entropy, class T, class Smooth, class Dir>
+RESILIN_INLINE tangent_cell_result<T> tangent_cell(Smooth const& smooth, Dir const& dir, step3<T> const& c,
                                     step3<T> const& p, step3<T> const& dp, index_t i, index_t j) {
-  auto const vw = cell_value_and_weights(smooth, c, p.diag, p.up, p.left);
+  static_assert(Entropy || !Dir::reads_entropy);
+  value_weights_and_entropy<T> vw{};
+  if constexpr (Entropy) {  // cell_value_and_weights' candidates, value and weights
+    vw = smooth.combine_weights_and_entropy(step3<T>{p.diag + c.diag, p.up + c.up, p.left + c.left});
+  } else {
+    auto const plain = cell_value_and_weights(smooth, c, p.diag, p.up, p.left);
+    vw = {plain.value, plain.weights, T(0)};
+  }
   T tangent = T(0);
   if (vw.value < math::infinity<T>()) {
     step3<T> const dv = candidate_tangents<Dir>(dp, c);
     step3<T> const& w = vw.weights;
-    tangent = (w.diag * dv.diag + w.up * dv.up + w.left * dv.left) + dir.offset(i, j, w);
+    tangent = (w.diag * dv.diag + w.up * dv.up + w.left * dv.left) + dir.offset(i, j, vw.entropy);
   }
-  return {vw.value, vw.weights, tangent};
+  return {vw.value, vw.weights, tangent, vw.entropy};
 }
 
 /// Where the second-order pass keeps a cell: row i (from -1) keeps the columns [lo_i - 1, top_i],
@@ -192,9 +218,9 @@ T tangent_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_v
     std::fill(dr_cur.begin() + from, dr_cur.begin() + to, T(0));
     for (index_t j = cols.lo; j <= cols.hi; ++j) {
       auto const u = static_cast<std::size_t>(j);
-      auto const cell = tangent_cell(m.smooth, dir, opaque_step(m.cost, x, y, i, j),
-                                     step3<T>{r_prev[u], r_prev[u + 1], r_cur[u]},
-                                     step3<T>{dr_prev[u], dr_prev[u + 1], dr_cur[u]}, i, j);
+      auto const cell = tangent_cell<Dir::reads_entropy>(m.smooth, dir, opaque_step(m.cost, x, y, i, j),
+                                                         step3<T>{r_prev[u], r_prev[u + 1], r_cur[u]},
+                                                         step3<T>{dr_prev[u], dr_prev[u + 1], dr_cur[u]}, i, j);
       r_cur[u + 1] = cell.value;
       dr_cur[u + 1] = cell.tangent;
     }
@@ -206,7 +232,7 @@ T tangent_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_v
 }
 
 /// How much the second-order pass keeps (tangent_pass). Up to table_bytes, R and R' of every
-/// cell of the band (two values per cell); beyond, segments of about sqrt(n) rows of the longer
+/// cell of the band (two values per cell; along costs H too, three); beyond, segments of about sqrt(n) rows of the longer
 /// series (n): the forward keeps the row above each, and the backward recomputes one segment at
 /// a time from it (one more forward, about 2 sqrt(n) rows of the shorter series' length held).
 /// The move weights (three values per cell) of the table or of a segment are kept while they
@@ -216,13 +242,21 @@ struct tangent_limits {
   std::size_t keep_bytes = kept_table_bytes;
 };
 
-/// R and R' (and the move weights when kept) of the rows [first - 1, last) of a band_rows
-/// layout: rows first..last-1 of the grid and the row above them, from slot `base` on.
+/// R and R' (and the alignment entropies H when the direction keeps them, the move weights when
+/// kept) of the rows [first - 1, last) of a band_rows layout: rows first..last-1 of the grid and
+/// the row above them, from slot `base` on.
 template <class T>
 struct tangent_rows {
   std::vector<T> r, dr;
+  std::vector<T> h;               // empty unless the direction keeps entropies
   std::vector<step3<T>> weights;  // empty: the backward recomputes them
   std::size_t base = 0;
+
+  /// The entropies of the candidates' predecessors into (i, j), whose local slot is s.
+  step3<T> entropies(band_rows const& rows, index_t i, index_t j, std::size_t s) const noexcept {
+    std::size_t const up = rows.slot(i - 1, j) - base;
+    return {h[up - 1], h[up], h[s - 1]};
+  }
 
   /// The candidates' predecessor values and their tangents into (i, j), whose local slot is s.
   std::pair<step3<T>, step3<T>> predecessors(band_rows const& rows, index_t i, index_t j,
@@ -230,6 +264,17 @@ struct tangent_rows {
     std::size_t const up = rows.slot(i - 1, j) - base;
     return {step3<T>{r[up - 1], r[up], r[s - 1]}, step3<T>{dr[up - 1], dr[up], dr[s - 1]}};
   }
+};
+
+/// tangent_pass's buffers, reused between the pairs of a batch (one per thread): fresh tables
+/// per pair cost their pages' faults and zeroing each time (a fifth of a 256 x 256 sharp
+/// gradient's time with the entropies kept).
+template <class T>
+struct tangent_workspace {
+  tangent_rows<T> kept;
+  std::vector<T> saved;                 // the row above each segment after the first
+  std::vector<std::size_t> saved_at;
+  std::vector<T> a_cur, da_cur, a_prev, da_prev;  // the backward's adjoint rows
 };
 
 /// The forward of rows [first, last) into `kept`, whose row first - 1 is in place: every slot of
@@ -243,14 +288,17 @@ void tangent_forward_rows(measure<Cost, Smooth> const& m, series_view<T const> x
   auto const to = static_cast<std::ptrdiff_t>(rows.row_end(last - 1) - kept.base);
   std::fill(kept.r.begin() + from, kept.r.begin() + to, math::infinity<T>());
   std::fill(kept.dr.begin() + from, kept.dr.begin() + to, T(0));
+  if constexpr (Dir::keeps_entropy) std::fill(kept.h.begin() + from, kept.h.begin() + to, T(0));
   for (index_t i = first; i < last; ++i) {
     index_range const cols = band.row(i);
     for (index_t j = cols.lo; j <= cols.hi; ++j) {
       std::size_t const s = rows.slot(i, j) - kept.base;
       auto const [p, dp] = kept.predecessors(rows, i, j, s);
-      auto const cell = tangent_cell(m.smooth, dir, opaque_step(m.cost, x, y, i, j), p, dp, i, j);
+      auto const cell = tangent_cell<Dir::reads_entropy || Dir::keeps_entropy>(
+          m.smooth, dir, opaque_step(m.cost, x, y, i, j), p, dp, i, j);
       kept.r[s] = cell.value;
       kept.dr[s] = cell.tangent;
+      if constexpr (Dir::keeps_entropy) kept.h[s] = cell_entropy(cell, kept.entropies(rows, i, j, s));
       if (weights) kept.weights[s] = cell.weights;
     }
   }
@@ -260,14 +308,15 @@ void tangent_forward_rows(measure<Cost, Smooth> const& m, series_view<T const> x
 template <class T, class Cost, class Smooth, class Dir>
 T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                         Dir const& dir, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
-                        tangent_limits const& limits) {
+                        tangent_limits const& limits, tangent_workspace<T>& ws) {
   static_assert(Dir::differentiable, "this direction has no backward");
   index_t const n = x.length, k = y.length;
   band_geometry const band = m.band.geometry(n, k);
   T const inf = math::infinity<T>();
   band_rows const rows(band, n);
   // rows [g every, (g + 1) every) form segment g; one segment holds the whole table
-  bool const whole = rows.size * (2 * sizeof(T)) <= limits.table_bytes;
+  constexpr std::size_t arrays = Dir::keeps_entropy ? 3 : 2;  // R, R' and H
+  bool const whole = rows.size * (arrays * sizeof(T)) <= limits.table_bytes;
   index_t const every = whole ? n : ceil_sqrt(n);
   index_t const segments = (n + every - 1) / every;
   auto const first_of = [&](index_t g) { return g * every; };
@@ -275,33 +324,38 @@ T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, 
   std::size_t slots = 0;  // of the largest segment, its row above included
   for (index_t g = 0; g < segments; ++g)
     slots = std::max(slots, rows.row_end(last_of(g) - 1) - rows.row_begin(first_of(g) - 1));
-  tangent_rows<T> kept;
+  tangent_rows<T>& kept = ws.kept;
   kept.r.resize(slots);
   kept.dr.resize(slots);
-  if (slots * sizeof(step3<T>) <= limits.keep_bytes) kept.weights.resize(slots);
-  bool const keep = !kept.weights.empty();
-  // the row above each segment after the first (R, then R'), as the forward leaves it
-  std::vector<std::size_t> saved_at(static_cast<std::size_t>(segments) + 1, 0);
+  if constexpr (Dir::keeps_entropy) kept.h.resize(slots);
+  bool const keep = slots * sizeof(step3<T>) <= limits.keep_bytes;
+  if (keep) kept.weights.resize(slots);
+  // the row above each segment after the first (R, then R', then H), as the forward leaves it
+  std::vector<std::size_t>& saved_at = ws.saved_at;
+  saved_at.assign(static_cast<std::size_t>(segments) + 1, 0);
   for (index_t g = 1; g < segments; ++g) {
     index_t const above = first_of(g) - 1;
     saved_at[static_cast<std::size_t>(g + 1)] =
-        saved_at[static_cast<std::size_t>(g)] + 2 * (rows.row_end(above) - rows.row_begin(above));
+        saved_at[static_cast<std::size_t>(g)] + arrays * (rows.row_end(above) - rows.row_begin(above));
   }
-  std::vector<T> saved(saved_at.back());
+  std::vector<T>& saved = ws.saved;
+  saved.resize(saved_at.back());
   // rows [first_of(g), last_of(g)) from the row above them: the origin row, or the saved one
   auto const forward_segment = [&](index_t g, bool weights) {
     index_t const above = first_of(g) - 1;
     kept.base = rows.row_begin(above);
     std::size_t const width = rows.row_end(above) - kept.base;
+    auto const w = static_cast<std::ptrdiff_t>(width);
     if (g == 0) {
-      std::fill(kept.r.begin(), kept.r.begin() + static_cast<std::ptrdiff_t>(width), inf);
-      std::fill(kept.dr.begin(), kept.dr.begin() + static_cast<std::ptrdiff_t>(width), T(0));
+      std::fill(kept.r.begin(), kept.r.begin() + w, inf);
+      std::fill(kept.dr.begin(), kept.dr.begin() + w, T(0));
+      if constexpr (Dir::keeps_entropy) std::fill(kept.h.begin(), kept.h.begin() + w, T(0));
       kept.r[rows.slot(-1, -1) - kept.base] = T(0);  // the origin
     } else {
       auto const from = saved.begin() + static_cast<std::ptrdiff_t>(saved_at[static_cast<std::size_t>(g)]);
-      std::copy(from, from + static_cast<std::ptrdiff_t>(width), kept.r.begin());
-      std::copy(from + static_cast<std::ptrdiff_t>(width), from + static_cast<std::ptrdiff_t>(2 * width),
-                kept.dr.begin());
+      std::copy(from, from + w, kept.r.begin());
+      std::copy(from + w, from + 2 * w, kept.dr.begin());
+      if constexpr (Dir::keeps_entropy) std::copy(from + 2 * w, from + 3 * w, kept.h.begin());
     }
     tangent_forward_rows(m, x, y, dir, band, rows, first_of(g), last_of(g), kept, weights && keep);
   };
@@ -314,6 +368,7 @@ T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, 
     auto const to = saved.begin() + static_cast<std::ptrdiff_t>(saved_at[static_cast<std::size_t>(g + 1)]);
     std::copy(kept.r.begin() + from, kept.r.begin() + from + width, to);
     std::copy(kept.dr.begin() + from, kept.dr.begin() + from + width, to + width);
+    if constexpr (Dir::keeps_entropy) std::copy(kept.h.begin() + from, kept.h.begin() + from + width, to + 2 * width);
   }
   std::size_t const last = rows.slot(n - 1, k - 1) - kept.base;
   T const value = kept.r[last];
@@ -324,7 +379,8 @@ T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, 
   // the step costs are needed again to recompute the weights, or as the candidates' tangents
   bool const need_costs = !keep || Dir::scales_costs;
   // A and A' of rows i (cur) and i - 1 (prev), filled by the moves out of later cells
-  std::vector<T> a_cur(static_cast<std::size_t>(k), T(0)), da_cur(a_cur), a_prev(a_cur), da_prev(a_cur);
+  std::vector<T>&a_cur = ws.a_cur, &da_cur = ws.da_cur, &a_prev = ws.a_prev, &da_prev = ws.da_prev;
+  for (std::vector<T>* row : {&a_cur, &da_cur, &a_prev, &da_prev}) row->assign(static_cast<std::size_t>(k), T(0));
   a_cur[static_cast<std::size_t>(k - 1)] = T(1);
   for (index_t g = segments - 1; g >= 0; --g) {
     if (g + 1 < segments) forward_segment(g, true);  // the last one is still in place
@@ -340,7 +396,12 @@ T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, 
         auto const [p, dp] = kept.predecessors(rows, i, j, s);
         step3<T> const c = need_costs ? opaque_step(m.cost, x, y, i, j) : step3<T>{};
         step3<T> const w = keep ? kept.weights[s] : cell_weights(m.smooth, c, p.diag, p.up, p.left);
-        step3<T> const dw = m.smooth.weights_tangent(w, candidate_tangents<Dir>(dp, c));
+        step3<T> dw;
+        if constexpr (Dir::keeps_entropy)
+          dw = m.smooth.weights_tangent_along_costs(
+              w, step3<T>{p.diag + c.diag, p.up + c.up, p.left + c.left}, kept.entropies(rows, i, j, s));
+        else
+          dw = m.smooth.weights_tangent(w, candidate_tangents<Dir>(dp, c));
         step3<T> const use{a * w.diag, a * w.up, a * w.left};
         step3<T> const duse{da * w.diag + a * dw.diag, da * w.up + a * dw.up, da * w.left + a * dw.left};
         if (i > 0 && j > 0) { a_prev[u - 1] += use.diag; da_prev[u - 1] += duse.diag; }
@@ -373,6 +434,14 @@ struct hard_min_transposed_ties {
   }
   template <class V>
   step3<V> weights_tangent(step3<V> const&, step3<V> const&) const noexcept { return {V(0), V(0), V(0)}; }
+  template <class V>
+  step3<V> weights_tangent_along_costs(step3<V> const&, step3<V> const&, step3<V> const&) const noexcept {
+    return {V(0), V(0), V(0)};
+  }
+  template <class V>
+  value_weights_and_entropy<V> combine_weights_and_entropy(step3<V> v) const noexcept {
+    return {combine(v), weights(v), V(0)};
+  }
 };
 
 /// The second-order passes' transposed problem: transposed(m), with hard_min's ties mirrored.
@@ -394,10 +463,12 @@ auto second_order_transposed(measure<Cost, Smooth> const& m) {
 template <class T, class Cost, class Smooth, class Dir>
 T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                Dir const& dir, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
-               tangent_limits const& limits = {}) {
-  if (y.length <= x.length) return oriented_tangent_pass(m, x, y, dir, gx, gy, seed, value_out, limits);
+               tangent_limits const& limits = {}, tangent_workspace<T>* workspace = nullptr) {
+  tangent_workspace<T> local;
+  tangent_workspace<T>& ws = workspace ? *workspace : local;
+  if (y.length <= x.length) return oriented_tangent_pass(m, x, y, dir, gx, gy, seed, value_out, limits, ws);
   return dir.transposed_to([&](auto const& along) {
-    return oriented_tangent_pass(second_order_transposed(m), y, x, along, gy, gx, seed, value_out, limits);
+    return oriented_tangent_pass(second_order_transposed(m), y, x, along, gy, gx, seed, value_out, limits, ws);
   });
 }
 
@@ -405,23 +476,25 @@ T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_vi
 template <class T, class Cost, class Smooth, class Omega>
 T expected_penalty(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                    Omega const& omega, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
-                   tangent_limits const& limits = {}) {
-  return tangent_pass(m, x, y, along_offsets<Omega>{omega}, gx, gy, seed, value_out, limits);
+                   tangent_limits const& limits = {}, tangent_workspace<T>* ws = nullptr) {
+  return tangent_pass(m, x, y, along_offsets<Omega>{omega}, gx, gy, seed, value_out, limits, ws);
 }
 
 /// expected_penalty of any measure: for independent channels (several), the sum over the
 /// channels of each one's L with its own alignment (and S the sum of theirs, the measure's value).
+/// ws: buffers to reuse (null: the call's own).
 template <class T, class Cost, class Smooth, class Omega>
 T expected_penalty_of(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
-                      Omega const& omega, series_view<T> gx, series_view<T> gy, T seed, T* value_out) {
+                      Omega const& omega, series_view<T> gx, series_view<T> gy, T seed, T* value_out,
+                      tangent_workspace<T>* ws = nullptr) {
   if (!m.independent_channels || x.channels == 1)
-    return expected_penalty(m, x, y, omega, gx, gy, seed, value_out);
+    return expected_penalty(m, x, y, omega, gx, gy, seed, value_out, {}, ws);
   auto const one = m.single_channel();
   std::vector<T> buffer;
   T value = T(0);
   T const penalty = sum_over_channels(x, y, gx, gy, buffer, [&](auto xc, auto yc, auto gxc, auto gyc) {
     T s = T(0);
-    T const l = expected_penalty(one, xc, yc, omega, gxc, gyc, seed, &s);
+    T const l = expected_penalty(one, xc, yc, omega, gxc, gyc, seed, &s, {}, ws);
     value += s;
     return l;
   });
