@@ -4,6 +4,7 @@
 #include <cmath>
 #include <concepts>
 #include <limits>
+#include <type_traits>
 #include <resilin/core/config.hpp>
 
 namespace resilin::math {
@@ -48,6 +49,39 @@ RESILIN_HD inline T fma(T x, T y, T z) noexcept {
   if constexpr (std::same_as<T, float>) return ::fmaf(x, y, z); else return ::fma(x, y, z);
 #else
   return std::fma(x, y, z);
+#endif
+}
+
+/// Hides v from the optimiser (an empty asm with v as its operand: no instruction), so that no
+/// multiply-add is contracted across it: for float and double on the host (the emulated device
+/// included); other types and the device pass are left as they are.
+template <class T>
+RESILIN_HD inline void opaque(T& v) noexcept {
+#if !RESILIN_DEVICE_PASS || defined(RESILIN_CUDA_EMULATION)
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+#if defined(__GNUC__) && defined(__x86_64__)
+    asm("" : "+x"(v));
+#elif defined(__GNUC__) && defined(__aarch64__)
+    asm("" : "+w"(v));
+#elif defined(__GNUC__)
+    asm("" : "+m"(v));
+#endif
+  }
+#else
+  (void)v;
+#endif
+}
+
+/// x y rounded on its own, never fused into an addition that follows (where another engine
+/// cannot fuse it): the device's round-to-nearest products, opaque on the host.
+template <std::floating_point T>
+RESILIN_HD inline T rounded_product(T x, T y) noexcept {
+#if RESILIN_DEVICE_PASS && !defined(RESILIN_CUDA_EMULATION)
+  if constexpr (std::same_as<T, float>) return __fmul_rn(x, y); else return __dmul_rn(x, y);
+#else
+  T p = x * y;
+  opaque(p);
+  return p;
 #endif
 }
 

@@ -50,7 +50,8 @@ struct half_squared_euclidean {
   RESILIN_HD static T accumulate(T sum, T diff) noexcept {
     T const sq = diff * diff;
     if (sq < math::infinity<T>()) return math::fma(sq, T(0.5), sum);
-    return sum + (diff * T(0.5)) * diff;
+    // the half rounded before the sum, as the vectorised engines add term(diff)
+    return sum + math::rounded_product(diff * T(0.5), diff);
   }
   template <class T>
   RESILIN_HD static T value(T const* a, T const* b, index_t channels) noexcept {

@@ -6,6 +6,7 @@
 // points (t_y[j], t_x[i]) of the series' knots and read as a warp of x onto y's axis: at each
 // warp knot t the path covers an interval of x's time (one point, or a vertical climb), and the
 // warp takes its midpoint. Host only: the path costs O(n m) time and memory per pair.
+#include <algorithm>
 #include <array>
 #include <span>
 #include <vector>
@@ -50,31 +51,33 @@ void warp_knots_from_path(std::span<std::array<index_t, 2> const> path, interpol
 /// path (x's time standing still) gets this slope instead of 0. Taken flat (logits_from_knots
 /// gives a flat increment a logit near -68), a segment's logit had a gradient near 3e-30, far
 /// below Adam's eps, and never moved: such fits kept their start's value for any budget, above
-/// the identity start's after 300 steps in some pairs. At 1e-3 the logit is near -7.3, and Adam
-/// moves it by about lr a step like every other.
-inline constexpr double grid_start_min_slope = 1e-3;
+/// the identity start's after 300 steps in some pairs. Nearly flat is no better: from slopes of
+/// 1e-3 and 1e-2 (logits near -7.3 and -5) the fits were ill-conditioned, a barycentre's loss
+/// moving by 1e-4 relative after four rounds for series changed by 1e-13; from 0.1 (logit near
+/// -2.6) by 1e-13, as from the identity.
+inline constexpr double grid_start_min_slope = 0.1;
 
 /// The initial logits r (K) of a fit of x onto y's axis that starts at the hard grid CDTW
 /// alignment of x and y: warp_knots_from_path() of the optimal lattice path, its increments
-/// raised to grid_start_min_slope / K and normalised again, then logits_from_knots().
+/// raised to grid_start_min_slope / K, each increment's logit (logits_from_knots' map). The
+/// increments are raised and scaled in double, not rebuilt as knots: in float, knots near 1
+/// have no room for increments of 1e-3 / K once K passes about 16800, and such stretches came
+/// out flat again.
 template <class T>
 void grid_start_logits(warp_map map, interpolant<T> const& x, interpolant<T> const& y, index_t K,
                        T* r) {
   auto const path = alignment_path(measures::cdtw(), x.values, y.values);
   std::vector<T> v(static_cast<std::size_t>(K + 1));
   warp_knots_from_path<T>(path, x, y, K, v.data());
-  T const least = static_cast<T>(grid_start_min_slope) / static_cast<T>(K);
-  T total = T(0);
-  for (index_t k = 0; k < K; ++k) {
-    auto const u = static_cast<std::size_t>(k);
-    T const p = v[u + 1] - v[u] > least ? v[u + 1] - v[u] : least;
-    v[u] = total;  // the raised knots, cumulatively (v[u + 1] is read before it is replaced)
-    total += p;
+  std::vector<double> p(static_cast<std::size_t>(K));
+  double const least = grid_start_min_slope / static_cast<double>(K);
+  double total = 0;
+  for (std::size_t k = 0; k < p.size(); ++k) {
+    p[k] = std::max(static_cast<double>(v[k + 1]) - static_cast<double>(v[k]), least);
+    total += p[k];
   }
-  for (index_t k = 1; k < K; ++k) v[static_cast<std::size_t>(k)] /= total;
-  v[0] = T(0);
-  v[static_cast<std::size_t>(K)] = T(1);
-  logits_from_knots(map, v.data(), K, r);
+  for (std::size_t k = 0; k < p.size(); ++k)
+    r[k] = detail::logit_of_increment(map, static_cast<T>(p[k] / total * static_cast<double>(K)));
 }
 
 }  // namespace resilin::fcdtw

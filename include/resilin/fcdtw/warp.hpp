@@ -231,6 +231,17 @@ RESILIN_HD void logits_backward_kept(T const* r, index_t K, T const* dv, T const
 }
 }  // namespace detail
 
+namespace detail {
+/// The logit whose increment is q / K of the warp (q = 1 at the identity, q > 0), up to the
+/// normalisation that warp_from_logits() applies to all of them.
+template <std::floating_point T>
+T logit_of_increment(warp_map map, T q) {
+  if (map == warp_map::softmax_cumsum) return std::log(q);
+  T const s = q * std::log(T(2));  // softplus^{-1}(q log 2), stable at both ends
+  return s > T(1) ? s + std::log1p(-std::exp(-s)) : std::log(std::expm1(s));
+}
+}  // namespace detail
+
 /// Host helper, the right inverse of warp_from_logits() for a warm start from given knots v
 /// (K + 1, monotone from 0 to 1): logits r (K) with warp_from_logits(map, r) = v up to
 /// rounding. It scales so that the identity maps to r = 0; a flat increment (no inverse) gets
@@ -240,13 +251,7 @@ void logits_from_knots(warp_map map, T const* v, index_t K, T* r) {
   T const floor = static_cast<T>(1e-30);
   for (index_t i = 0; i < K; ++i) {
     T const p = v[i + 1] - v[i];
-    T const q = (p > floor ? p : floor) * static_cast<T>(K);  // 1 at the identity
-    if (map == warp_map::softmax_cumsum) {
-      r[i] = std::log(q);
-    } else {  // softplus^{-1}(q log 2), stable at both ends
-      T const s = q * std::log(T(2));
-      r[i] = s > T(1) ? s + std::log1p(-std::exp(-s)) : std::log(std::expm1(s));
-    }
+    r[i] = detail::logit_of_increment(map, (p > floor ? p : floor) * static_cast<T>(K));
   }
 }
 

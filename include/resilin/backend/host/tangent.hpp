@@ -110,15 +110,9 @@ template <class T, class Cost>
 RESILIN_INLINE step3<T> opaque_step(Cost const& cost, series_view<T const> x, series_view<T const> y,
                                     index_t i, index_t j) noexcept {
   step3<T> c = cost.step(x, y, i, j);
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-#if defined(__GNUC__) && defined(__x86_64__)
-    asm("" : "+x"(c.diag), "+x"(c.up), "+x"(c.left));
-#elif defined(__GNUC__) && defined(__aarch64__)
-    asm("" : "+w"(c.diag), "+w"(c.up), "+w"(c.left));
-#elif defined(__GNUC__)
-    asm("" : "+m"(c));
-#endif
-  }
+  math::opaque(c.diag);
+  math::opaque(c.up);
+  math::opaque(c.left);
   return c;
 }
 
