@@ -881,4 +881,16 @@ TEST_CASE("cuda: bad input is rejected on the host", "[cuda][wavefront]") {
   CHECK_THROWS_AS(r::values_and_grads(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(out.ptr, 2),
                                       G, G),
                   r::invalid_argument);
+  // Y = X with one gradient buffer, which the host accepts: on the device cell (i, j) adds to
+  // x_i while cell (j, i) of the same anti-diagonal adds to y_i, one word, unordered (a race that
+  // the emulated device, whose threads switch only at barriers, cannot show)
+  CHECK_THROWS_WITH(r::values_and_grads(r::device, meas, X.device_view(), X.device_view(),
+                                        std::span<T>(out.ptr, 2), G, G),
+                    Catch::Contains("GY is GX"));
+  std::size_t gbytes = 0;
+  CHECK(r::expert::values_and_grads(nullptr, gbytes, r::device, meas, X.device_view(), X.device_view(), out.ptr,
+                                    G, G) == cudaSuccess);
+  device_buffer<unsigned char> gws(gbytes);
+  CHECK(r::expert::values_and_grads(gws.ptr, gbytes, r::device, meas, X.device_view(), X.device_view(), out.ptr,
+                                    G, G) == cudaErrorInvalidValue);
 }

@@ -274,14 +274,10 @@ inline void check_view(stream_view const& v, std::string const& what = "decode")
   for (std::uint64_t c = 0; c < C; ++c) {
     std::uint32_t const cnt = chunk_elements(v.count, v.chunk_log2, c);
     std::uint32_t const bits = v.bits[c] & ~raw_chunk_flag;
-    bool const raw = (v.bits[c] & raw_chunk_flag) != 0;
-    unsigned const b = exponent_bits(v.type);
     if (v.offsets[c + 1] < v.offsets[c])
       RESILIN_LCT_THROW(format_error(errc::corrupt, "chunk " + std::to_string(c) + ": offsets decrease"));
     std::uint32_t const words = v.offsets[c + 1] - v.offsets[c];
-    bool ok = raw ? (bits == cnt * b && words == raw_region_words(cnt, b))
-                  : (bits >= cnt && bits <= cnt * max_symbol_bits(b) && words == coded_region_words(bits));
-    if (!ok)
+    if (!chunk_layout_ok(v.bits[c], words, cnt, exponent_bits(v.type)))
       RESILIN_LCT_THROW(format_error(errc::corrupt, "chunk " + std::to_string(c) + ": bit count " +
                                                         std::to_string(bits) + " / region of " + std::to_string(words) +
                                                         " words inconsistent with " + std::to_string(cnt) + " elements"));

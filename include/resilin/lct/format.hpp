@@ -65,4 +65,14 @@ RESILIN_LCT_HD constexpr std::uint32_t max_region_words(std::uint32_t count, uns
   return coded_region_words(count * max_symbol_bits(exp_bits));
 }
 
+/// Whether a chunk's table entries agree: its bits field (the raw flag and the bit count) and a
+/// region of `words` words for `count` elements of exp_bits-bit exponents. Both decoders refuse
+/// a chunk that does not (the device decoder decoded such chunks as they came, wrongly).
+RESILIN_LCT_HD constexpr bool chunk_layout_ok(std::uint32_t bits_field, std::uint32_t words, std::uint32_t count,
+                                              unsigned exp_bits) noexcept {
+  std::uint32_t const bits = bits_field & ~raw_chunk_flag;
+  if (bits_field & raw_chunk_flag) return bits == count * exp_bits && words == raw_region_words(count, exp_bits);
+  return bits >= count && bits <= count * max_symbol_bits(exp_bits) && words == coded_region_words(bits);
+}
+
 }  // namespace resilin::lct

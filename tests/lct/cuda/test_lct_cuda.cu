@@ -253,3 +253,64 @@ TEST_CASE("CUDA decoder: a wrong gap field is reported, never decoded into wrong
   CHECK(edits == 57);
   CHECK(reported == edits);  // every wrong gap puts a thread mid-code
 }
+
+TEST_CASE("CUDA decoder: a chunk table that disagrees with its regions is reported", "[lct][cuda]") {
+  // The kernel took each chunk's raw flag, bit count and offsets as they came: a raw flag set on
+  // a coded chunk, or an offset moved by a word, decoded about 1020 of 2048 elements wrongly
+  // with no error, where the host decoder refuses both (a reviewer's reproducer).
+  auto x = gaussian_bf16(2048, 0.02f, 6);
+  std::mt19937_64 r(7);
+  for (std::size_t i = 1024; i < x.size(); ++i) x[i] = static_cast<std::uint16_t>(r());   // a raw chunk
+  lct::encoded_tensor e;
+  lct::encode_options o;
+  o.chunk_log2 = 10;
+  lct::encode(lct::dtype::bf16, x.data(), x.size(), nullptr, e, o);
+  auto const bytes_of_container = lct::to_container(e);   // the parsed sections view these bytes
+  lct::container const good = lct::parse_container(bytes_of_container);
+  REQUIRE((good.bits[0] & lct::raw_chunk_flag) == 0);
+  REQUIRE((good.bits[1] & lct::raw_chunk_flag) != 0);
+  REQUIRE(decode_on_device(good) == std::pair{0u, as_bytes(x)});
+  auto const reported = [&](auto&& edit) {
+    lct::container p = good;
+    edit(p);
+    auto const [err, bytes] = decode_on_device(p);
+    CHECK((err != 0 || bytes == as_bytes(x)));
+    return err != 0;
+  };
+  CHECK(reported([](lct::container& p) { p.bits[0] |= lct::raw_chunk_flag; }));
+  CHECK(reported([](lct::container& p) { p.bits[1] &= ~lct::raw_chunk_flag; }));
+  CHECK(reported([](lct::container& p) { p.offsets[1] -= 1; }));
+  CHECK(reported([](lct::container& p) { p.offsets[1] += 1; }));
+  CHECK(reported([](lct::container& p) { p.bits[0] += 64; }));
+}
+
+TEST_CASE("CUDA encoder refuses books whose streams could not be decoded", "[lct][cuda]") {
+  // It checked only the key count: a book without an escape code, one that is no prefix code,
+  // or one without the escape payload's width encoded with cudaSuccess into streams that the
+  // decoder refused or lost every element of.
+  auto const x = gaussian_bf16(4096, 0.02f, 8);
+  auto const book = lct::codebook::from_sample(lct::dtype::bf16, x.data(), x.size());
+  std::uint64_t const n = x.size();
+  std::uint64_t const C = lct::chunk_count(n, lct::default_chunk_log2);
+  dbuf<std::uint8_t> in(n * 2), raw(n);
+  dbuf<std::uint32_t> offsets(C + 1), bits(C), stream(cc::max_stream_words(lct::dtype::bf16, n, lct::default_chunk_log2));
+  std::size_t const wsb = cc::encode_workspace_bytes(lct::dtype::bf16, n);
+  dbuf<std::uint8_t> ws(wsb);
+  RESILIN_LCT_CUDA_TRY(cudaMemcpy(in.p, x.data(), n * 2, cudaMemcpyHostToDevice));
+  cc::device_encode_output out{raw.p, offsets.p, bits.p, stream.p, nullptr, nullptr};
+  auto const encode_with = [&](lct::code_lengths const& cl) {
+    return cc::encode(lct::dtype::bf16, in.p, n, cl, lct::default_chunk_log2, out, ws.p, wsb);
+  };
+  REQUIRE(encode_with(book.lengths()) == cudaSuccess);
+  RESILIN_LCT_CUDA_TRY(cudaDeviceSynchronize());
+  lct::code_lengths no_payload = book.lengths();
+  no_payload.exp_bits = 0;
+  CHECK(encode_with(no_payload) == cudaErrorInvalidValue);
+  lct::code_lengths not_prefix = book.lengths();
+  for (auto& l : not_prefix.len) l = 2;
+  CHECK(encode_with(not_prefix) == cudaErrorInvalidValue);
+  lct::code_lengths no_escape = book.lengths();
+  no_escape.len[no_escape.n_keys] = 0;  // the escape's slot, after the keys
+  CHECK(encode_with(no_escape) == cudaErrorInvalidValue);
+  CHECK(cudaGetLastError() == cudaSuccess);   // nothing was launched
+}

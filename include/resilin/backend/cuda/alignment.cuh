@@ -90,18 +90,19 @@ std::string outputs_overlap_error(batch_view<T const> X, batch_view<T const> Y, 
                                 {detail::region(X, "X"), detail::region(Y, "Y")});
 }
 
-/// values_and_grads' overlap rule on device batches (detail::gradients_overlap_error).
+/// values_and_grads' overlap rule on device batches (detail::gradients_overlap_error), except
+/// that GX and GY are never one buffer here, not even for Y = X as on the host: the cells of
+/// one anti-diagonal run in parallel, and cell (i, j) adds to x_i while cell (j, i) adds to
+/// y_i, the same word, unordered (a reviewer's lock-step model lost half of a gradient).
 template <class T>
 std::string gradients_overlap_error(batch_view<T const> X, batch_view<T const> Y, T const* out,
                                     batch_view<T> gx, batch_view<T> gy, T const* upstream) {
-  std::string e = detail::gradients_overlap_error(
+  if (gx.data != nullptr && gx.data == gy.data)
+    return "GY is GX: on the device the two gradients need separate buffers (for Y = X, add GY to GX "
+           "after the call)";
+  return detail::gradients_overlap_error(
       detail::region(X, "X"), detail::region(Y, "Y"), detail::region(gx, "GX"), detail::region(gy, "GY"),
       detail::region(out, X.batch, "out"), detail::region(upstream, upstream ? X.batch : 0, "upstream"));
-  // one buffer is for Y = X: the same series too, which device lengths show only by their array
-  // (the host compares the lengths themselves)
-  if (e.empty() && gx.data != nullptr && gx.data == gy.data && X.lengths != Y.lengths)
-    e = "GY overlaps GX (pass separate buffers: one buffer is for Y = X, with the same lengths array)";
-  return e;
 }
 
 /// m.validate<T>()'s message, or empty (a build without exceptions lets it terminate).

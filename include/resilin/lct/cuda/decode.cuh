@@ -45,7 +45,7 @@ namespace detail {
 
 __global__ static void build_lut_kernel(code_lengths cl, unsigned key_ref, std::uint16_t* lut, std::uint32_t* error) {
   if (threadIdx.x == 0 && blockIdx.x == 0) {
-    std::uint32_t codes[257];
+    std::uint32_t codes[257] = {};
     canonical_codes(cl, codes);
     build_decode_lut(cl, key_ref, codes, lut);
     *error = 0;
@@ -86,6 +86,13 @@ decode_chunks_kernel(device_stream s, std::uint16_t const* g_lut, std::uint32_t*
   std::uint32_t const bits = s.bits[c] & ~raw_chunk_flag;
   std::uint64_t const base = std::uint64_t{word0} * 32;
   __syncthreads();
+  // the chunk table as the host decoder checks it (block-uniform: every thread reads the same
+  // words); a raw flag or an offset edited in place was decoded as it came, wrongly
+  std::uint32_t const word1 = s.offsets[c + 1];
+  if (word1 < word0 || word1 > s.stream_words || !chunk_layout_ok(s.bits[c], word1 - word0, count, b)) {
+    if (threadIdx.x == 0) atomicOr(error, 1u);
+    return;
+  }
   if (s.bits[c] & raw_chunk_flag) {
     for (std::uint32_t i = threadIdx.x; i < count; i += block_threads)
       sym[i] = static_cast<std::uint8_t>(lct::detail::peek32(s.stream, s.stream_words, base + std::uint64_t{i} * b) >> (32 - b));
@@ -152,17 +159,20 @@ decode_chunks_kernel(device_stream s, std::uint16_t const* g_lut, std::uint32_t*
 }  // namespace detail
 
 /// Decodes `s` into `out` (count * element_bytes bytes of device memory) on `stream`.
-/// cudaErrorInvalidValue for a book that is not complete for s.type, missing sections,
+/// cudaErrorInvalidValue for a book that is not complete for s.type (or whose escape payload
+/// is not s.type's exponent width), key_ref outside the alphabet, missing sections,
 /// offsets/bits/stream or the workspace not 4-byte aligned, or `out` not aligned to its
 /// element size (a GPU faults on misaligned words where the host tolerates them).
 /// The workspace must stay alive until the work completes; read_decode_error() reports a
-/// corrupt chunk (counts that do not add up, or threads' runs of codes that do not join: a
-/// wrong gap field) after the stream has been synchronised.
+/// corrupt chunk (a chunk table entry that disagrees with its region, counts that do not add
+/// up, or threads' runs of codes that do not join: a wrong gap field) after the stream has been
+/// synchronised.
 inline cudaError_t decode(device_stream const& s, void* out, void* workspace, std::size_t workspace_bytes,
                           cudaStream_t stream = nullptr) {
   if (!is_valid(s.type) || s.chunk_log2 < min_chunk_log2 || s.chunk_log2 > max_device_chunk_log2 ||
       workspace == nullptr || workspace_bytes < decode_workspace_bytes() ||
-      !is_complete_book(s.lengths, alphabet_size(s.type)))
+      !is_complete_book(s.lengths, alphabet_size(s.type)) || s.lengths.exp_bits != exponent_bits(s.type) ||
+      s.key_ref >= alphabet_size(s.type))
     return cudaErrorInvalidValue;
   // the sections are read as 32-bit words (a container's sections are not aligned: copy them)
   if (!is_aligned_to(workspace, 4)) return cudaErrorInvalidValue;  // the LUT and the error word

@@ -86,7 +86,7 @@ __global__ static void prepare_kernel(code_lengths cl, unsigned long long const*
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   unsigned best = 0;   // modal exponent, smallest on ties (as the host)
   for (unsigned e = 1; e < cl.n_keys; ++e) if (hist[e] > hist[best]) best = e;
-  std::uint32_t codes[257];
+  std::uint32_t codes[257] = {};
   canonical_codes(cl, codes);
   build_encode_table(cl, best, codes, table);
   if (key_ref_out) *key_ref_out = best;
@@ -218,14 +218,16 @@ inline std::size_t encode_workspace_bytes(dtype t, std::uint64_t n, unsigned chu
 
 /// Encodes n elements at `in` (device memory) with book `lengths` on `stream`. The layout of
 /// `out` matches stream_view; read offsets[C] for the stream words used. cudaErrorInvalidValue
-/// for bad parameters, null or misaligned outputs (words: 4 bytes; the histogram: 8), an input
+/// for bad parameters (a book that is not complete for t, or whose escape payload is not t's
+/// exponent width: such streams could not be decoded), null or misaligned outputs (words: 4 bytes; the histogram: 8), an input
 /// not aligned to its element size, a workspace not 8-byte aligned, or inputs whose stream
 /// could pass 2^32 words (about 1.7e10 elements with 8-bit exponents, 2.7e10 in fp16).
 inline cudaError_t encode(dtype t, void const* in, std::uint64_t n, code_lengths const& lengths, unsigned chunk_log2,
                           device_encode_output const& out, void* workspace, std::size_t workspace_bytes,
                           cudaStream_t stream = nullptr) {
   if (!is_valid(t) || chunk_log2 < min_chunk_log2 || chunk_log2 > max_device_chunk_log2 ||
-      lengths.n_keys != alphabet_size(t) || workspace == nullptr ||
+      lengths.n_keys != alphabet_size(t) || !is_complete_book(lengths, alphabet_size(t)) ||
+      lengths.exp_bits != exponent_bits(t) || workspace == nullptr ||
       workspace_bytes < encode_workspace_bytes(t, n, chunk_log2) || out.offsets == nullptr)
     return cudaErrorInvalidValue;
   if (n > 0 && (in == nullptr || out.raw == nullptr || out.bits == nullptr || out.stream == nullptr))
