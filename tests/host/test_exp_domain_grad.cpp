@@ -101,7 +101,7 @@ T exp_domain_grad(r::measure<r::dtw_cost<r::squared_euclidean>, r::soft_min<T>> 
   rh::pair_problem<T, r::dtw_cost<r::squared_euclidean>, r::soft_min<T>> const p{
       meas.cost, meas.smooth, {x.data(), n, d}, {y.data(), k, d},
       r::band_geometry::make(n, k, meas.band.radius_for(n, k))};
-  REQUIRE(rh::exp_domain_applies<T, r::squared_euclidean>(p.x, p.y, meas.smooth.gamma));
+  REQUIRE(rh::exp_domain_exact<T, r::squared_euclidean>(p.x, p.y, meas.smooth.gamma));
   rh::dtw_lane_cost<T, r::squared_euclidean> lanes;
   rh::exp_rows<T> rows;
   rh::table_buffer<r::simd::pack<T>> cells;
@@ -138,7 +138,9 @@ TEMPLATE_TEST_CASE("exp-domain gradients: whole table, rows above every strip an
           CHECK(resilin_test::bitwise_equal(gx2, gx1));
           CHECK(resilin_test::bitwise_equal(gy2, gy1));
         }
-        // the front end (whole table at these sizes) gives the same
+        // the front end (whole table at these sizes) gives the same, except for a single row or
+        // column, which it takes in the log domain (exp_domain_applies: the exact path sum)
+        if (n == 1 || k == 1) continue;
         std::vector<T> gx3(x.size()), gy3(y.size());
         CHECK(r::value_and_grad(meas, r::view(x, d), r::view(y, d), r::view(gx3, d), r::view(gy3, d)) == whole);
         CHECK(resilin_test::bitwise_equal(gx3, gx1));

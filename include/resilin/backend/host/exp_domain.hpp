@@ -53,13 +53,23 @@ T delta_bound(series_view<T const> x, series_view<T const> y) {
 
 /// Whether the exponential-domain traversal keeps every k exact for this pair.
 template <class T, class Distance>
-bool exp_domain_applies(series_view<T const> x, series_view<T const> y, T gamma) {
+bool exp_domain_exact(series_view<T const> x, series_view<T const> y, T gamma) {
   T const bound = delta_bound<T, Distance>(x, y);
   T const steps = static_cast<T>(x.length + y.length);
   // |k| <= steps * (bound * log2(e) / gamma + 4) (rounding and renormalisation add at most
   // 4 per step) must stay below max_k
   T const per_step = bound * T(1.4426950408889634) / gamma + T(4);
   return std::isfinite(per_step) && steps * per_step < exp_domain_traits<T>::max_k;
+}
+
+/// Whether a pair takes the exponential domain: exact k (exp_domain_exact), and no less
+/// accurate than the log domain. Its R = -gamma ln 2 (k + log2 m) carries a few ulp of gamma
+/// per cell; a pair of one row or column has one path, whose value the log domain gives as the
+/// exact sum of its costs (a 1 x 1 float pair at gamma = 1e6 came out 7 % off). Single pairs,
+/// training and the lock-step groups all ask this, so batches keep the single-pair bits.
+template <class T, class Distance>
+bool exp_domain_applies(series_view<T const> x, series_view<T const> y, T gamma) {
+  return x.length > 1 && y.length > 1 && exp_domain_exact<T, Distance>(x, y, gamma);
 }
 
 template <class T>
