@@ -73,14 +73,10 @@ struct soft_min {
     using math::select;
     ranked<V> const k = rank(v);
     V const log_z = k.log_normaliser();
-    V const zero(T(0));
-    V const inv(math::inverse_temperature(gamma));
-    // e (x - lo) / gamma, 0 where e is (x unreachable, or beyond the exponential's range)
-    V const t_mid = select(k.e_mid > zero, k.e_mid * ((k.mid - k.base) * inv), zero);
-    V const hi = math::max(v.diag, math::max(v.up, v.left));
-    V const t_hi = select(k.e_hi > zero, k.e_hi * ((hi - k.base) * inv), zero);
-    V const entropy = (t_mid + t_hi) / (V(T(1)) + (k.e_mid + k.e_hi)) + log_z;
-    return {k.value_from(log_z, gamma), k.weights(v), select(k.unreachable, zero, entropy)};
+    step3<V> const w = k.weights(v);
+    step3<V> const z = scaled_gaps(w, v);
+    V const entropy = (w.diag * z.diag + w.up * z.up + w.left * z.left) + log_z;
+    return {k.value_from(log_z, gamma), w, select(k.unreachable, V(T(0)), entropy)};
   }
 
   /// combine and weights of the same candidates from one pair of exponentials.
