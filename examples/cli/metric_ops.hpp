@@ -212,7 +212,8 @@ struct gpu_kmeans_ops {
   Metric const& m;
   HostOps host;
 
-  void validate() const { host.validate(); }
+  template <class T = void>
+  void validate() const { host.template validate<T>(); }
   template <class T>
   std::vector<double> self(r::batch_view<T const> b, int threads) const {
     return host.self(b, threads);

@@ -217,3 +217,36 @@ TEST_CASE("bands for a long pair: value and hard DTW against the oracle", "[band
               .epsilon(1e-13));
   }
 }
+
+TEST_CASE("single_path: exactly the bands that hold one alignment path", "[band]") {
+  // paths (0, 0) -> (n-1, m-1) inside the band, counted by dynamic programming
+  auto const paths = [](r::band_geometry const& g) {
+    std::vector<double> count(static_cast<std::size_t>(g.n * g.m), 0.0);
+    auto const at = [&](r::index_t i, r::index_t j) {
+      return i < 0 || j < 0 || !g.contains(i, j) ? 0.0 : count[static_cast<std::size_t>(i * g.m + j)];
+    };
+    for (r::index_t i = 0; i < g.n; ++i)
+      for (r::index_t j = 0; j < g.m; ++j)
+        if (g.contains(i, j))
+          count[static_cast<std::size_t>(i * g.m + j)] =
+              i == 0 && j == 0 ? 1.0 : at(i - 1, j - 1) + at(i - 1, j) + at(i, j - 1);
+    return count.back();
+  };
+  int singles = 0;
+  for (r::index_t n = 1; n <= 9; ++n)
+    for (r::index_t m = 1; m <= 9; ++m) {
+      std::vector<r::band_geometry> bands{r::band_spec::none().geometry(n, m)};
+      for (r::index_t R : {0, 1, 2, 4}) bands.push_back(r::band_spec::radius(R).geometry(n, m));
+      for (double s : {1.0, 1.25, 2.0, 5.0}) bands.push_back(r::band_spec::itakura(s).geometry(n, m));
+      for (auto const& g : bands) {
+        INFO("n " << n << " m " << m << " half width " << g.half_width << " slope " << g.slope);
+        double const count = paths(g);
+        CHECK(count >= 1.0);
+        CHECK(g.single_path() == (count == 1.0));
+        singles += g.single_path();
+      }
+    }
+  CHECK(singles > 81);  // every 1 x m and n x 1 grid, and the radius-0 and slope-1 bands with n = m
+  CHECK(r::band_spec::radius(0).geometry(5000, 5000).single_path());
+  CHECK(!r::band_spec::radius(0).geometry(5000, 5001).single_path());
+}

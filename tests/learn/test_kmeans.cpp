@@ -279,6 +279,15 @@ TEST_CASE("k-means refuses bad input", "[learn][kmeans]") {
   soft.smooth.gamma = -1;
   CHECK(resilin_test::message_of<r::invalid_argument>([&] { rl::kmeans(soft, ds.view(), options(2, 0)); })
             .find("gamma must be > 0") != std::string::npos);
+  // a parameter finite in double but not in the series' type: refused before any work
+  r::dataset<float> floats;
+  floats.labels = ds.labels;
+  floats.values.assign(ds.values.begin(), ds.values.end());
+  floats.lengths = ds.lengths;
+  floats.max_length = ds.max_length;
+  floats.channels = ds.channels;
+  CHECK(resilin_test::message_of<r::invalid_argument>([&] { rl::kmeans(r::measures::msm(1e39), floats.view(), options(2, 0)); })
+            .find("msm c must be finite in the value type") != std::string::npos);
 }
 
 TEST_CASE("k-means under FastCDTW separates two classes, independent of the thread count",

@@ -188,6 +188,23 @@ struct band_geometry {
     return 0 <= i && i < n && row(i).contains(j);
   }
 
+  /// Whether the band holds one alignment path: no cell in it has two predecessors in it (a
+  /// single row or column; a radius-0 band or an Itakura slope of 1 with n = m). Along such a
+  /// path every soft-min has one finite candidate, so S is the sum of the path's costs. Rows are
+  /// compared pairwise and a band of several paths shows it within the first rows, so this is
+  /// O(1) for those and O(n) only where it holds.
+  RESILIN_HD constexpr bool single_path() const noexcept {
+    if (!banded()) return n <= 1 || m <= 1;
+    for (index_t i = 1; i < n; ++i) {
+      index_range const above = row(i - 1), here = row(i);
+      // the row's first cell: its up (i-1, lo) and diagonal (i-1, lo-1) predecessors
+      if (here.lo > above.lo && here.lo <= above.hi) return false;
+      // a later cell (its left predecessor is in the band): up or diagonal as well
+      if (here.hi > here.lo && here.lo <= above.hi && here.hi >= above.lo) return false;
+    }
+    return true;
+  }
+
   /// The Itakura parallelogram's columns of row i (unclamped; may be empty), in exact integer
   /// arithmetic: with P = slope, Q = itakura_slope_scale, a = i (m-1) and b = j (n-1),
   ///   Q a <= P b,  Q (N - b) <= P (N - a)  (the lower ends),

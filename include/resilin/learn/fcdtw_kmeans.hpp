@@ -35,6 +35,7 @@ void centres_warped_onto(batch_view<T const> series, batch_view<T const> centres
 struct fcdtw_ops {
   fcdtw::fit_options fo;
 
+  template <class T = void>  // as measure_ops's; the options do not depend on T
   void validate() const { fcdtw::detail::check_options(fo); }
   fcdtw::fit_options on(int threads) const {
     fcdtw::fit_options o = fo;

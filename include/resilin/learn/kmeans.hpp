@@ -66,7 +66,9 @@ struct measure_ops {
   /// The sharp value of m in place of its value everywhere (barycenter_objective): assignments,
   /// inertia and barycentres (whose options' objective is set to it).
   barycenter_objective objective = barycenter_objective::value;
-  void validate() const { m.validate(); }
+  /// The measure's checks, with those of its parameters once cast to T where T is given.
+  template <class T = void>
+  void validate() const { m.template validate<T>(); }
   template <class T>
   std::vector<double> self(batch_view<T const> b, int threads) const {
     std::vector<T> out(static_cast<std::size_t>(b.batch));
@@ -235,7 +237,8 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
 /// all series).
 template <class Ops, std::floating_point T>
 kmeans_result<T> kmeans_with(Ops const& ops, batch_view<T const> series, kmeans_options const& opt) {
-  ops.validate();
+  if constexpr (requires { ops.template validate<T>(); }) ops.template validate<T>();  // in T's range
+  else ops.validate();
   detail::check_inputs(series, "kmeans");
   detail::check_options(opt.barycenter);
   index_t const n = series.batch;

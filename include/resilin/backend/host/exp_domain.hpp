@@ -64,12 +64,13 @@ bool exp_domain_exact(series_view<T const> x, series_view<T const> y, T gamma) {
 
 /// Whether a pair takes the exponential domain: exact k (exp_domain_exact), and no less
 /// accurate than the log domain. Its R = -gamma ln 2 (k + log2 m) carries a few ulp of gamma
-/// per cell; a pair of one row or column has one path, whose value the log domain gives as the
-/// exact sum of its costs (a 1 x 1 float pair at gamma = 1e6 came out 7 % off). Single pairs,
-/// training and the lock-step groups all ask this, so batches keep the single-pair bits.
+/// per cell; where the band holds one path (a single row or column, a radius-0 band with
+/// n = m), the log domain gives the exact sum of the path's costs (a 1 x 1 float pair at
+/// gamma = 1e6 came out 7 % off, a 50 x 50 radius-0 one 6e-5). Single pairs, training and the
+/// lock-step groups all ask this, so batches keep the single-pair bits.
 template <class T, class Distance>
-bool exp_domain_applies(series_view<T const> x, series_view<T const> y, T gamma) {
-  return x.length > 1 && y.length > 1 && exp_domain_exact<T, Distance>(x, y, gamma);
+bool exp_domain_applies(series_view<T const> x, series_view<T const> y, T gamma, band_geometry const& band) {
+  return !band.single_path() && exp_domain_exact<T, Distance>(x, y, gamma);
 }
 
 template <class T>

@@ -205,7 +205,7 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
       bool fits = std::max(x.length, y.length) <= lockstep_max_length &&
                   !(m.independent_channels && x.channels > 1);
       if constexpr (std::same_as<Smooth, soft_min<T>>)
-        fits = fits && exp_domain_applies<T, D>(x, y, m.smooth.gamma);
+        fits = fits && exp_domain_applies<T, D>(x, y, m.smooth.gamma, m.band.geometry(x.length, y.length));
       if (fits)
         by_shape[{x.length, y.length}].push_back(k);
       else

@@ -78,7 +78,7 @@ T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_vie
     using D = typename Cost::distance_type;
     // soft-DTW (not other costs that name a distance): the exponential domain where it is exact
     if constexpr (vector_distance<D> && std::same_as<Cost, dtw_cost<D>>) {
-      if (exp_domain_applies<T, D>(x, y, m.smooth.gamma)) {
+      if (exp_domain_applies<T, D>(x, y, m.smooth.gamma, m.band.geometry(x.length, y.length))) {
         // the rolling rows along the shorter series, as the lock-step groups orient pairs
         auto const o = oriented_pair<T>::of(x, y);
         auto const p = make_problem(m, o.x, o.y);
@@ -158,7 +158,7 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
     using D = typename Cost::distance_type;
     // soft-DTW (not other costs that name a distance): the exponential domain where it is exact
     if constexpr (vector_distance<D> && std::same_as<Cost, dtw_cost<D>>) {
-      if (exp_domain_applies<T, D>(x, y, m.smooth.gamma)) {
+      if (exp_domain_applies<T, D>(x, y, m.smooth.gamma, p.band)) {
         dtw_lane_cost<T, D> lanes;
         // the table whole up to kept_table_bytes; beyond, each strip recomputed in the backward
         // from the row above it, and beyond checkpoint_rows_bytes of rows, two levels
