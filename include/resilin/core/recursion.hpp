@@ -10,16 +10,24 @@
 
 namespace resilin {
 
+/// A cell's three candidates R(pred_k) + c_k, whose smooth minimum is R(i, j): the one place
+/// they are formed, so that every pass that reads them (values, weights, tangents, entropies)
+/// rounds them alike.
+template <class V>
+RESILIN_HD RESILIN_INLINE step3<V> cell_candidates(step3<V> const& cost, V r_diag, V r_up, V r_left) noexcept {
+  return {r_diag + cost.diag, r_up + cost.up, r_left + cost.left};
+}
+
 template <class V, class Smooth>
 RESILIN_HD RESILIN_INLINE V cell_value(Smooth const& smooth, step3<V> const& cost, V r_diag, V r_up,
                                        V r_left) noexcept {
-  return smooth.combine(step3<V>{r_diag + cost.diag, r_up + cost.up, r_left + cost.left});
+  return smooth.combine(cell_candidates(cost, r_diag, r_up, r_left));
 }
 
 template <class V, class Smooth>
 RESILIN_HD RESILIN_INLINE step3<V> cell_weights(Smooth const& smooth, step3<V> const& cost,
                                                 V r_diag, V r_up, V r_left) noexcept {
-  return smooth.weights(step3<V>{r_diag + cost.diag, r_up + cost.up, r_left + cost.left});
+  return smooth.weights(cell_candidates(cost, r_diag, r_up, r_left));
 }
 
 template <class V>
@@ -34,7 +42,7 @@ template <class V, class Smooth>
 RESILIN_HD RESILIN_INLINE value_and_weights<V> cell_value_and_weights(Smooth const& smooth,
                                                                      step3<V> const& cost, V r_diag,
                                                                      V r_up, V r_left) noexcept {
-  step3<V> const v{r_diag + cost.diag, r_up + cost.up, r_left + cost.left};
+  step3<V> const v = cell_candidates(cost, r_diag, r_up, r_left);
   if constexpr (requires { smooth.combine_and_weights(v); }) {
     return smooth.combine_and_weights(v);
   } else {

@@ -142,7 +142,7 @@ RESILIN_INLINE tangent_cell_result<T> tangent_cell(Smooth const& smooth, Dir con
   static_assert(Entropy || !Dir::reads_entropy);
   value_weights_and_entropy<T> vw{};
   if constexpr (Entropy) {  // cell_value_and_weights' candidates, value and weights
-    vw = smooth.combine_weights_and_entropy(step3<T>{p.diag + c.diag, p.up + c.up, p.left + c.left});
+    vw = smooth.combine_weights_and_entropy(cell_candidates(c, p.diag, p.up, p.left));
   } else {
     auto const plain = cell_value_and_weights(smooth, c, p.diag, p.up, p.left);
     vw = {plain.value, plain.weights, T(0)};
@@ -393,7 +393,7 @@ T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, 
         step3<T> dw;
         if constexpr (Dir::keeps_entropy)
           dw = m.smooth.weights_tangent_along_costs(
-              w, step3<T>{p.diag + c.diag, p.up + c.up, p.left + c.left}, kept.entropies(rows, i, j, s));
+              w, cell_candidates(c, p.diag, p.up, p.left), kept.entropies(rows, i, j, s));
         else
           dw = m.smooth.weights_tangent(w, candidate_tangents<Dir>(dp, c));
         step3<T> const use{a * w.diag, a * w.up, a * w.left};
