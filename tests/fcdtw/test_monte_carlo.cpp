@@ -636,6 +636,11 @@ TEST_CASE("bad input to the MC host layer throws resilin::invalid_argument", "[m
   CHECK_THROWS_AS(fc::mc_value(x, y, p.warp(), {0, 1, 0, fc::sampling::plain}), E);
   CHECK_THROWS_WITH(fc::mc_value(x, y, p.warp(), {-5, 1, 0, fc::sampling::plain}),
                     Catch::Contains("samples must be >= 1, got -5"));
+  // integers cast to the enums ran stratified sampling and the L1 norm
+  CHECK_THROWS_WITH(fc::mc_value(x, y, p.warp(), {8, 1, 0, static_cast<fc::sampling>(3)}),
+                    Catch::Contains("layout must be plain or stratified, got 3"));
+  CHECK_THROWS_WITH(fc::mc_value(x, y, p.warp(), {8, 1, 0, fc::sampling::plain, static_cast<fc::path_norm>(4)}),
+                    Catch::Contains("norm must be l2 or l1, got 4"));
   std::vector<double> one_channel(12, 0.0);
   auto const y1 =
       fc::uniform_interpolant(resilin::series_view<double const>{one_channel.data(), 12, 1});

@@ -1,4 +1,4 @@
-// The shared-warp cost matrix (mass-matrix / one-product form) and its VJP against the closed
+// The shared-warp cost matrix (formed from each pair's differences) and its VJP against the closed
 // form called pair by pair, finite differences through the logits, thread-count determinism,
 // and input validation.
 #include <support/catch.hpp>
@@ -113,6 +113,69 @@ TEST_CASE("shared-warp costs and VJP keep their accuracy for series with a commo
   }
 }
 
+TEST_CASE("shared-warp costs of near pairs in a diverse float batch keep their accuracy", "[fcdtw][shared]") {
+  // The expanded C = <X,QX> + <Y,QY> - 2<X,QY> lost a pair 1e-4 apart among N(0, 9) series: its
+  // cost came out 25 times too large, and negative in 95 of 200 seeds. Now from the differences,
+  // against the closed form pair by pair (accurate in float) for C, the warp gradient and GX.
+  index_t const n = 64, d = 8, by = 8, K = n - 1;
+  int negative = 0;
+  double worst = 0, worst_dv = 0, worst_gx = 0;
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    auto const base = resilin_test::random_values(static_cast<std::size_t>(n * d), 500 + seed, -2.0, 2.0);
+    auto const noise = resilin_test::random_values(static_cast<std::size_t>(n * d), 600 + seed, -1e-4, 1e-4);
+    auto const far = resilin_test::random_values(static_cast<std::size_t>((by - 1) * n * d), 700 + seed, -5.0, 5.0);
+    std::vector<float> xs(base.begin(), base.end()), ys;
+    for (std::size_t k = 0; k < base.size(); ++k) ys.push_back(static_cast<float>(base[k] + noise[k]));
+    ys.insert(ys.end(), far.begin(), far.end());
+    std::vector<float> v(K + 1), C(by), G(by, 0.f), gx(xs.size()), dv(K + 1);
+    identity_warp(K, v.data());
+    G[0] = 1.f;  // the near pair's gradients alone
+    auto const phi = uniform_warp<float>(v.data(), K);
+    batch_view<float const> const X{xs.data(), 1, n, d}, Y{ys.data(), by, n, d};
+    cdist_shared(phi, X, Y, matrix_view<float>{C.data(), 1, by});
+    cdist_shared_vjp(phi, X, Y, matrix_view<float const>{G.data(), 1, by}, batch_view<float>{gx.data(), 1, n, d},
+                     batch_view<float>{}, dv.data());
+    std::vector<float> wv(K + 1, 0.f), wx(xs.size(), 0.f);
+    float const f = value_and_grad(uniform_interpolant(X[0]), uniform_interpolant(Y[0]), phi,
+                                   objective_grads<float>{wv.data(), {wx.data(), n, d}, {}, 1.f});
+    negative += C[0] < 0;
+    worst = std::max(worst, std::abs(double(C[0]) - f) / f);
+    double largest_v = 0, largest_x = 0;
+    for (float g : wv) largest_v = std::max(largest_v, double(std::abs(g)));
+    for (float g : wx) largest_x = std::max(largest_x, double(std::abs(g)));
+    for (index_t k = 0; k <= K; ++k) worst_dv = std::max(worst_dv, std::abs(double(dv[k]) - wv[k]) / largest_v);
+    for (std::size_t k = 0; k < gx.size(); ++k) worst_gx = std::max(worst_gx, std::abs(double(gx[k]) - wx[k]) / largest_x);
+  }
+  CHECK(negative == 0);
+  CHECK(worst < 1e-5);
+  CHECK(worst_dv < 1e-3);
+  CHECK(worst_gx < 1e-4);
+}
+
+TEST_CASE("shared-warp costs that overflow over many channels are refused, equal series cost 0",
+          "[fcdtw][shared]") {
+  // samples within max_sample_magnitude, but 1024 channels of (2 M)^2 overflow: C was NaN (the
+  // expanded form's inf - inf) also for equal series, whose cost is 0
+  index_t const n = 2, d = 1024;
+  double const M = max_sample_magnitude<double>();
+  std::vector<double> xs(n * d, M), ys(n * d, M), v{0.0, 1.0}, C(1), G{1.0}, dv(2);
+  auto const phi = uniform_warp<double>(v.data(), 1);
+  batch_view<double const> const X{xs.data(), 1, n, d}, Y{ys.data(), 1, n, d};
+  cdist_shared(phi, X, Y, matrix_view<double>{C.data(), 1, 1});
+  CHECK(C[0] == 0.0);
+  for (index_t c = 0; c < d; ++c) ys[d + c] = -M;
+  CHECK_THROWS_WITH(cdist_shared(phi, X, Y, matrix_view<double>{C.data(), 1, 1}),
+                    Catch::Contains("the cost of pair (0, 0) overflowed"));
+  std::vector<double> C2(1);
+  CHECK_THROWS_WITH(cdist_shared_vjp(phi, X, Y, matrix_view<double const>{G.data(), 1, 1}, batch_view<double>{},
+                                     batch_view<double>{}, dv.data(), matrix_view<double>{C2.data(), 1, 1}),
+                    Catch::Contains("the cost of pair (0, 0) overflowed"));
+  // without C, the warp gradient overflows (its bracket sums the squared differences)
+  CHECK_THROWS_WITH(cdist_shared_vjp(phi, X, Y, matrix_view<double const>{G.data(), 1, 1}, batch_view<double>{},
+                                     batch_view<double>{}, dv.data()),
+                    Catch::Contains("a gradient overflowed"));
+}
+
 TEST_CASE("shared-warp logits gradient matches finite differences", "[fcdtw][shared]") {
   problem const p(30, false);
   auto const r = resilin_test::random_values(7, 34, -1.5, 1.5);
@@ -173,6 +236,9 @@ TEST_CASE("shared-warp input validation", "[fcdtw][shared]") {
   auto o = p.options();
   o.x_knots = knots.data();
   CHECK_THROWS_AS(cdist_shared(p.w.view(), p.X(), p.Y(), Cv, o), resilin::invalid_argument);
+  o = p.options();
+  o.norm = static_cast<path_norm>(4);  // ran as L1
+  CHECK_THROWS_WITH(cdist_shared(p.w.view(), p.X(), p.Y(), Cv, o), Catch::Contains("norm must be l2 or l1, got 4"));
 }
 
 TEST_CASE("shared-warp: sample range and overlapping outputs are refused", "[fcdtw][shared]") {

@@ -260,6 +260,23 @@ TEST_CASE("bad input throws resilin::invalid_argument", "[fcdtw][solver]") {
   o = {};
   o.segments = -3;
   CHECK_THROWS_AS(bad(o), resilin::invalid_argument);
+  // integers cast to the enums ran softmax, L1, and the identity start in fit() but the grid
+  // start in distances()
+  o = {};
+  o.map = static_cast<warp_map>(7);
+  CHECK_THROWS_WITH(bad(o), Catch::Contains("map must be softplus_cumsum or softmax_cumsum, got 7"));
+  o = {};
+  o.norm = static_cast<path_norm>(9);
+  CHECK_THROWS_WITH(bad(o), Catch::Contains("norm must be l2 or l1, got 9"));
+  o = {};
+  o.init = static_cast<warp_init>(5);
+  CHECK_THROWS_WITH(bad(o), Catch::Contains("init must be identity or grid, got 5"));
+  {
+    std::vector<double> out(1);
+    CHECK_THROWS_WITH(distances(o, batch_view<double const>{a.data(), 1, 3, 1}, batch_view<double const>{b.data(), 1, 2, 1},
+                                std::span<double>(out)),
+                      Catch::Contains("init must be identity or grid"));
+  }
   // options that leave their domain once cast to float (inf, 0, 1): the float fit returned NaN
   // logits and a wrong distance
   {

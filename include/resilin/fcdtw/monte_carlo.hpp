@@ -315,6 +315,9 @@ template <class T, class X, class W>
 void check_mc(X const& x, interpolant<T> const& y, W const& warp, mc_options const& opt) {
   using resilin::detail::require;
   require(opt.samples >= 1, "samples must be >= 1, got ", opt.samples);
+  require(opt.layout == sampling::plain || opt.layout == sampling::stratified,
+          "layout must be plain or stratified, got ", static_cast<int>(opt.layout));
+  require(known(opt.norm), "norm must be l2 or l1, got ", static_cast<int>(opt.norm));
   check_interpolant(y, "y");
   require(static_cast<index_t>(x.channels()) == y.channels(), "channel mismatch: x has ",
           static_cast<index_t>(x.channels()), ", y has ", y.channels());

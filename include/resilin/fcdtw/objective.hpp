@@ -21,6 +21,12 @@ namespace resilin::fcdtw {
 /// How arc length is measured along the path (t, phi(t)): Euclidean (FastCDTW) or L1.
 enum class path_norm { l2, l1 };
 
+namespace detail {
+/// Whether n is one of path_norm's values (an integer cast to it is not; the code would take it
+/// for l1 in one place and l2 in another).
+constexpr bool known(path_norm n) noexcept { return n == path_norm::l2 || n == path_norm::l1; }
+}  // namespace detail
+
 /// Where value_and_grad() adds its gradients, each scaled by `seed`; a null pointer skips one.
 template <class T>
 struct objective_grads {

@@ -7,22 +7,26 @@
 // (Wx x)_k, y(tau_k) = (Wy y)_k with two interpolation weights per row. F is then the quadratic
 // form F = sum_{k,l} Q_kl <a_k, a_l>, Q the tridiagonal P1 mass matrix of the piece lengths L_k
 // (Q_kk = (L_{k-1} + L_k) / 3, Q_{k,k+1} = L_k / 6). With Xt_i = Wx x_i, Yt_j = Wy y_j
-// ((M + 1) x d each):
-//   C(i, j) = <Xt_i, Q Xt_i> + <Yt_j, Q Yt_j> - 2 <Xt_i, Q Yt_j>,
-// the cross term being one matrix product (bx x (M+1)d) . ((M+1)d x by).
-// VJP with upstream G (bx x by), r_i = sum_j G_ij, c_j = sum_i G_ij, H = G Yt, Z = G^T Xt:
-//   dXt_i = 2 Q (r_i Xt_i - H_i),   dYt_j = 2 Q (c_j Yt_j - Z_j),  then scatter by Wx^T, Wy^T;
-//   dv: the Leibniz terms of every pair are quadratic in a_ij = Xt_i - Yt_j (and bilinear with
-//   x_i's slope), so their G-weighted sum needs only S(k, l) = sum_ij G_ij <a_ij[k], a_ij[l]>
-//   = sum_i r_i <Xt_i[k], Xt_i[l]> - sum_i (<Xt_i[k], H_i[l]> + <H_i[k], Xt_i[l]>)
-//     + sum_j c_j <Yt_j[k], Yt_j[l]>  and  sum_j G_ij a_ij = r_i Xt_i - H_i:
-//   O((bx + by) M d) after the products, not a pass per pair.
+// ((M + 1) x d each) and a_ij = Xt_i - Yt_j, piece by piece
+//   C(i, j) = sum_k L_k / 3 (|a[k]|^2 + <a[k], a[k+1]> + |a[k+1]|^2),
+// each term >= 0. It is formed from the differences, not expanded into <Xt, Q Xt> + <Yt, Q Yt>
+// - 2 <Xt, Q Yt> (one matrix product, but its terms are O(|x|^2) and cancel: in float a pair 1e-4
+// apart came out 25 times its cost, or negative, and pairs near the largest sample magnitude
+// NaN); the cost is the same order, O(bx by M d).
+// VJP with upstream G (bx x by), E_i = sum_j G_ij a_ij and F_j = -sum_i G_ij a_ij (also from the
+// differences):
+//   dXt_i = 2 Q E_i,   dYt_j = 2 Q F_j,  then scatter by Wx^T, Wy^T;
+//   dv: the Leibniz terms of every pair are quadratic in a_ij (and bilinear with x_i's slope),
+//   so their G-weighted sum needs per piece only B_k = sum_ij G_ij (|a[k]|^2 + <a[k], a[k+1]> +
+//   |a[k+1]|^2), the bracket of C's own terms, and sum_j G_ij a_ij = E_i.
 // Host API; threaded with parallel_for, deterministic (fixed-order sums, no atomics).
+#include <algorithm>
 #include <cmath>
 #include <concepts>
 #include <span>
 #include <utility>
 #include <vector>
+#include <resilin/core/config.hpp>
 #include <resilin/core/error.hpp>
 #include <resilin/core/thread_pool.hpp>
 #include <resilin/core/validate.hpp>
@@ -131,6 +135,7 @@ void check_shared(XB X, YB Y, warp_view<T> const& phi, shared_warp_options<T> co
   using resilin::detail::require;
   check_warp(phi);
   require(o.threads >= 0, "threads must be >= 0 (0 = all cores), got ", o.threads);
+  require(known(o.norm), "norm must be l2 or l1, got ", static_cast<int>(o.norm));
   resilin::detail::check_batch(X, "X");
   resilin::detail::check_batch(Y, "Y");
   require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ",
@@ -167,11 +172,14 @@ void check_shared_outputs(batch_view<T const> X, batch_view<T const> Y, warp_vie
        region(phi.grid.knots, phi.grid.knots ? knots : 0, "the warp's knots")});
 }
 
-/// Everything the value and the VJP share: the mesh, Xt, Yt, Q Yt and the self terms.
+/// Everything the value and the VJP share: the mesh, Xt and Yt.
 template <class T>
 struct shared_state {
   shared_mesh<T> mesh;
-  std::vector<T> xt, yt, qyt, self_x, self_y;  // (bx, P, d), (by, P, d), (by, P, d), (bx), (by)
+  std::vector<T> xt, yt;  // (bx, P, d), (by, P, d)
+  // C = sum_k L_k / 3 (|a[k]|^2 + <a[k], a[k+1]> + |a[k+1]|^2) element by element, with e the
+  // flat index k d + c: sum_e on_diagonal[e] a_e^2 + sum_e off_diagonal[e] a_e a_{e+d}
+  std::vector<T> on_diagonal, off_diagonal;  // (P d): (L_{k-1} + L_k) / 3; (P d - d): L_k / 3
   index_t P = 0, d = 0;
 
   shared_state(warp_view<T> phi, batch_view<T const> X, batch_view<T const> Y,
@@ -181,50 +189,73 @@ struct shared_state {
         P(mesh.points()), d(X.channels) {
     interpolate_rows(X, mesh.sx, mesh.wx, xt, o.threads);
     interpolate_rows(Y, mesh.sy, mesh.wy, yt, o.threads);
-    centre_rows(X.batch, Y.batch);
-    qyt.assign(yt.size(), T(0));
-    self_x.assign(static_cast<std::size_t>(X.batch), T(0));
-    self_y.assign(static_cast<std::size_t>(Y.batch), T(0));
-    std::vector<std::vector<T>> scratch(static_cast<std::size_t>(resolve_threads(o.threads, X.batch)),
-                                        std::vector<T>(static_cast<std::size_t>(P * d)));
-    parallel_for(Y.batch, o.threads, [&](index_t j, int) {
-      T const* yj = yt.data() + j * P * d;
-      apply_mass(mesh.length, yj, qyt.data() + j * P * d, d);
-      self_y[static_cast<std::size_t>(j)] = dot(yj, qyt.data() + j * P * d, P * d);
-    });
-    parallel_for(X.batch, o.threads, [&](index_t i, int w) {
-      T const* xi = xt.data() + i * P * d;
-      T* q = scratch[static_cast<std::size_t>(w)].data();
-      apply_mass(mesh.length, xi, q, d);
-      self_x[static_cast<std::size_t>(i)] = dot(xi, q, P * d);
-    });
+    index_t const n = P * d, M = P - 1;
+    on_diagonal.assign(static_cast<std::size_t>(n), T(0));
+    off_diagonal.assign(static_cast<std::size_t>(n - d), T(0));
+    for (index_t k = 0; k < M; ++k) {
+      T const third = mesh.length[static_cast<std::size_t>(k)] / T(3);
+      for (index_t c = 0; c < d; ++c) {
+        on_diagonal[static_cast<std::size_t>(k * d + c)] += third;
+        on_diagonal[static_cast<std::size_t>((k + 1) * d + c)] += third;
+        off_diagonal[static_cast<std::size_t>(k * d + c)] = third;
+      }
+    }
   }
+  T const* x_row(index_t i) const noexcept { return xt.data() + i * P * d; }
+  T const* y_row(index_t j) const noexcept { return yt.data() + j * P * d; }
 
- private:
-  /// Subtracts the mean of all rows (X's and Y's) at each mesh point and channel from every
-  /// row: every difference a_ij = Xt_i - Yt_j, so C and every gradient, is unchanged, but the
-  /// expanded C = <X,QX> + <Y,QY> - 2<X,QY> no longer cancels the series' common offset (float
-  /// series near 1000 that differ by 0.01 gave C = -1.25 for 0.0035).
-  void centre_rows(index_t bx, index_t by) {
-    index_t const rows = bx + by, n = P * d;
-    if (rows == 0) return;
-    std::vector<T> mean(static_cast<std::size_t>(n), T(0));
-    for (index_t r = 0; r < rows; ++r) {
-      T const* row = r < bx ? xt.data() + r * n : yt.data() + (r - bx) * n;
-      for (index_t k = 0; k < n; ++k) mean[static_cast<std::size_t>(k)] += row[k];
+  /// C(i, j), from the differences a = Xt_i - Yt_j formed on the fly. Every piece's term is
+  /// >= 0 and the off-diagonal sum is at most half the diagonal one, so C >= 0 to rounding of C
+  /// itself (the expanded <Xt, Q Xt> + <Yt, Q Yt> - 2 <Xt, Q Yt> rounds at |x|^2).
+  T cost(index_t i, index_t j) const noexcept {
+    index_t const n = P * d;
+    T const* xi = x_row(i);
+    T const* yj = y_row(j);
+    T const* const qd = on_diagonal.data();
+    T const* const qo = off_diagonal.data();
+    T on = T(0), off = T(0);
+    for (index_t e = 0; e < n - d; ++e) {
+      T const a = xi[e] - yj[e], next = xi[e + d] - yj[e + d];
+      on += qd[e] * (a * a);
+      off += qo[e] * (a * next);
     }
-    for (T& m : mean) m /= static_cast<T>(rows);
-    for (index_t r = 0; r < rows; ++r) {
-      T* row = r < bx ? xt.data() + r * n : yt.data() + (r - bx) * n;
-      for (index_t k = 0; k < n; ++k) row[k] -= mean[static_cast<std::size_t>(k)];
+    for (index_t e = n - d; e < n; ++e) {
+      T const a = xi[e] - yj[e];
+      on += qd[e] * (a * a);
     }
+    return on + off;
   }
 };
+
+/// Throws unless the VJP's gradients (GX, GY and dv's `knots` values, those given) are finite:
+/// squared differences that overflow make them inf or NaN (0 * inf where G is 0).
+template <class T>
+void check_gradients_finite(batch_view<T> gx, batch_view<T> gy, T const* dv, index_t knots) {
+  bool finite = true;
+  for (index_t k = 0; gx.data && k < gx.batch * gx.max_length * gx.channels; ++k) finite &= gx.data[k] - gx.data[k] == T(0);
+  for (index_t k = 0; gy.data && k < gy.batch * gy.max_length * gy.channels; ++k) finite &= gy.data[k] - gy.data[k] == T(0);
+  for (index_t k = 0; dv && k < knots; ++k) finite &= dv[k] - dv[k] == T(0);
+  resilin::detail::require(finite, "a gradient overflowed: the pairs' squared differences summed over the "
+                                   "channels exceed the largest finite value; rescale the series");
+}
+
+/// Throws unless every pair's cost was finite (first_overflow[i]: the first column j of row i
+/// whose cost overflowed, or -1): with many channels, samples within max_sample_magnitude can
+/// still overflow a sum of squared differences, and distances() refuses such a fit as well.
+inline void check_costs_finite(std::vector<index_t> const& first_overflow) {
+  for (std::size_t i = 0; i < first_overflow.size(); ++i)
+    resilin::detail::require(first_overflow[i] < 0, "the cost of pair (", i, ", ", first_overflow[i],
+                             ") overflowed: its squared differences summed over the channels exceed "
+                             "the largest finite value; rescale the series");
+}
 
 }  // namespace detail
 
 /// C(i, j) = F(phi; X[i], Y[j]) for one warp phi shared by all pairs (X[i] warped onto the
-/// common y axis). X and Y are not ragged; C is (X.batch, Y.batch).
+/// common y axis). X and Y are not ragged; C is (X.batch, Y.batch). Each entry is formed from
+/// the pair's differences (accurate also for near pairs in float, and >= 0); a cost that
+/// overflows (many channels of samples near max_sample_magnitude) is refused with
+/// resilin::invalid_argument naming the pair.
 template <batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>
 void cdist_shared(warp_view<value_of<XB>> phi, XB xs, YB ys, matrix_view<value_of<XB>> C,
@@ -239,19 +270,22 @@ void cdist_shared(warp_view<value_of<XB>> phi, XB xs, YB ys, matrix_view<value_o
                            ", ", C.cols, ")");
   detail::check_shared_outputs<T>(X, Y, phi, {}, {}, {}, nullptr, C);
   detail::shared_state<T> const s(phi, X, Y, o);
-  index_t const n = s.P * s.d;
+  std::vector<index_t> first_overflow(static_cast<std::size_t>(X.batch), -1);
   parallel_for(X.batch, o.threads, [&](index_t i, int) {
-    T const* xi = s.xt.data() + i * n;
-    for (index_t j = 0; j < Y.batch; ++j)
-      C(i, j) = s.self_x[static_cast<std::size_t>(i)] + s.self_y[static_cast<std::size_t>(j)] -
-                T(2) * detail::dot(xi, s.qyt.data() + j * n, n);
+    for (index_t j = 0; j < Y.batch; ++j) {
+      C(i, j) = s.cost(i, j);
+      if (!(C(i, j) - C(i, j) == T(0)) && first_overflow[static_cast<std::size_t>(i)] < 0)
+        first_overflow[static_cast<std::size_t>(i)] = j;
+    }
   });
+  detail::check_costs_finite(first_overflow);
 }
 
 /// The VJP of cdist_shared with upstream G (X.batch, Y.batch): GX[i] = sum_j G(i, j)
 /// dC(i, j)/dX[i], GY[j] = sum_i G(i, j) dC(i, j)/dY[j] (both overwritten; null data skips
 /// one), and dv (K + 1, overwritten; null skips) = sum_ij G(i, j) dC(i, j)/dv. For logits, pass
-/// dv to logits_backward(). If C.data is set it also receives the cost matrix.
+/// dv to logits_backward(). If C.data is set it also receives the cost matrix. Costs (when C is
+/// asked for) or gradients that overflow are refused with resilin::invalid_argument.
 template <batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>
 void cdist_shared_vjp(warp_view<value_of<XB>> phi, XB xs, YB ys,
@@ -274,38 +308,52 @@ void cdist_shared_vjp(warp_view<value_of<XB>> phi, XB xs, YB ys,
           Y.batch, "), got (", C.rows, ", ", C.cols, ")");
   detail::check_shared_outputs<T>(X, Y, phi, G, gxs, gys, dv, C);
   detail::shared_state<T> const s(phi, X, Y, o);
-  index_t const P = s.P, d = s.d, n = P * d, bx = X.batch, by = Y.batch;
-  std::vector<T> row_sum(static_cast<std::size_t>(bx), T(0)), col_sum(static_cast<std::size_t>(by), T(0));
-  for (index_t i = 0; i < bx; ++i)
-    for (index_t j = 0; j < by; ++j) {
-      row_sum[static_cast<std::size_t>(i)] += G(i, j);
-      col_sum[static_cast<std::size_t>(j)] += G(i, j);
-    }
-  // E_i = r_i Xt_i - (G Yt)_i = sum_j G_ij a_ij;  F_j = c_j Yt_j - (G^T Xt)_j = -sum_i G_ij a_ij.
-  std::vector<T> E(s.xt.size()), Fy(s.yt.size()), H(s.xt.size());
+  index_t const P = s.P, d = s.d, n = P * d, bx = X.batch, by = Y.batch, M = P - 1;
+  // Per x row i, from the differences a_ij: E_i = sum_j G_ij a_ij and, for dv, element by
+  // element sum_j G_ij a_e^2 and sum_j G_ij a_e a_{e+d} (the brackets' parts, summed over the
+  // channels and the rows i in order below: deterministic for any thread count). F_j = -sum_i
+  // G_ij a_ij per y row.
+  std::vector<T> E(s.xt.size()), Fy(s.yt.size()), SQ(dv ? s.xt.size() : 0), CR(dv ? s.xt.size() : 0);
+  std::vector<index_t> first_overflow(static_cast<std::size_t>(bx), -1);
   parallel_for(bx, o.threads, [&](index_t i, int) {
-    T* h = H.data() + i * n;
-    for (index_t k = 0; k < n; ++k) h[k] = T(0);
+    T const* xi = s.x_row(i);
+    T* const e = E.data() + i * n;
+    std::fill(e, e + n, T(0));
+    T* const sq = dv ? SQ.data() + i * n : nullptr;
+    T* const cr = dv ? CR.data() + i * n : nullptr;
+    if (dv) {
+      std::fill(sq, sq + n, T(0));
+      std::fill(cr, cr + n, T(0));
+    }
     for (index_t j = 0; j < by; ++j) {
       T const g = G(i, j);
-      T const* yj = s.yt.data() + j * n;
-      for (index_t k = 0; k < n; ++k) h[k] += g * yj[k];
+      T const* yj = s.y_row(j);
+      if (C.data) {
+        C(i, j) = s.cost(i, j);
+        if (!(C(i, j) - C(i, j) == T(0)) && first_overflow[static_cast<std::size_t>(i)] < 0)
+          first_overflow[static_cast<std::size_t>(i)] = j;
+      }
+      if (!dv) {
+        for (index_t k = 0; k < n; ++k) e[k] += g * (xi[k] - yj[k]);
+        continue;
+      }
+      for (index_t k = 0; k < n; ++k) {  // element-wise passes (vectorised)
+        T const a = xi[k] - yj[k];
+        e[k] += g * a;
+        sq[k] += g * (a * a);
+      }
+      for (index_t k = 0; k + d < n; ++k) cr[k] += g * ((xi[k] - yj[k]) * (xi[k + d] - yj[k + d]));
     }
-    T const* xi = s.xt.data() + i * n;
-    T* e = E.data() + i * n;
-    for (index_t k = 0; k < n; ++k) e[k] = row_sum[static_cast<std::size_t>(i)] * xi[k] - h[k];
-    if (C.data)
-      for (index_t j = 0; j < by; ++j)
-        C(i, j) = s.self_x[static_cast<std::size_t>(i)] + s.self_y[static_cast<std::size_t>(j)] -
-                  T(2) * detail::dot(xi, s.qyt.data() + j * n, n);
   });
-  parallel_for(by, o.threads, [&](index_t j, int) {
-    T* f = Fy.data() + j * n;
-    for (index_t k = 0; k < n; ++k) f[k] = col_sum[static_cast<std::size_t>(j)] * s.yt[static_cast<std::size_t>(j * n + k)];
+  detail::check_costs_finite(first_overflow);
+  if (gys.data) parallel_for(by, o.threads, [&](index_t j, int) {
+    T* const f = Fy.data() + j * n;
+    T const* yj = s.y_row(j);
+    std::fill(f, f + n, T(0));
     for (index_t i = 0; i < bx; ++i) {
       T const g = G(i, j);
-      T const* xi = s.xt.data() + i * n;
-      for (index_t k = 0; k < n; ++k) f[k] -= g * xi[k];
+      T const* xi = s.x_row(i);
+      for (index_t k = 0; k < n; ++k) f[k] += g * (yj[k] - xi[k]);
     }
   });
   // Series gradients: 2 Q E_i scattered by Wx^T; 2 Q F_j by Wy^T.
@@ -330,29 +378,18 @@ void cdist_shared_vjp(warp_view<value_of<XB>> phi, XB xs, YB ys,
   };
   if (gxs.data) scatter(gxs, E, s.mesh.sx, s.mesh.wx);
   if (gys.data) scatter(gys, Fy, s.mesh.sy, s.mesh.wy);
-  if (!dv) return;
+  if (!dv) return detail::check_gradients_finite(gxs, gys, dv, 0);
   // Warp gradient: per piece, the G-weighted sums of the Leibniz terms (fixed-order reduction).
-  index_t const M = static_cast<index_t>(s.mesh.pieces.size());
   std::vector<T> lo(static_cast<std::size_t>(M)), hi(static_cast<std::size_t>(M));
   knot_grid<T> const xg{o.x_knots, X.max_length};
   parallel_for(M, o.threads, [&](index_t k, int) {
     detail::piece<T> const& p = s.mesh.pieces[static_cast<std::size_t>(k)];
-    // S(k, l) = sum_ij G_ij <a_ij[k], a_ij[l]> for (k, k), (k, k+1), (k+1, k+1).
-    auto S = [&](index_t a, index_t b) {
-      T acc = T(0);
-      for (index_t i = 0; i < bx; ++i) {
-        T const* xi = s.xt.data() + i * n;
-        T const* h = H.data() + i * n;
-        acc += row_sum[static_cast<std::size_t>(i)] * detail::dot(xi + a * d, xi + b * d, d) -
-               detail::dot(xi + a * d, h + b * d, d) - detail::dot(h + a * d, xi + b * d, d);
-      }
-      for (index_t j = 0; j < by; ++j) {
-        T const* yj = s.yt.data() + j * n;
-        acc += col_sum[static_cast<std::size_t>(j)] * detail::dot(yj + a * d, yj + b * d, d);
-      }
-      return acc;
-    };
-    T const bracket = S(k, k) + S(k, k + 1) + S(k + 1, k + 1);
+    T bracket = T(0);  // sum_ij G_ij (|a[k]|^2 + <a[k], a[k+1]> + |a[k+1]|^2)
+    for (index_t i = 0; i < bx; ++i) {
+      T const* sq = SQ.data() + i * n + k * d;
+      T const* cr = CR.data() + i * n + k * d;
+      for (index_t c = 0; c < d; ++c) bracket += sq[c] + cr[c] + sq[d + c];
+    }
     // sum_ij G_ij <a_ij, m_i>, m_i the slope of x_i on the piece's x segment.
     T e0 = T(0), e1 = T(0);
     T const dxl = xg[p.sx + 1] - xg[p.sx];
@@ -383,6 +420,7 @@ void cdist_shared_vjp(warp_view<value_of<XB>> phi, XB xs, YB ys,
     dv[j] += lo[static_cast<std::size_t>(k)];
     dv[j + 1] += hi[static_cast<std::size_t>(k)];
   }
+  detail::check_gradients_finite(gxs, gys, dv, phi.segments() + 1);
 }
 
 }  // namespace resilin::fcdtw

@@ -35,6 +35,11 @@ namespace resilin::fcdtw {
 /// CDTW alignment of the pair (grid_start.hpp; host only, O(n m) per pair).
 enum class warp_init { identity, grid };
 
+namespace detail {
+/// Whether i is one of warp_init's values (not an integer cast to it).
+constexpr bool known(warp_init i) noexcept { return i == warp_init::identity || i == warp_init::grid; }
+}  // namespace detail
+
 /// Settings of the fit. Defaults follow the paper's repository (README: 300 steps; lr from
 /// {1e-3, 5e-3, 1e-2} by cross-validation; torch Adam defaults).
 struct fit_options {
@@ -120,6 +125,9 @@ std::string options_error(fit_options const& o) {
   if (!(o.segments >= 0 && o.segments <= fit_options::max_segments))
     return message("segments must be in [0, 2^40] (0: len(y) - 1), got ", o.segments);
   if (!(o.threads >= 0)) return message("threads must be >= 0 (0 = all cores), got ", o.threads);
+  if (!known(o.map)) return message("map must be softplus_cumsum or softmax_cumsum, got ", static_cast<int>(o.map));
+  if (!known(o.norm)) return message("norm must be l2 or l1, got ", static_cast<int>(o.norm));
+  if (!known(o.init)) return message("init must be identity or grid, got ", static_cast<int>(o.init));
   if (!(std::isfinite(static_cast<T>(o.lr)) && static_cast<T>(o.lr) > T(0)))
     return message("lr must be finite and > 0 in the value type, got ", o.lr);
   if (!(static_cast<T>(o.eps) > T(0))) return message("eps must be > 0 in the value type, got ", o.eps);

@@ -16,6 +16,13 @@ namespace resilin::fcdtw {
 
 enum class warp_map { softplus_cumsum, softmax_cumsum };
 
+namespace detail {
+/// Whether m is one of warp_map's values (not an integer cast to it).
+constexpr bool known(warp_map m) noexcept {
+  return m == warp_map::softplus_cumsum || m == warp_map::softmax_cumsum;
+}
+}  // namespace detail
+
 /// A PL warp: values (K + 1) on grid (K + 1 knots, uniform when grid.knots is null).
 template <class T>
 struct warp_view {
