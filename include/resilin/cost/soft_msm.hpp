@@ -27,6 +27,11 @@
 // The gate is stiff: |h S| reaches S / (2 sqrt(eps)) ~ 1.6e4 S at u = 0 (exactly repeated
 // values), and S itself grows with gamma (about -gamma log 2 at a tie), so float gradients
 // there are only as good as the float cancellation allows (up to 0.4 at gamma = 1e3 with FMA).
+// The same holds for S(x, x) (the divergence's self terms) as eps shrinks: at its diagonal
+// cells a transition's v and o are one sample, whose partials +-h S a cancel through separate
+// sums, so its gradient carries about ulp(S / (2 sqrt(eps))). Measured in double (7 samples,
+// gamma = 1, against central differences): 2e-13 at the default eps, 6e-8 at eps = 1e-20, 2e-5
+// at 1e-25, 1e-2 at 1e-30.
 // The inner soft-min gives a^2 and b^2 weight 1/2 each when they tie, also for gamma = 0.
 //
 // The math is written once over a value type V (a scalar, or a host SIMD pack with exp, log,

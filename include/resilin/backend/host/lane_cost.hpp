@@ -157,6 +157,7 @@ struct strip_series {
   /// partial), which costs soft-MSM's value+grad 9-14 % where it is always on. The unguarded
   /// expressions are the guarded ones without the guards: the same bits, FMA contraction too.
   bool overflow = false;
+  T largest = T(0);  // the largest sample magnitude of x and y
 
   void bind(series_view<T const> xs, series_view<T const> ys, series_view<T> gxs,
             series_view<T> gys) {
@@ -165,7 +166,7 @@ struct strip_series {
     gx = gxs;
     gy = gys;
     T const eighth = std::numeric_limits<T>::max() / T(8);
-    T largest = T(0);
+    largest = T(0);
     for (series_view<T const> s : {xs, ys})
       for (index_t k = 0; k < s.size(); ++k) largest = math::max(largest, math::abs(s.data[k]));
     overflow = !(largest <= eighth);

@@ -3,6 +3,7 @@
 // in registers, y reversed and channel-major with padding (y_j at p, y_{j-1} at p + 1), the
 // transition math of cost/soft_msm.hpp instantiated on SIMD packs, gradients accumulated as the
 // DTW engine does plus one register set for the partials that land on x_{i-1}.
+#include <cmath>
 #include <limits>
 #include <vector>
 #include <resilin/backend/host/lane_cost.hpp>
@@ -48,6 +49,7 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     gamma = static_cast<T>(cost.gamma);
     eps = static_cast<T>(cost.eps);
     base::bind(xs, ys, gxs, gys);
+    if (!this->overflow) this->overflow = !gate_terms_finite();
     auto const vectors = static_cast<std::size_t>(xs.channels * strip_vectors<T>);
     partials.resize(2 * vectors);
     diffs.resize(vectors);
@@ -141,6 +143,19 @@ struct soft_msm_lane_cost : strip_series<T, true> {
       o[2] = (guarded_product<Guard>(w.up, du.o) + guarded_product<Guard>(w.left, dl.v)) - move;
       o[3] = guarded_product<Guard>(w.left, dl.p);
     }
+  }
+
+  /// Whether the gate's partials h S (a + b) and the sums of up to eight of them stay finite
+  /// for every cell, the padding lanes' zero samples included. They grow with gamma and
+  /// 1 / sqrt(eps), not only with the samples: h reaches 1 / (2 sqrt(eps)) at u = 0 and S about
+  /// -gamma log 2 at a tie (float at gamma = 1e21 with eps = eps_min overflowed, and the padding
+  /// lanes' zero adjoints times NaN reached the gradients). Else the pair takes the guarded
+  /// evaluation, whose products of a zero weight or adjoint are 0.
+  bool gate_terms_finite() const noexcept {
+    T const span = math::max(this->largest, T(1));
+    T const h = T(0.5) / std::sqrt(eps);
+    T const sm = gamma * T(0.6931471805599453) + T(4) * span * span;  // |S| <= gamma log 2 + max(a^2, b^2)
+    return h * sm * (T(32) * span) <= std::numeric_limits<T>::max();   // inf and NaN: false
   }
 
   /// gamma > 0: the E tables are in use (gamma = 0 is the hard min inside the transitions).
