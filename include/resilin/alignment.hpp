@@ -32,7 +32,8 @@ auto view(R& r, index_t channels = 1) {
   return series_view<U>{std::ranges::data(r), size / channels, channels};
 }
 
-/// A validated batch view over a contiguous range (batch, max_length, channels).
+/// A validated batch view over a contiguous range (batch, max_length, channels); the range and
+/// the lengths must outlive it.
 template <std::ranges::contiguous_range R>
 auto make_batch(R& r, index_t batch, index_t max_length, index_t channels = 1,
                 std::span<index_t const> lengths = {}) {
@@ -40,6 +41,11 @@ auto make_batch(R& r, index_t batch, index_t max_length, index_t channels = 1,
   return make_batch(std::span<U>(std::ranges::data(r), std::ranges::size(r)), batch, max_length,
                     channels, lengths);
 }
+/// Lengths in a temporary container: refused at compile time (see validate.hpp's make_batch).
+template <std::ranges::contiguous_range R, std::ranges::contiguous_range L>
+  requires(!std::ranges::borrowed_range<L>)
+batch_view<std::remove_reference_t<std::ranges::range_reference_t<R>>> make_batch(
+    R& r, index_t batch, index_t max_length, index_t channels, L&& temporary_lengths) = delete;
 
 namespace detail {
 template <class Cost, class Smooth, class T>

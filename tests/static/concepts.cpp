@@ -1,5 +1,7 @@
 // Concept conformance of every policy; compiling this file is the test.
 #include <functional>
+#include <span>
+#include <vector>
 #include <resilin/resilin.hpp>
 
 namespace r = resilin;
@@ -41,3 +43,20 @@ constexpr bool band_symmetric_ok() {
   return true;
 }
 static_assert(band_symmetric_ok());
+
+// make_batch refuses lengths in a temporary container (the view would keep a dangling pointer)
+// and takes them from a named one or a span.
+template <class Lengths>
+constexpr bool batch_takes = requires(std::vector<double>& v, Lengths&& l) {
+  r::make_batch(v, 2, 5, 1, static_cast<Lengths&&>(l));
+};
+static_assert(!batch_takes<std::vector<r::index_t>>);
+static_assert(batch_takes<std::vector<r::index_t>&>);
+static_assert(batch_takes<std::vector<r::index_t> const&>);
+static_assert(batch_takes<std::span<r::index_t const>>);
+template <class Lengths>
+constexpr bool span_batch_takes = requires(std::span<double> s, Lengths&& l) {
+  r::make_batch(s, 2, 5, 1, static_cast<Lengths&&>(l));
+};
+static_assert(!span_batch_takes<std::vector<r::index_t>>);
+static_assert(span_batch_takes<std::vector<r::index_t>&>);

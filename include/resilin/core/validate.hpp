@@ -170,7 +170,8 @@ void check_pairwise_grads_inputs(batch_view<T> gx, batch_view<T const> X, batch_
 
 namespace resilin {
 /// A validated batch view over a flat buffer (batch, max_length, channels) with optional
-/// per-series lengths; throws if the buffer or the lengths do not match the shape.
+/// per-series lengths; throws if the buffer or the lengths do not match the shape. The view
+/// keeps pointers to both, which must outlive it.
 template <class T>
 batch_view<T> make_batch(std::span<T> data, index_t batch, index_t max_length,
                          index_t channels = 1, std::span<index_t const> lengths = {}) {
@@ -193,4 +194,11 @@ batch_view<T> make_batch(std::span<T> data, index_t batch, index_t max_length,
                     "] must be in [1, max_length = ", max_length, "], got ", lengths[i]);
   return {data.data(), batch, max_length, channels, lengths.empty() ? nullptr : lengths.data()};
 }
+
+/// Lengths in a temporary container (make_batch(x, B, L, C, std::vector<index_t>{...})) would
+/// leave the view pointing at freed memory once the statement ends: refused at compile time.
+template <class T, std::ranges::contiguous_range L>
+  requires(!std::ranges::borrowed_range<L>)
+batch_view<T> make_batch(std::span<T> data, index_t batch, index_t max_length, index_t channels,
+                         L&& temporary_lengths) = delete;
 }  // namespace resilin
