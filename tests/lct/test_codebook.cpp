@@ -203,3 +203,48 @@ TEST_CASE("codebook: a null sample with elements is refused, not read", "[lct][c
   CHECK_THROWS_AS(lct::codebook::from_sample(lct::dtype::fp32, nullptr, 3), lct::invalid_argument);
   CHECK_NOTHROW(lct::accumulate_histogram(lct::dtype::bf16, nullptr, 0, h));
 }
+
+TEST_CASE("codebook: needs_refresh decides as assess does, building no fresh book where the entropy settles it",
+          "[lct][codebook]") {
+  // no prefix code beats the entropy, so a book within (1 + max_overhead) of it needs no
+  // comparison with a fresh one (compressed_tensor built one at every encode: +15 to +75 % per
+  // 4096-value encode); the decisions agree with assess() on drifting, widened, random and
+  // dyadic histograms, for tight and loose policies
+  std::mt19937_64 rng(7);
+  int refreshes = 0, agreements = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    lct::dtype const t = trial % 3 == 0 ? lct::dtype::fp16 : lct::dtype::bf16;
+    unsigned const keys = lct::alphabet_size(t);
+    auto histogram_of = [&](double spread, unsigned centre) {
+      lct::histogram h{};
+      for (int k = 0; k < 20000; ++k) {
+        double const z = std::normal_distribution<double>(0.0, spread)(rng);
+        long const key = static_cast<long>(centre) + std::lround(z);
+        if (key >= 0 && key < static_cast<long>(keys)) ++h[static_cast<std::size_t>(key)];
+      }
+      return h;
+    };
+    double const spread = 1.0 + static_cast<double>(trial % 5);
+    lct::codebook const book = lct::codebook::build(t, histogram_of(spread, keys / 2));
+    // half the trials: fresh samples of the book's own distribution (the steady state)
+    lct::histogram h = trial % 4 < 2 ? histogram_of(spread, keys / 2)
+                                     : histogram_of(1.0 + static_cast<double>((trial / 5) % 7) * 0.7, keys / 2 + trial % 4);
+    if (trial % 50 == 0) {  // dyadic: a fresh book meets the entropy exactly
+      h = {};
+      h[keys / 2] = 8;
+      h[keys / 2 + 1] = 4;
+      h[keys / 2 + 2] = 2;
+      h[keys / 2 + 3] = 2;
+    }
+    lct::refresh_policy p;
+    p.max_overhead = trial % 2 ? 0.02 : 0.001;
+    bool const full = book.assess(h, p).refresh;
+    agreements += book.needs_refresh(h, p) == full;
+    refreshes += full;
+    auto const same = lct::codebook::build(t, h);  // a book built for h is within any overhead
+    CHECK(!same.needs_refresh(h, p));
+  }
+  CHECK(agreements == 400);
+  CHECK(refreshes > 20);
+  CHECK(refreshes < 380);
+}

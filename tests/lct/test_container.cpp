@@ -25,6 +25,27 @@ TEST_CASE("every truncation is refused", "[lct][container]") {
   REQUIRE_NOTHROW(lct::decode_container(c, out.data(), out.size() * 2));
 }
 
+TEST_CASE("decode_container reports what it decoded, and the typed form refuses another type or count",
+          "[lct][container]") {
+  // a buffer for 2000 bf16 values took 1000 fp32 ones, or 10 bf16 ones with the rest left as it
+  // was, without a word
+  auto const fp32 = sample_container(lct::dtype::fp32, 1000, 4);
+  auto const bf16 = sample_container(lct::dtype::bf16, 10, 5);
+  std::vector<std::uint16_t> out(2000, 0xaaaa);
+  auto const got = lct::decode_container(fp32, out.data(), out.size() * 2);
+  CHECK(got.type == lct::dtype::fp32);
+  CHECK(got.count == 1000);
+  CHECK(lct::decode_container(bf16, out.data(), out.size() * 2).count == 10);
+  CHECK_THROWS_WITH(lct::decode_container(fp32, lct::dtype::bf16, 2000, out.data()),
+                    Catch::Contains("the container holds 1000 fp32 values, expected 2000 bf16"));
+  CHECK_THROWS_WITH(lct::decode_container(bf16, lct::dtype::bf16, 2000, out.data()),
+                    Catch::Contains("holds 10 bf16 values, expected 2000 bf16"));
+  CHECK_THROWS_AS(lct::decode_container(bf16, lct::dtype::bf16, 2000, out.data()), lct::invalid_argument);
+  std::vector<std::uint16_t> exact(10);
+  lct::decode_container(bf16, lct::dtype::bf16, 10, exact.data());
+  CHECK(std::equal(exact.begin(), exact.end(), out.begin()));
+}
+
 TEST_CASE("every single-bit flip is detected", "[lct][container]") {
   auto c = sample_container(lct::dtype::fp16, 2500, 2);
   std::vector<std::uint16_t> out(2500);

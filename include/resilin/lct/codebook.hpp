@@ -117,6 +117,20 @@ class codebook {
   /// An empty book (no codes: everything would escape) always asks for a refresh when there is
   /// data.
   [[nodiscard]] book_assessment assess(histogram const& key_hist, refresh_policy const& p = {}) const {
+    return assessed(key_hist, p, true);
+  }
+
+  /// assess(key_hist, p).refresh without building the fresh book where the entropy settles it:
+  /// no prefix code spends fewer bits per symbol than the entropy, the fresh book included, so a
+  /// book within (1 + max_overhead) of the entropy is within it of the fresh book too. The
+  /// steady state of repeated encodes (compressed_tensor) then costs no tree build.
+  [[nodiscard]] bool needs_refresh(histogram const& key_hist, refresh_policy const& p = {}) const {
+    return assessed(key_hist, p, false).refresh;
+  }
+
+ private:
+  /// assess(); with always_fresh false, fresh_bits stays 0 where the decision needs no fresh book.
+  [[nodiscard]] book_assessment assessed(histogram const& key_hist, refresh_policy const& p, bool always_fresh) const {
     book_assessment a;
     // only the dtype's alphabet counts (an fp16 book has 32 keys: counts beyond them were in n
     // but not in the bits, which understated book_bits)
@@ -133,10 +147,19 @@ class codebook {
     std::uint64_t esc = 0;
     a.book_bits = expected_bits(keys, &esc) / n;
     a.escape_rate = static_cast<double>(esc) / n;
+    bool const escapes = a.escape_rate > p.max_escape_rate;
+    // (1 - 1e-12): the computed entropy may round above the fresh book's computed bits where
+    // that book is optimal (dyadic frequencies)
+    if (!always_fresh && (escapes || a.book_bits <= a.entropy * (1.0 + p.max_overhead) * (1.0 - 1e-12))) {
+      a.refresh = escapes;
+      return a;
+    }
     a.fresh_bits = build(type_, keys).expected_bits(keys) / n;
-    a.refresh = a.book_bits > a.fresh_bits * (1.0 + p.max_overhead) || a.escape_rate > p.max_escape_rate;
+    a.refresh = a.book_bits > a.fresh_bits * (1.0 + p.max_overhead) || escapes;
     return a;
   }
+
+ public:
 
   /// Body shared by the book file and the container: u32 id, u8 escape length, then the key
   /// lengths as 4-bit fields (two per byte, low nibble first).

@@ -52,7 +52,8 @@ class compressed_tensor {
     histogram const keys = key_histogram(enc_.exponents, enc_.key_ref, alphabet_size(type_));
     for (unsigned k = 0; k < 256; ++k) stats_[k] = stats_[k] / 2 + keys[k];
     ++encodes_;
-    if (opt_.auto_refresh) refresh_if_needed();
+    // the policy's decision alone: without a tree build unless the entropy leaves it open
+    if (opt_.auto_refresh && book_.needs_refresh(stats_, opt_.policy)) refresh();
   }
   void encode(std::span<std::uint16_t const> bits) {
     if (type_ == dtype::fp32) RESILIN_LCT_THROW(invalid_argument("compressed_tensor: fp32 tensor given 16-bit words"));
@@ -69,11 +70,7 @@ class compressed_tensor {
   book_assessment refresh_if_needed() {
     if (book_.empty()) return {};
     book_assessment const a = book_.assess(stats_, opt_.policy);
-    if (a.refresh) {
-      book_ = codebook::build(type_, stats_, book_.id() + 1);
-      stats_ = {};
-      ++refreshes_;
-    }
+    if (a.refresh) refresh();
     return a;
   }
 
@@ -116,6 +113,12 @@ class compressed_tensor {
   }
 
  private:
+  /// A new book (new id) from the recent statistics, which then start again.
+  void refresh() {
+    book_ = codebook::build(type_, stats_, book_.id() + 1);
+    stats_ = {};
+    ++refreshes_;
+  }
   void require_contents(char const* what) const {
     if (encodes_ == 0)
       RESILIN_LCT_THROW(invalid_argument(std::string("compressed_tensor::") + what + ": nothing encoded yet"));

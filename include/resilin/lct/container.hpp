@@ -165,11 +165,34 @@ inline container parse_container(std::span<std::uint8_t const> in, parse_options
   return c;
 }
 
-/// Parses and decodes into `out` (count * element_bytes bytes).
-inline void decode_container(std::span<std::uint8_t const> in, void* out, std::uint64_t out_bytes,
-                             decode_options const& opt = {}, parse_options const& popt = {}) {
+/// What a container holds: its element type and count.
+struct container_contents {
+  dtype type = dtype::bf16;
+  std::uint64_t count = 0;
+};
+
+/// Parses and decodes into `out` (at least count * element_bytes bytes) whatever the container
+/// holds, and returns its type and count: the caller checks them (a buffer meant for 2000 bf16
+/// values also takes 1000 fp32 ones, or 10 bf16 ones and the rest left as it was). The typed
+/// form below refuses a container of another type or count.
+inline container_contents decode_container(std::span<std::uint8_t const> in, void* out, std::uint64_t out_bytes,
+                                           decode_options const& opt = {}, parse_options const& popt = {}) {
   container const c = parse_container(in, popt);
   decode(c.view(), out, out_bytes, opt);
+  return {c.type, c.count};
+}
+
+/// Parses and decodes a container that must hold `count` values of type `expected` into `out`
+/// (count * element_bytes(expected) bytes); throws invalid_argument naming both when it holds
+/// another type or count.
+inline void decode_container(std::span<std::uint8_t const> in, dtype expected, std::uint64_t count, void* out,
+                             decode_options const& opt = {}, parse_options const& popt = {}) {
+  container const c = parse_container(in, popt);
+  if (c.type != expected || c.count != count)
+    RESILIN_LCT_THROW(invalid_argument("decode_container: the container holds " + std::to_string(c.count) + " " +
+                                       std::string(name(c.type)) + " values, expected " + std::to_string(count) +
+                                       " " + std::string(name(expected))));
+  decode(c.view(), out, count * element_bytes(expected), opt);
 }
 
 }  // namespace resilin::lct
