@@ -268,6 +268,11 @@ TEST_CASE("bad input throws resilin::invalid_argument", "[fcdtw][solver]") {
   o = {};
   o.norm = static_cast<path_norm>(9);
   CHECK_THROWS_WITH(bad(o), Catch::Contains("norm must be l2 or l1, got 9"));
+  {  // the host helpers that take a map read an unknown one as softplus in one place, softmax in another
+    std::vector<double> v{0, 0.1, 0.5, 0.6, 1}, r(4);
+    CHECK_THROWS_WITH(logits_from_knots(static_cast<warp_map>(7), v.data(), 4, r.data()),
+                      Catch::Contains("map must be softplus_cumsum or softmax_cumsum, got 7"));
+  }
   o = {};
   o.init = static_cast<warp_init>(5);
   CHECK_THROWS_WITH(bad(o), Catch::Contains("init must be identity or grid, got 5"));

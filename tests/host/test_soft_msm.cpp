@@ -759,6 +759,19 @@ TEMPLATE_TEST_CASE("soft-MSM: the lane engine's gradients where the gate's terms
   REQUIRE(std::isfinite(largest));
   for (std::size_t k = 0; k < x.size(); ++k) CHECK(std::abs(double(gx[k]) - sx[k]) <= 1e-4 * largest);
   for (std::size_t k = 0; k < y.size(); ++k) CHECK(std::abs(double(gy[k]) - sy[k]) <= 1e-4 * largest);
+  // a cell of weight 1 and zero adjoint whose term overflowed: the adjoint's product too is
+  // guarded (gx came out (NaN, -6.2e33) for (2.8e33, -6.2e33) in float)
+  if constexpr (std::is_same_v<T, float>) {
+    auto mf = make_soft_msm<float>(1e34, 1.0);
+    mf.cost.eps = 2.7e-16f;
+    r::measure<scalar_soft_msm_cost<float>, r::soft_min<float>> const sf{{mf.cost}, mf.smooth, mf.band, false, false};
+    std::vector<float> const xs{-3.76e-4f, 4.85e-4f}, ys{-2.33e-4f};
+    std::vector<float> g1(2), h1(1), g2(2), h2(1);
+    r::value_and_grad(mf, r::view(xs), r::view(ys), r::view(g1), r::view(h1));
+    r::value_and_grad(sf, r::view(xs), r::view(ys), r::view(g2), r::view(h2));
+    for (std::size_t k = 0; k < 2; ++k) CHECK(g1[k] == Approx(g2[k]).epsilon(1e-5));
+    CHECK(h1[0] == Approx(h2[0]).epsilon(1e-5));
+  }
 }
 
 TEST_CASE("soft-MSM: several channels without the independent flag sum the costs in one recursion",

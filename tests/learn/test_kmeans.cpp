@@ -288,6 +288,14 @@ TEST_CASE("k-means refuses bad input", "[learn][kmeans]") {
   floats.channels = ds.channels;
   CHECK(resilin_test::message_of<r::invalid_argument>([&] { rl::kmeans(r::measures::msm(1e39), floats.view(), options(2, 0)); })
             .find("msm c must be finite in the value type") != std::string::npos);
+  // the operations' own checks know the value type (before, only the first inner call did)
+  rl::measure_ops<decltype(r::measures::msm(1e39))> const ops{r::measures::msm(1e39)};
+  CHECK_NOTHROW(ops.validate());
+  CHECK_THROWS_WITH(ops.validate<float>(), Catch::Contains("msm c must be finite in the value type"));
+  r::fcdtw::fit_options fo;
+  fo.lr = 1e39;  // finite in double, inf in float
+  CHECK_NOTHROW(rl::fcdtw_ops{fo}.validate());
+  CHECK_THROWS_WITH(rl::fcdtw_ops{fo}.validate<float>(), Catch::Contains("lr must be finite and > 0 in the value type"));
 }
 
 TEST_CASE("k-means under FastCDTW separates two classes, independent of the thread count",

@@ -255,6 +255,8 @@ T logit_of_increment(warp_map map, T q) {
 /// a logit whose increment is below 1e-30 of the largest one.
 template <std::floating_point T>
 void logits_from_knots(warp_map map, T const* v, index_t K, T* r) {
+  resilin::detail::require(detail::known(map), "map must be softplus_cumsum or softmax_cumsum, got ",
+                           static_cast<int>(map));
   T const floor = static_cast<T>(1e-30);
   for (index_t i = 0; i < K; ++i) {
     T const p = v[i + 1] - v[i];

@@ -9,6 +9,7 @@
 #include <concepts>
 #include <cstddef>
 #include <span>
+#include <type_traits>
 #include <vector>
 #include <resilin/core/views.hpp>
 #include <resilin/fcdtw/solver.hpp>
@@ -35,8 +36,12 @@ void centres_warped_onto(batch_view<T const> series, batch_view<T const> centres
 struct fcdtw_ops {
   fcdtw::fit_options fo;
 
-  template <class T = void>  // as measure_ops's; the options do not depend on T
-  void validate() const { fcdtw::detail::check_options(fo); }
+  /// The options' checks, in T's range where T is given (as measure_ops's).
+  template <class T = void>
+  void validate() const {
+    if constexpr (std::is_void_v<T>) fcdtw::detail::check_options(fo);
+    else fcdtw::detail::check_options<T>(fo);
+  }
   fcdtw::fit_options on(int threads) const {
     fcdtw::fit_options o = fo;
     o.threads = threads;

@@ -407,6 +407,21 @@ TEST_CASE("GPU entry points reject bad input with resilin::invalid_argument", "[
   bad = db.view;
   bad.y.batch = 2;
   CHECK_THROWS_AS(fc::values(resilin::device, bad, out.ptr), E);
+  // integers cast to the enums, refused as on the host (the device ran them as L1, stratified)
+  bad = db.view;
+  bad.norm = static_cast<fc::path_norm>(4);
+  CHECK_THROWS_WITH(fc::values(resilin::device, bad, out.ptr), Catch::Contains("norm must be l2 or l1, got 4"));
+  {
+    auto const yi = fc::uniform_interpolant(resilin::series_view<double const>{db.y.ptr, 10, 2});
+    auto const xi = fc::uniform_interpolant(resilin::series_view<double const>{db.x.ptr, 10, 2});
+    device_buffer<fc::mc_estimate<double>> one(1);
+    CHECK_THROWS_WITH(fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{xi}, yi, fc::pl_warp(db.v.ptr, 9),
+                                            {100, 1, 0, static_cast<fc::sampling>(3)}, one.ptr),
+                      Catch::Contains("layout must be plain or stratified, got 3"));
+    CHECK_THROWS_WITH(fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{xi}, yi, fc::pl_warp(db.v.ptr, 9),
+                                            {100, 1, 0, fc::sampling::plain, static_cast<fc::path_norm>(4)}, one.ptr),
+                      Catch::Contains("norm must be l2 or l1, got 4"));
+  }
   if (!resilin_test::pageable_memory_access()) {  // host memory (kernels may read it on HMM, ATS)
     std::vector<double> host_out(3);
     CHECK_THROWS_AS(fc::values(resilin::device, db.view, host_out.data()), E);

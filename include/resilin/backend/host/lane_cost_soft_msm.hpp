@@ -108,16 +108,8 @@ struct soft_msm_lane_cost : strip_series<T, true> {
 
   /// Adds adjoint a times vector q's gradient terms (zero adjoint outside the band).
   RESILIN_INLINE void accumulate_terms(int q, index_t t, V a, V const* in) noexcept {
-    index_t const d = this->x.channels, p = this->ypos(q, t);
-    for (index_t ch = 0; ch < d; ++ch) {
-      auto const u = static_cast<std::size_t>(q * d + ch);
-      V const* const k = in + 4 * ch;
-      this->gxrows[u] += a * k[0];
-      this->gxprev[u] += a * k[1];
-      T* const gyp = this->gychannel(ch) + p;
-      (V::load(gyp) + a * k[2]).store(gyp);
-      (V::load(gyp + 1) + a * k[3]).store(gyp + 1);
-    }
+    if (this->overflow) [[unlikely]] add_terms<true>(q, t, a, in);
+    else add_terms<false>(q, t, a, in);
   }
 
   /// accumulate_terms of the terms formed now (the backward that recomputes the costs).
@@ -127,6 +119,22 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   }
 
  private:
+  /// accumulate_terms; Guard (strip_series::overflow): a zero adjoint (outside the band, or a
+  /// cell no path uses) times a term that overflowed contributes 0, not 0 * inf = NaN.
+  template <bool Guard>
+  RESILIN_INLINE void add_terms(int q, index_t t, V a, V const* in) noexcept {
+    index_t const d = this->x.channels, p = this->ypos(q, t);
+    for (index_t ch = 0; ch < d; ++ch) {
+      auto const u = static_cast<std::size_t>(q * d + ch);
+      V const* const k = in + 4 * ch;
+      this->gxrows[u] += guarded_product<Guard>(a, k[0]);
+      this->gxprev[u] += guarded_product<Guard>(a, k[1]);
+      T* const gyp = this->gychannel(ch) + p;
+      (V::load(gyp) + guarded_product<Guard>(a, k[2])).store(gyp);
+      (V::load(gyp + 1) + guarded_product<Guard>(a, k[3])).store(gyp + 1);
+    }
+  }
+
   /// gradient_terms; Guard (strip_series::overflow): a move of zero weight contributes 0 also
   /// where its partial overflowed (samples near the largest finite value), not 0 * inf = NaN.
   template <bool Guard>
