@@ -56,16 +56,17 @@ std::vector<index_t> nearest(run_settings const& s, Measure const& m, r::dataset
   };
   if constexpr (r::has_keogh_bound_v<Measure>) {
     if (!s.cuda) {  // hard DTW on the host: pruned by LB_Keogh, the same neighbours
-      for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
+      // queries advance together: many per call fill the lock-step groups
+      for_row_chunks(test.size(), 1, p, [&](index_t begin, index_t end) {
         auto const rows_found = r::k_nearest_neighbors(s.exec, m, rows(test.view(), begin, end), train.view(), k);
         for (index_t i = begin; i < end; ++i) keep(i, rows_found.data() + (i - begin) * k);
-      }, 256);  // queries advance together: many per call fill the lock-step groups
+      }, 256);
       return found;
     }
   }
   std::vector<T> d;  // one chunk's rows of values
   std::vector<r::neighbor<T>> list(static_cast<std::size_t>(k));
-  for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
+  for_row_chunks(test.size(), train.size(), p, [&](index_t begin, index_t end) {
     d.resize(static_cast<std::size_t>((end - begin) * train.size()));
     r::matrix_view<T> const out{d.data(), end - begin, train.size()};
     pairwise_values(s, m, rows(test.view(), begin, end), train.view(), out);
@@ -73,7 +74,7 @@ std::vector<index_t> nearest(run_settings const& s, Measure const& m, r::dataset
       r::search_detail::k_smallest(&out(i - begin, 0), train.size(), k, list.data());
       keep(i, list.data());
     }
-  });
+  }, pairs_per_call(s));
   return found;
 }
 
@@ -126,7 +127,7 @@ void run_classify(run_settings const& s, Measure const& m, classify_inputs const
   }
   std::string const train_name = in.synthetic_cbf ? "cbf-train" : in.train;
   std::string const test_name = in.synthetic_cbf ? "cbf-test" : in.test;
-  check_inputs(s.measure, train, train_name, test, test_name);
+  check_run(s.measure, train, train_name, test, test_name);
   // unlabelled cases (.ts files with @classLabel false) have empty labels, which all compare
   // equal: the error rate would be 0 whatever the prediction
   for (auto const* d : {&train, &test})

@@ -170,7 +170,7 @@ inline void run_demo(demo_inputs const& in) {
   measure_choice const soft_dtw{metric_kind::soft_dtw, in.gamma, in.c, {}};
   measure_choice const soft_msm{metric_kind::soft_msm, in.gamma, in.c, {}};
   for (auto const* choice : {&soft_dtw, &soft_msm})  // a gamma whose soft values overflow, say
-    as_usage([&] { check_inputs(*choice, train, "the CBF training set", test, "the CBF test set"); });
+    check_run(*choice, train, "the CBF training set", test, "the CBF test set");
   std::vector<demo_row> rows;
   rows.push_back(centroid_row<double>(r::measures::soft_dtw<double>(in.gamma), soft_dtw,
                                       "soft-dtw gamma=" + g, in, train, test,

@@ -22,13 +22,13 @@ void run_distance(run_settings const& s, Measure const& m, pair_files const& f) 
   auto const a = load<T>(f.a, s.znorm);
   auto const b = f.b.empty() ? r::dataset<T>{} : load<T>(f.b, s.znorm);
   auto const& bb = f.b.empty() ? a : b;
-  check_inputs(s.measure, a, f.a, bb, f.b.empty() ? f.a : f.b);
+  check_run(s.measure, a, f.a, bb, f.b.empty() ? f.a : f.b);
   std::vector<T> out(static_cast<std::size_t>(a.size() * bb.size()));
   progress p("distance", "rows", a.size());
-  for_row_chunks(a.size(), p, [&](index_t begin, index_t end) {
+  for_row_chunks(a.size(), bb.size(), p, [&](index_t begin, index_t end) {
     pairwise_values(s, m, rows(a.view(), begin, end), bb.view(),
                 r::matrix_view<T>{out.data() + begin * bb.size(), end - begin, bb.size()});
-  });
+  }, pairs_per_call(s));
   table_writer w;
   for (index_t i = 0; i < a.size(); ++i) {
     for (index_t j = 0; j < bb.size(); ++j)

@@ -48,6 +48,14 @@ paired_batches<T> expand_pairs(r::batch_view<T const> a, r::batch_view<T const> 
   return out;
 }
 
+/// Pairs of A x B per expand_pairs() call such that its four padded copies (x, y and their
+/// gradients) take about 64 MiB, at least one pair.
+template <class T>
+index_t pair_block(r::batch_view<T const> a, r::batch_view<T const> b) {
+  std::size_t const per_pair = 2 * sizeof(T) * static_cast<std::size_t>(a.max_length * a.channels + b.max_length * b.channels);
+  return std::max<index_t>(1, static_cast<index_t>((std::size_t(64) << 20) / per_pair));
+}
+
 template <class T>
 void zero_gradients(r::batch_view<T> g) {
   std::fill(g.data, g.data + g.batch * g.max_length * g.channels, T(0));

@@ -19,13 +19,13 @@ template <class T, class Measure>
 void run_grad(run_settings const& s, Measure const& m, pair_files const& f) {
   auto const a = load<T>(f.a, s.znorm);
   auto const b = load<T>(f.b, s.znorm);
-  check_inputs(s.measure, a, f.a, b, f.b);
+  check_run(s.measure, a, f.a, b, f.b);
   std::vector<T> grads(a.values.size());
   r::batch_view<T> const g{grads.data(), a.size(), a.max_length, a.channels, a.lengths.data()};
   progress p("grad", "rows", a.size());
-  for_row_chunks(a.size(), p, [&](index_t begin, index_t end) {
+  for_row_chunks(a.size(), b.size(), p, [&](index_t begin, index_t end) {
     pairwise_gradients(s, m, rows(a.view(), begin, end), b.view(), rows(g, begin, end));
-  });
+  }, pairs_per_call(s));
   table_writer w;
   for (index_t i = 0; i < a.size(); ++i) {
     auto const gi = g[i];

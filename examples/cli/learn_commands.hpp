@@ -3,7 +3,11 @@
 //   stdout: the barycentres, readable back by every command: UCR TSV (label<TAB>v1<TAB>...)
 //   for labelled univariate data, aeon .ts otherwise (several channels, which TSV cannot hold,
 //   or no labels, which it cannot omit); stderr: per class the number of series, the loss
-//   sum_k w_k M(z, x_k) / sum_k w_k with uniform weights, and the iterations.
+//   sum_k w_k M(z, x_k) / sum_k w_k with uniform weights, and the iterations. For fast-cdtw
+//   M is taken at the barycentre's own warps, refitted from their previous state every round
+//   (so after up to max-iter x steps Adam steps), which lies below what `distance --steps S`
+//   measures for the same barycentre with a fresh fit of S steps (Chinatown: 0.0094 against
+//   0.047 at 30 steps, 0.0090 at 3000).
 // resilin kmeans --k K [options] FILE (or --synthetic-cbf): k-means with k-means++ seeding.
 //   stdout: "series<TAB>cluster<TAB>label" per series (1-based series, 0-based cluster), then
 //   "inertia<TAB>x", "iterations<TAB>n" and, when the file has more than one label,
@@ -68,7 +72,7 @@ void run_barycenter(run_settings const& s, Measure const& m, single_input const&
                     learn_options const& lo) {
   require_svg_apart(lo.svg, {in.file});
   auto const data = in.load_data<T>(s);
-  check_inputs(s.measure, data, in.name(), data, in.name());
+  check_run(s.measure, data, in.name(), data, in.name());
   // centres of several channels, or of unlabelled data, are written as .ts: its labels are
   // checked before the fit rather than after it
   auto const empty = [](std::string const& l) { return l.empty(); };
@@ -150,7 +154,7 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   using r::detail::require;
   require_svg_apart(lo.svg, {in.file});
   auto const data = in.load_data<T>(s);
-  check_inputs(s.measure, data, in.name(), data, in.name());
+  check_run(s.measure, data, in.name(), data, in.name());
   require(ki.k >= 1 && ki.k <= data.size(), "--k must be between 1 and the number of series (",
           data.size(), "), got ", ki.k);
   fit_progress fp("kmeans");

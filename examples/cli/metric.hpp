@@ -121,28 +121,37 @@ void visit_metric(measure_choice const& c, F&& f) {
   else visit_measure<T>(c, f);
 }
 
-/// Input checks with the files' names (the library's own messages name its arguments): the
-/// channels agree; no path cost can overflow; fast-cdtw's series have 2 samples or more;
-/// euclidean compares equal lengths.
+/// The path cost bound of check_inputs and check_option_ranges: a path sums at most n + m step
+/// costs of `channels` terms each, |a - b| (msm: plus c) or its square, x2 since CDTW weights a
+/// step by its arc length (up to sqrt(2) grid spacings). Beyond the largest finite value every
+/// distance is inf and every gradient 0, which is refused rather than printed (values near
+/// 1e154 in double, 1e19 in float).
 template <class T>
-void check_inputs(measure_choice const& c, r::dataset<T> const& a, std::string_view a_name,
-                  r::dataset<T> const& b, std::string_view b_name) {
-  r::detail::require(a.channels == b.channels, "channel mismatch: ", a_name, " has ", a.channels,
-                     " channels, ", b_name, " has ", b.channels);
-  // A path sums at most n + m step costs of `channels` terms each, |a - b| (msm: plus c) or its
-  // square: beyond the largest finite value every distance is inf and every gradient 0, which
-  // is refused here rather than printed (values near 1e154 in double, 1e19 in float).
+bool path_costs_finite(metric_kind metric, double largest, double c, r::dataset<T> const& a,
+                       r::dataset<T> const& b) {
+  double const gap = 2 * largest + (is_msm(metric) ? c : 0.0);
+  double const step = metric == metric_kind::msm ? gap : gap * gap;
+  double const paths = 2.0 * static_cast<double>(a.max_length + b.max_length) * static_cast<double>(a.channels);
+  return step * paths < static_cast<double>(std::numeric_limits<T>::max());
+}
+
+template <class T>
+double largest_magnitude(r::dataset<T> const& a, r::dataset<T> const& b) {
   double largest = 0;
   for (auto const* d : {&a, &b})
     for (T v : d->values) largest = std::max(largest, std::abs(static_cast<double>(v)));
-  double const gap = 2 * largest + (is_msm(c.metric) ? c.c : 0.0);
-  double const step = c.metric == metric_kind::msm ? gap : gap * gap;
-  // (x2: CDTW weights a step by its arc length, up to sqrt(2) grid spacings)
-  double const paths = 2.0 * static_cast<double>(a.max_length + b.max_length) * static_cast<double>(a.channels);
-  r::detail::require(step * paths < static_cast<double>(std::numeric_limits<T>::max()), a_name, " and ",
-                     b_name, " hold values up to ", largest, ": the path costs of metric '",
-                     metric_names[static_cast<std::size_t>(c.metric)], "' overflow ", sizeof(T) == 4 ? "float" : "double",
-                     " (use --znorm, or rescale the data)");
+  return largest;
+}
+
+/// The options' ranges for these series (options.hpp's check_run reports them as usage
+/// errors): a --c that makes the msm path costs overflow where the data alone do not, a
+/// --gamma whose soft values overflow.
+template <class T>
+void check_option_ranges(measure_choice const& c, r::dataset<T> const& a, r::dataset<T> const& b) {
+  double const largest = largest_magnitude(a, b);
+  r::detail::require(path_costs_finite(c.metric, largest, c.c, a, b), "--c ", c.c,
+                     " is too large for these series (values up to ", largest, "): the path costs of metric '",
+                     metric_names[static_cast<std::size_t>(c.metric)], "' overflow ", sizeof(T) == 4 ? "float" : "double");
   // A soft value reaches -gamma (n + m) ln 3 (every path's weight counted): beyond the largest
   // finite value, S is -inf and the divergence -inf + inf = NaN, the sharp value inf.
   if (is_soft(c.metric))
@@ -151,6 +160,22 @@ void check_inputs(measure_choice const& c, r::dataset<T> const& a, std::string_v
                        "--gamma ", c.gamma, " is too large for series of ", a.max_length, " and ",
                        b.max_length, " samples: the soft values overflow ",
                        sizeof(T) == 4 ? "float" : "double");
+}
+
+/// Input checks with the files' names (the library's own messages name its arguments): the
+/// channels agree; no path cost can overflow through the data (with c = 0; a --c that does is
+/// check_option_ranges'); fast-cdtw's series have 2 samples or more; euclidean compares equal
+/// lengths.
+template <class T>
+void check_inputs(measure_choice const& c, r::dataset<T> const& a, std::string_view a_name,
+                  r::dataset<T> const& b, std::string_view b_name) {
+  r::detail::require(a.channels == b.channels, "channel mismatch: ", a_name, " has ", a.channels,
+                     " channels, ", b_name, " has ", b.channels);
+  double const largest = largest_magnitude(a, b);
+  r::detail::require(path_costs_finite(c.metric, largest, 0.0, a, b), a_name, " and ", b_name,
+                     " hold values up to ", largest, ": the path costs of metric '",
+                     metric_names[static_cast<std::size_t>(c.metric)], "' overflow ", sizeof(T) == 4 ? "float" : "double",
+                     " (use --znorm, or rescale the data)");
   if (c.metric == metric_kind::fast_cdtw)
     for (auto const* d : {&a, &b})
       for (std::size_t s = 0; s < d->lengths.size(); ++s)

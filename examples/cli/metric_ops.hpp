@@ -59,13 +59,19 @@ template <class T>
 void pairwise_gradients(r::host_backend exec, fast_cdtw_metric const& m, r::batch_view<T const> a,
                         r::batch_view<T const> b, r::batch_view<T> g) {
   index_t const pairs = a.batch * b.batch;
-  auto xy = expand_pairs(a, b, 0, pairs);
-  owned_batch<T> gx = xy.x, gy = xy.y;
-  std::vector<T> d(static_cast<std::size_t>(pairs));
-  r::fcdtw::distances_and_grads(fit_options_of(m, exec.threads), xy.x.view(), xy.y.view(),
-                                std::span<T>(d), gx.view(), gy.view());
+  // the pairs expanded a block at a time: the four padded copies (x, y and their gradients) of
+  // every pair at once took 413 MB for a 6.6 MB data set
+  index_t const block = pair_block(a, b);
   zero_gradients(g);
-  add_row_gradients(std::as_const(gx).view(), 0, b.batch, g);
+  for (index_t first = 0; first < pairs; first += block) {
+    index_t const last = std::min(pairs, first + block);
+    auto xy = expand_pairs(a, b, first, last);
+    owned_batch<T> gx = xy.x, gy = xy.y;
+    std::vector<T> d(static_cast<std::size_t>(last - first));
+    r::fcdtw::distances_and_grads(fit_options_of(m, exec.threads), xy.x.view(), xy.y.view(),
+                                  std::span<T>(d), gx.view(), gy.view());
+    add_row_gradients(std::as_const(gx).view(), first, b.batch, g);
+  }
 }
 
 // --- nearest centroid ---------------------------------------------------------------------------
@@ -142,9 +148,9 @@ void centroid_distances(run_settings const& s, Metric const& m, r::batch_view<T 
   }
 }
 
-/// Pairs per call that keep the backend busy when a row holds only k centroids (the row chunks'
-/// floor of 16 rows assumes a training set per row): a GPU call allocates, copies and
-/// synchronises, so it takes many; the host's threads and SIMD lanes need a few hundred.
+/// Pairs per call that keep the backend busy when a row holds only k centroids: a GPU call
+/// allocates, copies and synchronises, so it takes many; the host's threads and SIMD lanes
+/// need a few hundred.
 inline index_t centroid_pairs_per_call(run_settings const& s) noexcept { return s.cuda ? 16384 : 1024; }
 
 /// Nearest-centroid labels of `test` (ties: the first class), the distances on the backend of
@@ -161,7 +167,7 @@ std::vector<std::string> predict_centroids(run_settings const& s, Metric const& 
   std::vector<double> value;
   std::vector<T> d;
   progress p("classify", "test series", test.size());
-  for_row_chunks(test.size(), p, [&](index_t begin, index_t end) {
+  for_row_chunks(test.size(), k, p, [&](index_t begin, index_t end) {
     auto const chunk = rows(test.view(), begin, end);
     bool done = false;
     if constexpr (!std::is_same_v<Metric, fast_cdtw_metric>) {
@@ -176,7 +182,7 @@ std::vector<std::string> predict_centroids(run_settings const& s, Metric const& 
       r::learn::detail::argmin_rows(d, end - begin, k, which, value);
     }
     for (index_t c : which) labels.push_back(model.classes[static_cast<std::size_t>(c)]);
-  }, std::max<index_t>(16, (centroid_pairs_per_call(s) + k - 1) / std::max<index_t>(k, 1)));
+  }, centroid_pairs_per_call(s));
   return labels;
 }
 

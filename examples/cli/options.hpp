@@ -27,6 +27,15 @@ decltype(auto) as_usage(F&& checks) {
   }
 }
 
+/// check_inputs() (a refusal of the data: exit 1) and check_option_ranges() for these series
+/// (a --c or --gamma too large for them: a usage error, exit 2).
+template <class T>
+void check_run(measure_choice const& c, r::dataset<T> const& a, std::string_view a_name,
+               r::dataset<T> const& b, std::string_view b_name) {
+  check_inputs(c, a, a_name, b, b_name);
+  as_usage([&] { check_option_ranges(c, a, b); });
+}
+
 /// Integer options that must not be negative (CLI11 reads "-5" into an unsigned as 2^64 - 5).
 inline CLI::Validator const non_negative_integer(
     [](std::string& text) {
@@ -74,6 +83,14 @@ struct run_settings {
   std::string band_text = "full";  // for summaries: full, R=5, w=0.1, itakura=2
 };
 
+/// The fewest pairs per pairwise call of a command's row chunks (progress.hpp's for_row_chunks):
+/// a GPU call allocates, copies and synchronises, so it takes many; the host needs two per
+/// thread (long series make a few pairs a long call, and progress comes between calls).
+inline index_t pairs_per_call(run_settings const& s) {
+  if (s.cuda) return 16384;
+  return 2 * static_cast<index_t>(r::resolve_threads(s.exec.threads, index_t{1} << 30));
+}
+
 /// A number for summaries: %g (6 significant digits).
 /// The --gamma check of every command: > 0, finite and a normal number (the library refuses a
 /// subnormal gamma, which has no finite inverse; here it is a usage error like gamma = 0).
@@ -103,7 +120,8 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o, bool init
       ->required();
   o.gamma_opt = cmd.add_option("--gamma,-g", o.gamma, "soft-min temperature, > 0 (soft metrics)")
                     ->capture_default_str();
-  o.band_opt = cmd.add_option("--band", o.band, "Sakoe-Chiba radius R in cells (|i - j| <= R)");
+  o.band_opt = cmd.add_option("--band", o.band, "Sakoe-Chiba radius R in cells around the diagonal from (0, 0) to (n-1, m-1): |i - j| <= R "
+                                            "when n = m, |i (m-1) - j (n-1)| <= R max(n-1, m-1) otherwise (R >= 1 then)");
   o.window_opt = cmd.add_option("--window", o.window,
                                 "Sakoe-Chiba window F: R = ceil(F * max(n, m)); 0 = diagonal");
   o.itakura_opt = cmd.add_option("--itakura", o.itakura,

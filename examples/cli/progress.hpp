@@ -97,11 +97,14 @@ r::batch_view<T> rows(r::batch_view<T> v, index_t begin, index_t end) noexcept {
           v.lengths ? v.lengths + begin : nullptr};
 }
 
-/// Calls f(begin, end) over consecutive row ranges covering [0, total): about 40 chunks, each
-/// of at least 16 rows so every chunk still has enough pairs for all threads.
+/// Calls f(begin, end) over consecutive row ranges covering [0, total) of rows of `per_row`
+/// pairs each: about 40 chunks, each of at least `min_pairs` pairs so that every chunk still
+/// has enough for all threads (or for a GPU call). Counted in pairs, not rows: 16 rows of long
+/// series took 28 s before the first report where a few rows are the whole job.
 template <class F>
-void for_row_chunks(index_t total, progress& p, F&& f, index_t min_chunk = 16) {
-  index_t const chunk = std::max<index_t>(min_chunk, (total + 39) / 40);
+void for_row_chunks(index_t total, index_t per_row, progress& p, F&& f, index_t min_pairs = 16) {
+  index_t const least = (min_pairs + std::max<index_t>(per_row, 1) - 1) / std::max<index_t>(per_row, 1);
+  index_t const chunk = std::max<index_t>({least, (total + 39) / 40, 1});
   for (index_t begin = 0; begin < total; begin += chunk) {
     index_t const end = std::min(total, begin + chunk);
     f(begin, end);
