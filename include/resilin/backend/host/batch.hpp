@@ -22,7 +22,13 @@ void batch_values(measure<Cost, Smooth> const& m, index_t count, int threads, Pa
   parallel_for(tasks, threads, [&](index_t task, int w) {
     auto& wsw = ws[static_cast<std::size_t>(w)];
     if (task < groups) {
-      run_lockstep_group(m, plan, task, pair_at, store, wsw.lockstep);
+      run_lockstep_group(
+          m, plan, task, pair_at, store,
+          [&](index_t k) {
+            auto const [x, y] = pair_at(k);
+            return value(m, x, y, wsw);
+          },
+          wsw.lockstep);
     } else {
       index_t const k = plan.rest[static_cast<std::size_t>(task - groups)];
       auto const [x, y] = pair_at(k);

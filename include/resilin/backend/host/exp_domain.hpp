@@ -62,15 +62,27 @@ bool exp_domain_exact(series_view<T const> x, series_view<T const> y, T gamma) {
   return std::isfinite(per_step) && steps * per_step < exp_domain_traits<T>::max_k;
 }
 
-/// Whether a pair takes the exponential domain: exact k (exp_domain_exact), and no less
-/// accurate than the log domain. Its R = -gamma ln 2 (k + log2 m) carries a few ulp of gamma
-/// per cell; where the band holds one path (a single row or column, a radius-0 band with
-/// n = m), the log domain gives the exact sum of the path's costs (a 1 x 1 float pair at
-/// gamma = 1e6 came out 7 % off, a 50 x 50 radius-0 one 6e-5). Single pairs, training and the
-/// lock-step groups all ask this, so batches keep the single-pair bits.
+/// Whether a pair takes the exponential domain: exact k (exp_domain_exact), and not where the
+/// band holds one path (a single row or column, a radius-0 band with n = m), whose value the
+/// log domain gives as the exact sum of its costs (a 1 x 1 float pair at gamma = 1e6 came out
+/// 7 % off, a 50 x 50 radius-0 one 6e-5). Its R = -gamma ln 2 (k + log2 m) carries a few ulp of
+/// gamma per cell; a value that this leaves inaccurate runs again in the log domain
+/// (exp_domain_accurate). Single pairs, training and the lock-step groups all ask both, so
+/// batches keep the single-pair bits.
 template <class T, class Distance>
 bool exp_domain_applies(series_view<T const> x, series_view<T const> y, T gamma, band_geometry const& band) {
   return !band.single_path() && exp_domain_exact<T, Distance>(x, y, gamma);
+}
+
+/// Whether an exponential-domain value S of an n x m pair keeps its accuracy. Its error is a
+/// few ulp of gamma per cell, about 0.02-0.15 eps gamma (n + m) in all, whatever S; the log
+/// domain's scales with |R|. Where |S| is below 4096 eps gamma (n + m) (one cheap path among
+/// far dearer ones, e.g. a series against a slightly perturbed copy: a float S of 1e-5 came out
+/// 0, 1e-3 came out 1.4 % off) the caller runs the pair again in the log domain; above, the
+/// relative error stays below about 4e-5.
+template <class T>
+bool exp_domain_accurate(T value, T gamma, index_t n, index_t m) noexcept {
+  return !(math::abs(value) < T(4096) * std::numeric_limits<T>::epsilon() * gamma * static_cast<T>(n + m));
 }
 
 template <class T>

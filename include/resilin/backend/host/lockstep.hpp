@@ -228,10 +228,12 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
   return plan;
 }
 
-/// Runs group `group` of the plan: out(k, S(x_k, y_k)) for its G pairs.
-template <class T, class Cost, class Smooth, class PairAt, class Store>
+/// Runs group `group` of the plan: out(k, S(x_k, y_k)) for its G pairs; a soft value that the
+/// exponential domain leaves inaccurate (exp_domain_accurate) comes from single(k) instead, the
+/// single-pair value (which runs such a pair again in the log domain).
+template <class T, class Cost, class Smooth, class PairAt, class Store, class Single>
 void run_lockstep_group(measure<Cost, Smooth> const& m, lockstep_plan const& plan, index_t group,
-                        PairAt&& pair_at, Store&& store, lockstep_workspace<T>& ws) {
+                        PairAt&& pair_at, Store&& store, Single&& single, lockstep_workspace<T>& ws) {
   if constexpr (lockstep_measure<T, Cost, Smooth>) {
     constexpr int G = lockstep_pairs<T>;
     oriented_pair<T> pairs[G];
@@ -245,7 +247,12 @@ void run_lockstep_group(measure<Cost, Smooth> const& m, lockstep_plan const& pla
     T values[G];
     typename lockstep_cell_for<T, Cost, Smooth>::type const cell(m.smooth);
     lockstep_values<T, typename Cost::distance_type>(pairs, band, cell, values, ws);
-    for (int g = 0; g < G; ++g) store(members[g], values[g]);
+    for (int g = 0; g < G; ++g) {
+      if constexpr (std::same_as<Smooth, soft_min<T>>) {
+        if (!exp_domain_accurate(values[g], m.smooth.gamma, n, c)) values[g] = single(members[g]);
+      }
+      store(members[g], values[g]);
+    }
   }
 }
 

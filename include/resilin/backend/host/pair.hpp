@@ -83,7 +83,9 @@ T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_vie
         auto const o = oriented_pair<T>::of(x, y);
         auto const p = make_problem(m, o.x, o.y);
         dtw_lane_cost<T, D> lanes;
-        return forward_exp_domain(p, lanes, ws.exp);
+        T const v = forward_exp_domain(p, lanes, ws.exp);
+        if (exp_domain_accurate(v, m.smooth.gamma, x.length, y.length)) return v;
+        // else the log domain below, whose error scales with |S|
       }
     }
   }
@@ -167,7 +169,8 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
         index_t const every = whole ? 1 : training_checkpoint_interval<T>(x.length, y.length, 2);
         T const v = forward_exp_domain(p, lanes, ws.exp, every,
                                        whole ? ws.strip_cells.reserve(packs) : nullptr);
-        if (v < math::infinity<T>()) {  // else unreachable: the log domain gives zero weights
+        // unreachable: the log domain gives zero weights; inaccurate: its error scales with |S|
+        if (v < math::infinity<T>() && exp_domain_accurate(v, m.smooth.gamma, x.length, y.length)) {
           backward_exp_domain(p, ws.exp, ws.strip_cells, whole, seed, lanes, ws.g_up, ws.g_diag,
                               gx, gy);
           return v;

@@ -232,7 +232,10 @@ namespace detail {
 // exp and log written once over P, a pack or several packs as one value (packs.hpp): the
 // same operations lane for lane, so both give the same bits.
 
-/// exp(x), a few ulp; results below the smallest normal flush to +0 (exp(-inf) = 0).
+/// exp(x), a few ulp (measured: 2.1 in double, 1.7 in float); results below the smallest
+/// normal flush to +0 (exp(-inf) = 0). Above about 709.43 (88.37 in float) it returns +inf
+/// although the result is finite up to 709.78: the scale 2^k is built as one power of two. The
+/// library's arguments are <= 0 (soft-min gaps, -cost / gamma).
 template <class P>
 RESILIN_INLINE P exp_of(P x) noexcept {
   using T = typename P::value_type;
@@ -314,7 +317,10 @@ RESILIN_INLINE P log_of(P x) noexcept {
 }
 }  // namespace detail
 
-/// exp(x), a few ulp; results below the smallest normal flush to +0 (exp(-inf) = 0).
+/// exp(x), a few ulp (measured: 2.1 in double, 1.7 in float); results below the smallest
+/// normal flush to +0 (exp(-inf) = 0). Above about 709.43 (88.37 in float) it returns +inf
+/// although the result is finite up to 709.78: the scale 2^k is built as one power of two. The
+/// library's arguments are <= 0 (soft-min gaps, -cost / gamma).
 template <class T>
 RESILIN_INLINE pack<T> exp(pack<T> x) noexcept { return detail::exp_of(x); }
 
