@@ -146,9 +146,10 @@ double largest_magnitude(r::dataset<T> const& a, r::dataset<T> const& b) {
 /// The options' ranges for these series (options.hpp's check_run reports them as usage
 /// errors): a --c that makes the msm path costs overflow where the data alone do not, a
 /// --gamma whose soft values overflow.
+/// largest: largest_magnitude(a, b).
 template <class T>
-void check_option_ranges(measure_choice const& c, r::dataset<T> const& a, r::dataset<T> const& b) {
-  double const largest = largest_magnitude(a, b);
+void check_option_ranges(measure_choice const& c, r::dataset<T> const& a, r::dataset<T> const& b,
+                         double largest) {
   r::detail::require(path_costs_finite(c.metric, largest, c.c, a, b), "--c ", c.c,
                      " is too large for these series (values up to ", largest, "): the path costs of metric '",
                      metric_names[static_cast<std::size_t>(c.metric)], "' overflow ", sizeof(T) == 4 ? "float" : "double");
@@ -165,13 +166,12 @@ void check_option_ranges(measure_choice const& c, r::dataset<T> const& a, r::dat
 /// Input checks with the files' names (the library's own messages name its arguments): the
 /// channels agree; no path cost can overflow through the data (with c = 0; a --c that does is
 /// check_option_ranges'); fast-cdtw's series have 2 samples or more; euclidean compares equal
-/// lengths.
+/// lengths. largest: largest_magnitude(a, b).
 template <class T>
 void check_inputs(measure_choice const& c, r::dataset<T> const& a, std::string_view a_name,
-                  r::dataset<T> const& b, std::string_view b_name) {
+                  r::dataset<T> const& b, std::string_view b_name, double largest) {
   r::detail::require(a.channels == b.channels, "channel mismatch: ", a_name, " has ", a.channels,
                      " channels, ", b_name, " has ", b.channels);
-  double const largest = largest_magnitude(a, b);
   r::detail::require(path_costs_finite(c.metric, largest, 0.0, a, b), a_name, " and ", b_name,
                      " hold values up to ", largest, ": the path costs of metric '",
                      metric_names[static_cast<std::size_t>(c.metric)], "' overflow ", sizeof(T) == 4 ? "float" : "double",

@@ -148,10 +148,9 @@ void centroid_distances(run_settings const& s, Metric const& m, r::batch_view<T 
   }
 }
 
-/// Pairs per call that keep the backend busy when a row holds only k centroids: a GPU call
-/// allocates, copies and synchronises, so it takes many; the host's threads and SIMD lanes
-/// need a few hundred.
-inline index_t centroid_pairs_per_call(run_settings const& s) noexcept { return s.cuda ? 16384 : 1024; }
+/// Pairs per call that keep the backend busy when a row holds only k centroids (short rows of
+/// cheap pairs): pairs_per_call()'s on a GPU, a few hundred for the host's threads and SIMD lanes.
+inline index_t centroid_pairs_per_call(run_settings const& s) { return s.cuda ? pairs_per_call(s) : 1024; }
 
 /// Nearest-centroid labels of `test` (ties: the first class), the distances on the backend of
 /// the command line; the alignment metrics on the host as learn::predict measures (under the

@@ -32,8 +32,9 @@ decltype(auto) as_usage(F&& checks) {
 template <class T>
 void check_run(measure_choice const& c, r::dataset<T> const& a, std::string_view a_name,
                r::dataset<T> const& b, std::string_view b_name) {
-  check_inputs(c, a, a_name, b, b_name);
-  as_usage([&] { check_option_ranges(c, a, b); });
+  double const largest = largest_magnitude(a, b);
+  check_inputs(c, a, a_name, b, b_name, largest);
+  as_usage([&] { check_option_ranges(c, a, b, largest); });
 }
 
 /// Integer options that must not be negative (CLI11 reads "-5" into an unsigned as 2^64 - 5).

@@ -66,8 +66,7 @@ inline constexpr double grid_start_min_slope = 0.1;
 template <class T>
 void grid_start_logits(warp_map map, interpolant<T> const& x, interpolant<T> const& y, index_t K,
                        T* r) {
-  resilin::detail::require(detail::known(map), "map must be softplus_cumsum or softmax_cumsum, got ",
-                           static_cast<int>(map));
+  detail::require_no_error(detail::option_error(map));
   auto const path = alignment_path(measures::cdtw(), x.values, y.values);
   std::vector<T> v(static_cast<std::size_t>(K + 1));
   warp_knots_from_path<T>(path, x, y, K, v.data());

@@ -311,13 +311,20 @@ void validate_if_possible(F const& f) {
   if constexpr (requires { f.validate(); }) f.validate();
 }
 
+/// "" when the options hold (N >= 1, a known layout and norm), else why not: the host's and the
+/// device's checks both.
+inline std::string mc_options_error(mc_options const& opt) {
+  using resilin::detail::message;
+  if (opt.samples < 1) return message("samples must be >= 1, got ", opt.samples);
+  if (opt.layout != sampling::plain && opt.layout != sampling::stratified)
+    return message("layout must be plain or stratified, got ", static_cast<int>(opt.layout));
+  return option_error(opt.norm);
+}
+
 template <class T, class X, class W>
 void check_mc(X const& x, interpolant<T> const& y, W const& warp, mc_options const& opt) {
   using resilin::detail::require;
-  require(opt.samples >= 1, "samples must be >= 1, got ", opt.samples);
-  require(opt.layout == sampling::plain || opt.layout == sampling::stratified,
-          "layout must be plain or stratified, got ", static_cast<int>(opt.layout));
-  require(known(opt.norm), "norm must be l2 or l1, got ", static_cast<int>(opt.norm));
+  require_no_error(mc_options_error(opt));
   check_interpolant(y, "y");
   require(static_cast<index_t>(x.channels()) == y.channels(), "channel mismatch: x has ",
           static_cast<index_t>(x.channels()), ", y has ", y.channels());

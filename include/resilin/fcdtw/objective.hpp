@@ -11,6 +11,7 @@
 // monotone pointers: O(K + Tx + Ty) per pair (times channels), no search, no storage, and no
 // division by zero (a flat phi segment has no pre-images). Warp gradients use the Leibniz form,
 // which stays exact when breakpoints coincide. RESILIN_HD, no allocation, float or double.
+#include <string>
 #include <resilin/core/config.hpp>
 #include <resilin/core/math.hpp>
 #include <resilin/fcdtw/interpolant.hpp>
@@ -22,9 +23,12 @@ namespace resilin::fcdtw {
 enum class path_norm { l2, l1 };
 
 namespace detail {
-/// Whether n is one of path_norm's values (an integer cast to it is not; the code would take it
-/// for l1 in one place and l2 in another).
-constexpr bool known(path_norm n) noexcept { return n == path_norm::l2 || n == path_norm::l1; }
+/// "" for one of path_norm's values, else why not (an integer cast to it, which the code would
+/// take for l1 in one place and l2 in another): the one message every option check uses.
+inline std::string option_error(path_norm n) {
+  if (n == path_norm::l2 || n == path_norm::l1) return {};
+  return resilin::detail::message("norm must be l2 or l1, got ", static_cast<int>(n));
+}
 }  // namespace detail
 
 /// Where value_and_grad() adds its gradients, each scaled by `seed`; a null pointer skips one.

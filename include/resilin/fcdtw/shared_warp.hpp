@@ -135,7 +135,7 @@ void check_shared(XB X, YB Y, warp_view<T> const& phi, shared_warp_options<T> co
   using resilin::detail::require;
   check_warp(phi);
   require(o.threads >= 0, "threads must be >= 0 (0 = all cores), got ", o.threads);
-  require(known(o.norm), "norm must be l2 or l1, got ", static_cast<int>(o.norm));
+  require_no_error(option_error(o.norm));
   resilin::detail::check_batch(X, "X");
   resilin::detail::check_batch(Y, "Y");
   require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ",
@@ -239,14 +239,16 @@ void check_gradients_finite(batch_view<T> gx, batch_view<T> gy, T const* dv, ind
                                    "channels exceed the largest finite value; rescale the series");
 }
 
-/// Throws unless every pair's cost was finite (first_overflow[i]: the first column j of row i
-/// whose cost overflowed, or -1): with many channels, samples within max_sample_magnitude can
-/// still overflow a sum of squared differences, and distances() refuses such a fit as well.
-inline void check_costs_finite(std::vector<index_t> const& first_overflow) {
-  for (std::size_t i = 0; i < first_overflow.size(); ++i)
-    resilin::detail::require(first_overflow[i] < 0, "the cost of pair (", i, ", ", first_overflow[i],
-                             ") overflowed: its squared differences summed over the channels exceed "
-                             "the largest finite value; rescale the series");
+/// Throws unless every cost in C is finite, naming the first pair that is not: with many
+/// channels, samples within max_sample_magnitude can still overflow a sum of squared
+/// differences, and distances() refuses such a fit as well.
+template <class T>
+void check_costs_finite(matrix_view<T> C) {
+  for (index_t i = 0; i < C.rows; ++i)
+    for (index_t j = 0; j < C.cols; ++j)
+      resilin::detail::require(C(i, j) - C(i, j) == T(0), "the cost of pair (", i, ", ", j,
+                               ") overflowed: its squared differences summed over the channels exceed "
+                               "the largest finite value; rescale the series");
 }
 
 }  // namespace detail
@@ -270,15 +272,10 @@ void cdist_shared(warp_view<value_of<XB>> phi, XB xs, YB ys, matrix_view<value_o
                            ", ", C.cols, ")");
   detail::check_shared_outputs<T>(X, Y, phi, {}, {}, {}, nullptr, C);
   detail::shared_state<T> const s(phi, X, Y, o);
-  std::vector<index_t> first_overflow(static_cast<std::size_t>(X.batch), -1);
   parallel_for(X.batch, o.threads, [&](index_t i, int) {
-    for (index_t j = 0; j < Y.batch; ++j) {
-      C(i, j) = s.cost(i, j);
-      if (!(C(i, j) - C(i, j) == T(0)) && first_overflow[static_cast<std::size_t>(i)] < 0)
-        first_overflow[static_cast<std::size_t>(i)] = j;
-    }
+    for (index_t j = 0; j < Y.batch; ++j) C(i, j) = s.cost(i, j);
   });
-  detail::check_costs_finite(first_overflow);
+  detail::check_costs_finite(C);
 }
 
 /// The VJP of cdist_shared with upstream G (X.batch, Y.batch): GX[i] = sum_j G(i, j)
@@ -314,7 +311,6 @@ void cdist_shared_vjp(warp_view<value_of<XB>> phi, XB xs, YB ys,
   // channels and the rows i in order below: deterministic for any thread count). F_j = -sum_i
   // G_ij a_ij per y row.
   std::vector<T> E(s.xt.size()), Fy(s.yt.size()), SQ(dv ? s.xt.size() : 0), CR(dv ? s.xt.size() : 0);
-  std::vector<index_t> first_overflow(static_cast<std::size_t>(bx), -1);
   parallel_for(bx, o.threads, [&](index_t i, int) {
     T const* xi = s.x_row(i);
     T* const e = E.data() + i * n;
@@ -328,11 +324,7 @@ void cdist_shared_vjp(warp_view<value_of<XB>> phi, XB xs, YB ys,
     for (index_t j = 0; j < by; ++j) {
       T const g = G(i, j);
       T const* yj = s.y_row(j);
-      if (C.data) {
-        C(i, j) = s.cost(i, j);
-        if (!(C(i, j) - C(i, j) == T(0)) && first_overflow[static_cast<std::size_t>(i)] < 0)
-          first_overflow[static_cast<std::size_t>(i)] = j;
-      }
+      if (C.data) C(i, j) = s.cost(i, j);
       if (!dv) {
         for (index_t k = 0; k < n; ++k) e[k] += g * (xi[k] - yj[k]);
         continue;
@@ -345,7 +337,7 @@ void cdist_shared_vjp(warp_view<value_of<XB>> phi, XB xs, YB ys,
       for (index_t k = 0; k + d < n; ++k) cr[k] += g * ((xi[k] - yj[k]) * (xi[k + d] - yj[k + d]));
     }
   });
-  detail::check_costs_finite(first_overflow);
+  if (C.data) detail::check_costs_finite(C);
   if (gys.data) parallel_for(by, o.threads, [&](index_t j, int) {
     T* const f = Fy.data() + j * n;
     T const* yj = s.y_row(j);

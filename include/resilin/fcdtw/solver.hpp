@@ -36,8 +36,11 @@ namespace resilin::fcdtw {
 enum class warp_init { identity, grid };
 
 namespace detail {
-/// Whether i is one of warp_init's values (not an integer cast to it).
-constexpr bool known(warp_init i) noexcept { return i == warp_init::identity || i == warp_init::grid; }
+/// "" for one of warp_init's values, else why not (an integer cast to it).
+inline std::string option_error(warp_init i) {
+  if (i == warp_init::identity || i == warp_init::grid) return {};
+  return resilin::detail::message("init must be identity or grid, got ", static_cast<int>(i));
+}
 }  // namespace detail
 
 /// Settings of the fit. Defaults follow the paper's repository (README: 300 steps; lr from
@@ -125,9 +128,8 @@ std::string options_error(fit_options const& o) {
   if (!(o.segments >= 0 && o.segments <= fit_options::max_segments))
     return message("segments must be in [0, 2^40] (0: len(y) - 1), got ", o.segments);
   if (!(o.threads >= 0)) return message("threads must be >= 0 (0 = all cores), got ", o.threads);
-  if (!known(o.map)) return message("map must be softplus_cumsum or softmax_cumsum, got ", static_cast<int>(o.map));
-  if (!known(o.norm)) return message("norm must be l2 or l1, got ", static_cast<int>(o.norm));
-  if (!known(o.init)) return message("init must be identity or grid, got ", static_cast<int>(o.init));
+  for (std::string e : {option_error(o.map), option_error(o.norm), option_error(o.init)})
+    if (!e.empty()) return e;
   if (!(std::isfinite(static_cast<T>(o.lr)) && static_cast<T>(o.lr) > T(0)))
     return message("lr must be finite and > 0 in the value type, got ", o.lr);
   if (!(static_cast<T>(o.eps) > T(0))) return message("eps must be > 0 in the value type, got ", o.eps);
@@ -138,8 +140,7 @@ std::string options_error(fit_options const& o) {
 
 template <class T = double>
 void check_options(fit_options const& o) {
-  std::string const e = options_error<T>(o);
-  resilin::detail::require(e.empty(), e);
+  require_no_error(options_error<T>(o));
 }
 
 /// Whether a fit's logits stayed finite: Adam with a huge lr overflows them (to inf, then NaN,

@@ -8,7 +8,9 @@
 // caller-provided buffers.
 #include <cmath>
 #include <concepts>
+#include <string>
 #include <resilin/core/config.hpp>
+#include <resilin/core/error.hpp>
 #include <resilin/core/math.hpp>
 #include <resilin/fcdtw/interpolant.hpp>
 
@@ -17,10 +19,14 @@ namespace resilin::fcdtw {
 enum class warp_map { softplus_cumsum, softmax_cumsum };
 
 namespace detail {
-/// Whether m is one of warp_map's values (not an integer cast to it).
-constexpr bool known(warp_map m) noexcept {
-  return m == warp_map::softplus_cumsum || m == warp_map::softmax_cumsum;
+/// "" for one of warp_map's values, else why not (an integer cast to it).
+inline std::string option_error(warp_map m) {
+  if (m == warp_map::softplus_cumsum || m == warp_map::softmax_cumsum) return {};
+  return resilin::detail::message("map must be softplus_cumsum or softmax_cumsum, got ", static_cast<int>(m));
 }
+
+/// Throws resilin::invalid_argument with e unless it is empty (an option_error()).
+inline void require_no_error(std::string const& e) { resilin::detail::require(e.empty(), e); }
 }  // namespace detail
 
 /// A PL warp: values (K + 1) on grid (K + 1 knots, uniform when grid.knots is null).
@@ -255,8 +261,7 @@ T logit_of_increment(warp_map map, T q) {
 /// a logit whose increment is below 1e-30 of the largest one.
 template <std::floating_point T>
 void logits_from_knots(warp_map map, T const* v, index_t K, T* r) {
-  resilin::detail::require(detail::known(map), "map must be softplus_cumsum or softmax_cumsum, got ",
-                           static_cast<int>(map));
+  detail::require_no_error(detail::option_error(map));
   T const floor = static_cast<T>(1e-30);
   for (index_t i = 0; i < K; ++i) {
     T const p = v[i + 1] - v[i];

@@ -376,7 +376,7 @@ std::string check_series_pairs(batch_view<T const> const& x, batch_view<T const>
 template <class T>
 std::string check_batch(pair_batch<T> const& b) {
   if (b.knots < 2) return resilin::detail::message("knots must be >= 2, got ", b.knots);
-  if (!detail::known(b.norm)) return resilin::detail::message("norm must be l2 or l1, got ", static_cast<int>(b.norm));
+  if (auto e = detail::option_error(b.norm); !e.empty()) return e;
   if (auto e = check_series_pairs(b.x, b.y); !e.empty() || b.x.batch == 0) return e;
   return check_pointer(b.warps, "warps");
 }
@@ -504,10 +504,7 @@ template <class T, class X, class W>
 std::string check_mc_device(X const& x, interpolant<T> const& y, W const& warp,
                             mc_options const& opt, index_t per, mc_estimate<T> const* out) {
   using resilin::detail::message;
-  if (opt.samples < 1) return message("samples must be >= 1, got ", opt.samples);
-  if (opt.layout != sampling::plain && opt.layout != sampling::stratified)
-    return message("layout must be plain or stratified, got ", static_cast<int>(opt.layout));
-  if (!detail::known(opt.norm)) return message("norm must be l2 or l1, got ", static_cast<int>(opt.norm));
+  if (auto e = detail::mc_options_error(opt); !e.empty()) return e;
   if (per < 1) return message("samples_per_thread must be >= 1, got ", per);
   if (y.length() < 2) return message("y: a piecewise-linear series needs >= 2 samples, got ", y.length());
   if (y.grid.size != y.length())
