@@ -11,11 +11,16 @@
 namespace resilin_cli {
 namespace r = resilin;
 
+/// A data file (.ts of aeon/sktime, or UCR TSV) in value type T; z-normalised (znorm) from the
+/// file's numbers read in double, then rounded to T: normalised after rounding to float, a series
+/// with a large offset and small variation (51.50731, 51.50735, ...) became zeros.
 template <std::floating_point T>
 r::dataset<T> load(std::string const& path, bool znorm) {
-  auto ds = r::read_dataset<T>(path);  // .ts (aeon/sktime) or UCR TSV
-  if (znorm) r::z_normalise(ds);
-  return ds;
+  if (!znorm) return r::read_dataset<T>(path);
+  auto ds = r::read_dataset<double>(path);
+  r::z_normalise(ds);
+  if constexpr (std::same_as<T, double>) return ds;
+  else return ds.template as<T>();
 }
 
 /// Buffered tab-separated output on stdout.

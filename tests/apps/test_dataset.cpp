@@ -205,6 +205,44 @@ TEST_CASE("z-normalisation: per series over its own length; constant series -> z
   CHECK(v[2](2, 0) == 0.0);
 }
 
+TEST_CASE("z-normalisation: long constant series and tiny magnitudes", "[apps][dataset]") {
+  // the running mean's rounding (about n eps |x|) exceeded the constant threshold: 1000 samples
+  // of 0.1 became all +1, 10000 all -1
+  for (double value : {0.1, 0.3, 1.1, 3.7, 123.456, 1e-3})
+    for (index_t n : {1000, 10000}) {
+      resilin::dataset<double> ds;
+      std::vector<double> const flat(static_cast<std::size_t>(n), value);
+      ds.push_back("a", flat);
+      resilin::z_normalise(ds);
+      auto const v = ds.view();
+      for (index_t i = 0; i < n; ++i) REQUIRE(v[0](i, 0) == 0.0);
+    }
+  // a long series whose mean needs the correction: z-scores with mean 0 and deviation 1 to
+  // rounding, the offset 0.1 far above the spread
+  {
+    resilin::dataset<double> ds;
+    std::vector<double> x(5000);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.1 + 1e-9 * static_cast<double>(i % 7);
+    ds.push_back("a", x);
+    resilin::z_normalise(ds);
+    double sum = 0, ss = 0;
+    for (double z : ds.values) sum += z;
+    for (double z : ds.values) ss += z * z;
+    CHECK(std::abs(sum) / 5000 < 1e-6);
+    CHECK(ss / 5000 == Approx(1).epsilon(1e-6));
+  }
+  // squares below 1e-308 underflowed: 1e-200, 2e-200, 3e-200 became zeros, 1e-160 lost digits
+  for (double unit : {1e-200, 1e-160, 1e-300, 1.0, 1e300}) {
+    resilin::dataset<double> ds;
+    std::vector<double> const x{unit, 2 * unit, 3 * unit};
+    ds.push_back("a", x);
+    resilin::z_normalise(ds);
+    CHECK(ds.values[0] == Approx(-std::sqrt(1.5)).epsilon(1e-15));
+    CHECK(ds.values[1] == Approx(0).margin(1e-15));
+    CHECK(ds.values[2] == Approx(std::sqrt(1.5)).epsilon(1e-15));
+  }
+}
+
 TEST_CASE("dataset: push_back repads, from_ragged checks its sizes", "[apps][dataset]") {
   resilin::dataset<double> ds;
   std::vector<double> const a{1, 2}, b{3, 4, 5};

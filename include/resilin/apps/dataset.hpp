@@ -149,27 +149,32 @@ void z_normalise(dataset<T>& ds) {
     series_view<T> const s = v[b];
     for (index_t c = 0; c < s.channels; ++c) {
       double scale = 0;
-      for (index_t i = 0; i < s.length; ++i) scale = std::max(scale, std::abs(static_cast<double>(s(i, c))));
-      // values near the top of double's range overflow the sums (their z-scores became zeros):
-      // then the same moments of the values divided by their largest magnitude
-      auto const moments = [&](double unit) {
-        double total = 0;
-        for (index_t i = 0; i < s.length; ++i) total += static_cast<double>(s(i, c)) / unit;
-        double const mean = total / static_cast<double>(s.length);
-        double ss = 0;
-        for (index_t i = 0; i < s.length; ++i) {
-          double const d = static_cast<double>(s(i, c)) / unit - mean;
-          ss += d * d;
-        }
-        return std::pair{mean, std::sqrt(ss / static_cast<double>(s.length))};
-      };
-      double unit = 1;
-      auto [mean, sd] = moments(unit);
-      if (!std::isfinite(mean) || !std::isfinite(sd)) {
-        unit = scale;
-        std::tie(mean, sd) = moments(unit);
+      bool same = true;
+      for (index_t i = 0; i < s.length; ++i) {
+        scale = std::max(scale, std::abs(static_cast<double>(s(i, c))));
+        same = same && s(i, c) == s(0, c);
       }
-      bool const constant = !(sd > 16 * std::numeric_limits<T>::epsilon() * (scale / unit));
+      // the moments in units of the power of two at the largest magnitude: exact scaling (the
+      // z-scores keep their bits), and neither the squares of values near the top of double's
+      // range overflow (their z-scores became zeros) nor those below 1e-154 underflow (1e-200,
+      // 2e-200, 3e-200 became zeros)
+      double const unit = scale > 0 && std::isfinite(scale) ? std::ldexp(1.0, std::ilogb(scale)) : 1.0;
+      auto const n = static_cast<double>(s.length);
+      double total = 0;
+      for (index_t i = 0; i < s.length; ++i) total += static_cast<double>(s(i, c)) / unit;
+      double mean = total / n;
+      // the sum's rounding (about n eps |x|) corrected from the deviations: left in, it alone
+      // exceeded the constant-series threshold, and 1000 samples of 0.1 became all +1 or -1
+      double residual = 0;
+      for (index_t i = 0; i < s.length; ++i) residual += static_cast<double>(s(i, c)) / unit - mean;
+      mean += residual / n;
+      double ss = 0;
+      for (index_t i = 0; i < s.length; ++i) {
+        double const d = static_cast<double>(s(i, c)) / unit - mean;
+        ss += d * d;
+      }
+      double const sd = std::sqrt(ss / n);
+      bool const constant = same || !(sd > 16 * std::numeric_limits<T>::epsilon() * (scale / unit));
       for (index_t i = 0; i < s.length; ++i)
         s(i, c) = constant ? T(0) : static_cast<T>((static_cast<double>(s(i, c)) / unit - mean) / sd);
     }
