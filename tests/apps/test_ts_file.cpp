@@ -65,7 +65,7 @@ TEST_CASE(".ts: header keys in any letter case", "[apps][ts]") {
   // @ClassLabel was ignored, and the labels then failed as numbers
   auto const ds = parse("@ClassLabel true a b\n@EQUALLENGTH true\n@Data\n1,2:a\n3,4:b\n");
   CHECK(ds.labels == std::vector<std::string>{"a", "b"});
-  CHECK_THAT(error_of("@EqualLength true\n@data\n1,2\n3\n"), Catch::Matchers::Contains("@equalLength true"));
+  CHECK_THAT(error_of("@EqualLength true\n@classLabel false\n@data\n1,2\n3\n"), Catch::Matchers::Contains("@equalLength true"));
 }
 
 TEST_CASE(".ts: unlabelled data", "[apps][ts]") {
@@ -87,29 +87,39 @@ TEST_CASE(".ts: refusals name the line", "[apps][ts]") {
   CHECK_THAT(error_of("@classLabel true a\n@data\n1,2,3\n"), Contains("t.ts:3") && Contains("class label"));
   CHECK_THAT(error_of("@problemName x\n1,2,3\n"), Contains("t.ts:2") && Contains("@data"));
   CHECK_THAT(error_of("@problemName x\n"), Contains("no @data"));
-  CHECK_THAT(error_of("@data\n"), Contains("no cases"));
-  CHECK_THAT(error_of("@data\n1,x,3\n"), Contains("t.ts:2: channel 1, value 2 is not a number"));
+  CHECK_THAT(error_of("@classLabel false\n@data\n"), Contains("no cases"));
+  CHECK_THAT(error_of("@classLabel false\n@data\n1,x,3\n"), Contains("t.ts:3: channel 1, value 2 is not a number"));
   // the channel is named (value 2 fitted channels 1 and 2 as well)
-  CHECK_THAT(error_of("@data\n1,2:3,4:5,?\n"), Contains("t.ts:2: channel 3, value 2 is missing"));
+  CHECK_THAT(error_of("@classLabel false\n@data\n1,2:3,4:5,?\n"), Contains("t.ts:3: channel 3, value 2 is missing"));
   // regression data: the target was read as one more channel (silently, for length-1 series)
   CHECK_THAT(error_of("@targetLabel true\n@data\n1:0.5\n"), Contains("t.ts:1: regression .ts data"));
   CHECK_THAT(error_of("@data\r1,2\r3,4\r"), Contains("a carriage return inside a line"));
   // also where the file starts with a comment (the whole file read as one comment line)
   CHECK_THAT(error_of("# made on a Mac\r@data\r1,2\r"), Contains("t.ts:1: a carriage return inside a line"));
   // the header's channel count and equal lengths are held to
-  CHECK_THAT(error_of("@dimensions 3\n@data\n1,2:3,4\n"),
-             Contains("t.ts:3: 2 channels, but the header says 3: @dimensions 3 (line 1)"));
-  CHECK_THAT(error_of("@univariate true\n@data\n1,2:3,4\n"),
-             Contains("t.ts:3: 2 channels, but the header says 1: @univariate true (line 1)"));
+  CHECK_THAT(error_of("@dimensions 3\n@classLabel false\n@data\n1,2:3,4\n"),
+             Contains("t.ts:4: 2 channels, but the header says 3: @dimensions 3 (line 1)"));
+  CHECK_THAT(error_of("@univariate true\n@classLabel false\n@data\n1,2:3,4\n"),
+             Contains("t.ts:4: 2 channels, but the header says 1: @univariate true (line 1)"));
   CHECK_THAT(error_of("@dimensions two\n@data\n1,2\n"), Contains("t.ts:1: @dimensions needs a positive"));
   CHECK_THAT(error_of("@dimensions 0\n@data\n1,2\n"), Contains("t.ts:1: @dimensions needs a positive"));
-  CHECK_THAT(error_of("@equalLength true\n@data\n1,2\n3,4,5\n"),
-             Contains("t.ts:4: 3 values per channel, but @equalLength true and the first case has 2"));
+  CHECK_THAT(error_of("@equalLength true\n@classLabel false\n@data\n1,2\n3,4,5\n"),
+             Contains("t.ts:5: 3 values per channel, but @equalLength true and the first case has 2"));
+  // headers that contradict each other: the last one was kept in this order (two channels read)
+  CHECK_THAT(error_of("@univariate true\n@dimensions 2\n@classLabel true a\n@data\n1,2:3,4:a\n"),
+             Contains("t.ts:2: @dimensions 2 contradicts @univariate true (line 1)"));
+  CHECK_THAT(error_of("@dimensions 2\n@univariate true\n@classLabel true a\n@data\n1,2:3,4:a\n"),
+             Contains("t.ts:2: @univariate true contradicts @dimensions 2 (line 1)"));
+  CHECK(parse("@dimensions 1\n@univariate true\n@classLabel true a\n@data\n1,2:a\n").channels == 1);
+  // no @classLabel line: aeon takes the last field as the label, this reader took it as a channel
+  // (7:1 and 8:2 came out as two-channel series without labels)
+  CHECK_THAT(error_of("@problemName p\n@data\n7:1\n8:2\n"),
+             Contains("t.ts:2: the header has no @classLabel line"));
 }
 
 TEST_CASE(".ts: a UTF-8 byte order mark before the first line is skipped", "[apps][ts]") {
   auto const ds = parse("\xEF\xBB\xBF" "@problemName x\n@univariate false\n@dimensions 2\n"
-                        "@equalLength false\n@data\n1,2:3,4\n5:6\n");
+                        "@equalLength false\n@classLabel false\n@data\n1,2:3,4\n5:6\n");
   CHECK(ds.channels == 2);
   CHECK(ds.lengths == std::vector<r::index_t>{2, 1});
 }

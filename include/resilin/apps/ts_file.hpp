@@ -15,8 +15,11 @@
 // number, as are time-stamped data (`@timeStamps true`), regression data (`@targetLabel true`),
 // labels outside the declared classes,
 // cases whose channel count differs from the first case's or from the header's (`@univariate
-// true`: 1, `@dimensions d`), and, under `@equalLength true`, cases whose length differs from the
-// first case's. A UTF-8 byte order mark before the first line is skipped.
+// true`: 1, `@dimensions d`; headers that disagree with each other too), and, under
+// `@equalLength true`, cases whose length differs from the first case's. The header must say
+// `@classLabel true ...` or `@classLabel false`: without it aeon reads the last ':' field as
+// the label and an unlabelled reading would take it as a channel, so such files are refused.
+// A UTF-8 byte order mark before the first line is skipped.
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -64,7 +67,7 @@ inline std::vector<std::string_view> split(std::string_view s, char sep) {
 /// Reads `.ts` text from a stream; `source` names it in error messages.
 template <std::floating_point T = double>
 dataset<T> parse_ts(std::istream& in, std::string_view source) {
-  bool labelled = false, in_data = false;
+  bool labelled = false, in_data = false, label_declared = false;
   std::vector<std::string> classes;
   std::vector<std::string> labels;
   std::vector<T> flat;  // every case, (length, channels) row-major, concatenated
@@ -76,6 +79,9 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
   std::string text;
   std::size_t line = 0;
   auto const declare_channels = [&](index_t d, std::string_view header) {
+    // `@univariate true` then `@dimensions 2` kept the last one, the other order was refused
+    detail::require(declared_channels == 0 || declared_channels == d, source, ":", line, ": ", header,
+                    " contradicts ", declared_by);
     declared_channels = d;
     declared_by = detail::message(header, " (line ", line, ")");
   };
@@ -94,6 +100,9 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
       for (char& ch : key) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
       std::string_view const value = words.size() > 1 ? words[1] : std::string_view{};
       if (key == "@data") {
+        detail::require(label_declared, source, ":", line, ": the header has no @classLabel line: "
+                        "write '@classLabel true <labels>' or '@classLabel false' (aeon reads the "
+                        "last ':' field of each case as its label where the line is missing)");
         in_data = true;
       } else if (key == "@timestamps") {
         detail::require(!detail::ts_true(value), source, ":", line,
@@ -105,6 +114,7 @@ dataset<T> parse_ts(std::istream& in, std::string_view source) {
                         "reads class labels (@classLabel)");
       } else if (key == "@classlabel") {
         labelled = detail::ts_true(value);
+        label_declared = true;
         for (std::size_t w = 2; w < words.size(); ++w) classes.emplace_back(words[w]);
       } else if (key == "@univariate") {
         if (detail::ts_true(value)) declare_channels(1, "@univariate true");
