@@ -430,8 +430,9 @@ TEST_CASE("cdtw: x = y gives 0, swapping x and y keeps the value", "[cdtw]") {
 }
 
 TEST_CASE("cdtw: step costs that overflow are +inf, not NaN or -inf", "[cdtw]") {
-  // the cross term <a0, a1> overflows to -inf where |a0|^2 + |a1|^2 overflows to +inf
-  std::vector<double> const x{3e153, 1.2e154, 9e153}, y{1.2e154, -1.2e154, 0.0};
+  // the cross term <a0, a1> overflows to -inf where |a0|^2 + |a1|^2 overflows to +inf; the step
+  // cost L / 3 (|a0|^2 + <a0, a1> + |a1|^2) then overflows too here (ten times the samples below)
+  std::vector<double> const x{3e154, 1.2e155, 9e154}, y{1.2e155, -1.2e155, 0.0};
   r::cdtw_cost const cost;
   auto const c = cost.step(r::series_view<double const>{x.data(), 3, 1}, r::series_view<double const>{y.data(), 3, 1}, 1, 1);
   CHECK(c.diag == std::numeric_limits<double>::infinity());
@@ -440,6 +441,32 @@ TEST_CASE("cdtw: step costs that overflow are +inf, not NaN or -inf", "[cdtw]") 
   CHECK(value_and_grad_of(r::measures::soft_cdtw(1.0), x, y, 1, gx, gy) == std::numeric_limits<double>::infinity());
   for (double g : gx) CHECK(std::isfinite(g));
   for (double g : gy) CHECK(std::isfinite(g));
+}
+
+TEST_CASE("cdtw: a step whose form overflows but whose cost does not is finite", "[cdtw]") {
+  // the form |a0|^2 + <a0, a1> + |a1|^2 overflows, L / 3 times it does not (L / 3 < 1): these
+  // were +inf, soft gradients all 0
+  std::vector<double> const x{3e153, 1.2e154, 9e153}, y{1.2e154, -1.2e154, 0.0};
+  auto const c = r::cdtw_cost{}.step(r::series_view<double const>{x.data(), 3, 1},
+                                     r::series_view<double const>{y.data(), 3, 1}, 1, 1);
+  long double const a0 = -9e153L, a1 = 2.4e154L;
+  long double const exact = std::sqrt(0.5L) / 3 * (a0 * a0 + a0 * a1 + a1 * a1);  // 1.04e308
+  CHECK(std::abs(c.diag - exact) / exact < 1e-15L);
+  // float: x = 1.1e19 against y = 0, 50 x 50: sqrt(2) 1.21e38 along the diagonal (float's
+  // largest is 3.4e38; every diagonal form was inf)
+  std::vector<float> const xf(50, 1.1e19f), yf(50, 0.0f);
+  std::vector<float> gx(50), gy(50);
+  float const v = r::value_and_grad(r::measures::soft_cdtw(1.0f), r::series_view<float const>{xf.data(), 50, 1},
+                                    r::series_view<float const>{yf.data(), 50, 1},
+                                    r::series_view<float>{gx.data(), 50, 1}, r::series_view<float>{gy.data(), 50, 1});
+  CHECK(v == Approx(std::sqrt(2.0) * 1.1e19 * 1.1e19).epsilon(1e-5));
+  double sum = 0;
+  for (float g : gx) {
+    REQUIRE(std::isfinite(g));
+    sum += g;
+  }
+  // d/da of sqrt(2) a^2 (a = x - y, constant along the path): 2 sqrt(2) a
+  CHECK(sum == Approx(2 * std::sqrt(2.0) * 1.1e19).epsilon(1e-4));
 }
 
 TEST_CASE("cdtw: scaling by lambda scales the value by lambda^2", "[cdtw]") {
@@ -557,6 +584,18 @@ TEST_CASE("cdtw: refine keeps the samples and refine_adjoint is its transpose", 
   for (std::size_t k = 0; k < g.size(); ++k) lhs += xr[k] * g[k];
   for (std::size_t k = 0; k < x.size(); ++k) rhs += x[k] * gx[k];
   CHECK(std::abs(lhs - rhs) < 1e-13);
+  // outputs that overlap their inputs are refused: refined in place, later samples read values
+  // already overwritten (0, 1/3, 2/9, ... instead of 0, 1/3, 2/3, ...)
+  {
+    std::vector<double> buf(13, 0.0);
+    for (int k = 0; k < 5; ++k) buf[static_cast<std::size_t>(k)] = k;
+    CHECK_THROWS_AS(r::refine(r::series_view<double const>{buf.data(), 5, 1}, 3, r::series_view<double>{buf.data(), 13, 1}),
+                    r::invalid_argument);
+    std::vector<double> gbuf(13, 1.0);
+    CHECK_THROWS_AS(r::refine_adjoint(r::series_view<double const>{gbuf.data(), 13, 1}, 3,
+                                      r::series_view<double>{gbuf.data() + 8, 5, 1}),
+                    r::invalid_argument);
+  }
   // the chain rule through refinement: d/dx S(refine(x), refine(y)) by central differences
   auto const y = random_values(static_cast<std::size_t>(4 * d), 43);
   auto const m = r::measures::soft_cdtw(0.1);

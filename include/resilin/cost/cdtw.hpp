@@ -42,6 +42,7 @@
 #include <resilin/core/config.hpp>
 #include <resilin/core/error.hpp>
 #include <resilin/core/math.hpp>
+#include <resilin/core/validate.hpp>
 #include <resilin/core/views.hpp>
 
 namespace resilin {
@@ -77,9 +78,29 @@ struct cdtw_cost {
       T const a1 = p1[c] - q1[c];
       s += a0 * a0 + a0 * a1 + a1 * a1;
     }
-    // the form is >= (|a0|^2 + |a1|^2) / 2 >= 0: a negative or NaN s comes only from a cross
-    // term that overflowed (-inf, or inf - inf), where the step cost overflows too
+    // the form is >= (|a0|^2 + |a1|^2) / 2 >= 0: a negative or NaN s comes only from a term
+    // that overflowed (-inf, or inf - inf)
     return s >= T(0) ? s : math::infinity<T>();
+  }
+
+  /// w times segment_form, w = L / 3 < 1 of the step. Where the form overflows the product may
+  /// not (a float step between 1e19 and -1e19 costs 1.9e38, and was inf, its soft gradients 0):
+  /// there from a0^2 + a0 a1 + a1^2 = 3 ((a0 + a1) / 2)^2 + ((a0 - a1) / 2)^2 with each half
+  /// scaled by sqrt(w), so that no term exceeds the cost. Finite forms keep w * s.
+  template <class T>
+  RESILIN_HD static T segment_cost(T w, T const* p0, T const* q0, T const* p1, T const* q1,
+                                   index_t channels) noexcept {
+    T const s = segment_form(p0, q0, p1, q1, channels);
+    if (s < math::infinity<T>()) [[likely]] return w * s;
+    T const k = math::sqrt(w), half(0.5);
+    T cost = T(0);
+    for (index_t c = 0; c < channels; ++c) {
+      T const h0 = half * p0[c] - half * q0[c];  // a0 / 2 without overflowing a0
+      T const h1 = half * p1[c] - half * q1[c];
+      T const mid = k * (h0 + h1), gap = k * (h0 - h1);
+      cost += T(3) * (mid * mid) + gap * gap;
+    }
+    return cost;
   }
 
   template <class T>
@@ -92,10 +113,9 @@ struct cdtw_cost {
     T const* yj = y.row(j);
     step3<T> c{T(0), T(0), T(0)};
     if (i > 0 && j > 0)
-      c.diag = diagonal_length(du, dv) * third *
-               segment_form(x.row(i - 1), y.row(j - 1), xi, yj, d);
-    if (i > 0) c.up = du * third * segment_form(x.row(i - 1), yj, xi, yj, d);
-    if (j > 0) c.left = dv * third * segment_form(xi, y.row(j - 1), xi, yj, d);
+      c.diag = segment_cost(diagonal_length(du, dv) * third, x.row(i - 1), y.row(j - 1), xi, yj, d);
+    if (i > 0) c.up = segment_cost(du * third, x.row(i - 1), yj, xi, yj, d);
+    if (j > 0) c.left = segment_cost(dv * third, xi, y.row(j - 1), xi, yj, d);
     return c;
   }
 
@@ -152,7 +172,8 @@ inline void check_refinement(index_t length, index_t r, index_t channels) {
 }
 }  // namespace detail
 
-/// Writes x refined by r >= 1 to out ((length - 1) r + 1 samples, x's channels): sample k r + s
+/// Writes x refined by r >= 1 to out ((length - 1) r + 1 samples, x's channels; a buffer apart
+/// from x): sample k r + s
 /// is (1 - s/r) x_k + (s/r) x_{k+1}, s = 0..r-1, and the last sample is x's last.
 template <class T>
   requires std::floating_point<std::remove_const_t<T>>
@@ -162,6 +183,8 @@ void refine(series_view<T> x, index_t r, series_view<std::remove_const_t<T>> out
                       out.channels == x.channels,
                   "out must be (", refined_length(x.length, r), ", ", x.channels, "), got (",
                   out.length, ", ", out.channels, ")");
+  // written in place, the later samples read values already overwritten
+  detail::check_disjoint({detail::region(out, "out")}, {detail::region(x, "x")});
   using U = std::remove_const_t<T>;
   if (x.length == 0) return;
   for (index_t k = 0; k + 1 < x.length; ++k)
@@ -186,8 +209,9 @@ std::vector<std::remove_const_t<T>> refine(series_view<T> x, index_t r) {
 }
 
 /// The adjoint (transpose) of refine: given g_refined = dF/d(refine(x, r)), adds dF/dx to gx
-/// (x's shape, length = (g_refined.length - 1) / r + 1). Chain rule for a measure of refined
-/// series: value_and_grad(m, refine(x), refine(y), gxr, gyr), then refine_adjoint(gxr, r, gx).
+/// (x's shape, length = (g_refined.length - 1) / r + 1; a buffer apart from g_refined). Chain
+/// rule for a measure of refined series: value_and_grad(m, refine(x), refine(y), gxr, gyr),
+/// then refine_adjoint(gxr, r, gx).
 template <class T>
   requires std::floating_point<std::remove_const_t<T>>
 void refine_adjoint(series_view<T> g_refined, index_t r, series_view<std::remove_const_t<T>> gx) {
@@ -196,6 +220,7 @@ void refine_adjoint(series_view<T> g_refined, index_t r, series_view<std::remove
                       gx.channels == g_refined.channels,
                   "gx must be (", gx.length, ", ", gx.channels, ") with (length - 1) * ", r,
                   " + 1 = ", g_refined.length, " and ", g_refined.channels, " channels");
+  detail::check_disjoint({detail::region(gx, "gx")}, {detail::region(g_refined, "g_refined")});
   using U = std::remove_const_t<T>;
   if (gx.length == 0) return;
   for (index_t k = 0; k + 1 < gx.length; ++k)
