@@ -214,3 +214,30 @@ TEST_CASE("the sharp objective: hard measures keep their value; refusals", "[lea
   CHECK_THROWS_WITH(rl::predict(r::measures::soft_dtw(1.0), model, ds, 1),
                     Catch::Contains("objective must be value or sharp"));
 }
+
+TEST_CASE("a soft measure with a double gamma on float series: the learn layer and sharp values",
+          "[learn][sharp]") {
+  // measures::soft_dtw(0.7) has a double gamma; the sharp path's scalar soft-min mixed float
+  // values with it and no learn entry point compiled (value() took it, as packs convert gamma)
+  auto const xs = random_batch<float>({6, 7, 5, 6}, 1, 91);
+  auto const mixed = r::measures::soft_dtw(0.7);
+  auto const same = r::measures::soft_dtw(0.7f);
+  auto const x = xs.view()[0], y = xs.view()[1];
+  CHECK(r::sharp_value(mixed, x, y) == Approx(r::sharp_value(same, x, y)).epsilon(1e-6));
+  for (auto const objective : {rl::barycenter_objective::value, sharp}) {
+    rl::barycenter_options opt;
+    opt.objective = objective;
+    opt.max_iter = 20;
+    auto const a = rl::barycenter(mixed, xs.view(), {}, opt);
+    auto const b = rl::barycenter(same, xs.view(), {}, opt);
+    CHECK(a.loss == Approx(b.loss).epsilon(1e-5));
+    CHECK(rl::barycenter_loss(mixed, a.view(), xs.view(), {}, 1, objective) == Approx(a.loss).epsilon(1e-5));
+  }
+  rl::kmeans_options kopt;
+  kopt.k = 2;
+  auto const km = rl::kmeans(mixed, xs.view(), kopt);
+  CHECK(km.assignments.size() == 4);
+  auto const data = two_classes(4, 16, 5).as<float>();
+  auto const model = rl::fit_nearest_centroid(mixed, data);
+  CHECK(rl::predict(mixed, model, data).size() == static_cast<std::size_t>(data.size()));
+}

@@ -114,7 +114,9 @@ struct soft_min {
     }
     RESILIN_HD RESILIN_INLINE V value_from(V log_z, T g) const noexcept {
       using math::select;
-      return select(unreachable, inf, base - log_z * g);
+      // V(g): gamma in the values' type also where they are scalars of another precision than
+      // T (soft_min<double> over float series), as packs take it
+      return select(unreachable, inf, base - log_z * V(g));
     }
     RESILIN_HD RESILIN_INLINE V value(T g) const noexcept { return value_from(log_normaliser(), g); }
     RESILIN_HD RESILIN_INLINE step3<V> weights(step3<V> const& v) const noexcept {
@@ -137,7 +139,7 @@ struct soft_min {
     V const inf(math::infinity<T>());
     auto const unreachable = lo == inf;
     V const base = select(unreachable, V(T(0)), lo);  // keeps inf - inf out of the exponents
-    T const inv = math::inverse_temperature(gamma);
+    V const inv(math::inverse_temperature(gamma));  // in the values' type (value_from)
     return {lo, mid, base, exp((base - mid) * inv), exp((base - hi) * inv), inf, unreachable};
   }
 };
