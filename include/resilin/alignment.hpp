@@ -241,7 +241,9 @@ value_of<X> value_and_grad(measure<Cost, Smooth> const& m, X x, Y y,
 }
 
 /// S(x, y) and the soft alignment matrix E (n, m): E(i, j) = dS / dR(i, j), the probability
-/// that the alignment visits (i, j); for hard_min, the indicator of the optimal path.
+/// that the alignment visits (i, j); for hard_min, the indicator of the optimal path. Where S is
+/// +inf (every alignment's cost overflows) E is no distribution and no path (alignment_path
+/// still gives a path, through the ties).
 template <class Cost, class Smooth, series_like X, series_like Y>
   requires std::same_as<value_of<X>, value_of<Y>>
 value_of<X> alignment_matrix(measure<Cost, Smooth> const& m, X x, Y y,
@@ -330,8 +332,9 @@ value_of<X> move_occupancy(measure<Cost, Smooth> const& m, X x, Y y, matrix_view
   return host_detail::move_occupancy(m, xc, yc, diag, up, left, ws);
 }
 
-/// The hard alignment path [(0, 0), ..., (n-1, m-1)] of a hard_min measure; its value to
-/// *value_out when that is not null (apart from x and y).
+/// The hard alignment path [(0, 0), ..., (n-1, m-1)] of a hard_min measure, inside its band (where
+/// the value is +inf, the path the ties diag > up > left give); its value to *value_out when
+/// that is not null (apart from x and y).
 template <class Cost, series_like X, series_like Y>
   requires std::same_as<value_of<X>, value_of<Y>>
 std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const& m, X x, Y y,

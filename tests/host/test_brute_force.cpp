@@ -249,4 +249,19 @@ TEST_CASE("hard paths stay on the grid where every step cost overflows", "[path]
     CHECK(v == std::numeric_limits<double>::infinity());
     REQUIRE(ref::is_alignment_path(ref::path(p.begin(), p.end()), n, m));
   }
+  // and in the band (a second reviewer's case): radius 0 with n = 10, m = 3 went down the first
+  // column to (7, 0), outside rows 5-9's columns [1, 2]
+  for (auto const band : {r::band_spec::radius(0), r::band_spec::radius(1), r::band_spec::itakura(1.5),
+                          r::band_spec::window(0.1)})
+    for (auto [n, m] : {std::pair<r::index_t, r::index_t>{10, 3}, {3, 10}, {7, 7}, {12, 5}}) {
+      std::vector<double> const x(static_cast<std::size_t>(n), 1e200), y(static_cast<std::size_t>(m), -1e200);
+      auto const meas = r::measures::dtw(band);
+      double v = 0;
+      auto const p = r::alignment_path(meas, r::view(x), r::view(y), &v);
+      INFO("n = " << n << ", m = " << m);
+      CHECK(v == std::numeric_limits<double>::infinity());
+      REQUIRE(ref::is_alignment_path(ref::path(p.begin(), p.end()), n, m));
+      auto const g = band.geometry(n, m);
+      for (auto const& c : p) CHECK(g.contains(c[0], c[1]));
+    }
 }

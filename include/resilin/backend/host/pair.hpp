@@ -269,7 +269,7 @@ T move_occupancy(measure<Cost, Smooth> const& m, series_view<T const> x, series_
 }
 
 /// The optimal path of a hard measure from (0, 0) to (n-1, m-1), ties broken diag > up > left
-/// (where the value is +inf, a path on the grid through those ties).
+/// (where the value is +inf, a path in the band through those ties).
 template <class T, class Cost>
 std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const& m,
                                                    series_view<T const> x, series_view<T const> y,
@@ -284,12 +284,18 @@ std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const
     step3<T> const c = m.cost.step(x, y, i, j);
     step3<T> const w = cell_weights(m.smooth, c, ws.table.at(i - 1, j - 1), ws.table.at(i - 1, j),
                                     ws.table.at(i, j - 1));
-    // on the first row or column only one move stays on the grid: where every candidate is
-    // +inf (step costs that overflow) the tie would take the diagonal off it
-    if (i == 0) { --j; }
-    else if (j == 0) { --i; }
-    else if (w.diag == T(1)) { --i; --j; }
-    else if (w.up == T(1)) { --i; }
+    // the chosen move where it stays in the band; where every candidate is +inf (step costs
+    // that overflow) the ties took the diagonal off the grid's first row or column, and moves
+    // out of the band. An in-band cell has an in-band predecessor: the rows' ends never
+    // decrease and consecutive rows touch.
+    bool const diag_in = i > 0 && j > 0 && p.band.contains(i - 1, j - 1);
+    bool const up_in = i > 0 && p.band.contains(i - 1, j);
+    bool const left_in = j > 0 && p.band.contains(i, j - 1);
+    if (w.diag == T(1) && diag_in) { --i; --j; }
+    else if (w.up == T(1) && up_in) { --i; }
+    else if (w.left == T(1) && left_in) { --j; }
+    else if (diag_in) { --i; --j; }
+    else if (up_in) { --i; }
     else { --j; }
     path.push_back({i, j});
   }
