@@ -127,7 +127,7 @@ inline void add_alignment_options(CLI::App& cmd, alignment_options& o, bool init
                                 "Sakoe-Chiba window F: R = ceil(F * max(n, m)); 0 = diagonal");
   o.itakura_opt = cmd.add_option("--itakura", o.itakura,
                                  "Itakura parallelogram of slope S >= 1: the cells between the lines of "
-                                 "slopes S and 1/S through both corners (tslearn's max_slope; used to 1/1024)");
+                                 "slopes S and 1/S through both corners (tslearn's max_slope; up to six decimals exact)");
   o.band_opt->excludes(o.window_opt)->excludes(o.itakura_opt);
   o.window_opt->excludes(o.band_opt)->excludes(o.itakura_opt);
   o.itakura_opt->excludes(o.band_opt)->excludes(o.window_opt);

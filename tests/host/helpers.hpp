@@ -143,7 +143,7 @@ std::string message_of(F&& f) {
 /// from its radius, Itakura from its slope.
 inline resilin_test::reference::mask band_mask(resilin::band_spec const& band, resilin::index_t n, resilin::index_t m) {
   if (band.type() == resilin::band_spec::kind::itakura)
-    return resilin_test::reference::itakura(n, m, band.itakura_slope_scaled());
+    return resilin_test::reference::itakura(n, m, band.itakura_slope_scaled(), resilin::itakura_slope_scale);
   return resilin_test::reference::sakoe_chiba(n, m, band.radius_for(n, m));
 }
 

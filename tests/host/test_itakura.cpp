@@ -32,7 +32,7 @@ TEST_CASE("itakura: rows, anti-diagonals and columns are the parallelogram's cel
         CAPTURE(s, n, m);
         auto const spec = r::band_spec::itakura(s);
         auto const g = spec.geometry(n, m);
-        ref::mask const mask = ref::itakura(n, m, spec.itakura_slope_scaled());
+        ref::mask const mask = ref::itakura(n, m, spec.itakura_slope_scaled(), r::itakura_slope_scale);
         r::index_range prev{0, 0};
         for (r::index_t i = 0; i < n; ++i) {
           r::index_range const row = g.row(i);
@@ -71,7 +71,7 @@ TEST_CASE("itakura: for n = m, tslearn's itakura_mask", "[band][itakura]") {
   int cases = 0;
   while (*p != 0) {
     r::index_t const n = p[0];
-    double const s = static_cast<double>(p[1]) / 1024.0;
+    double const s = static_cast<double>(p[1]) / 1000.0;
     p += 2;
     CAPTURE(n, s);
     auto const g = r::band_spec::itakura(s).geometry(n, n);
@@ -82,7 +82,7 @@ TEST_CASE("itakura: for n = m, tslearn's itakura_mask", "[band][itakura]") {
     }
     ++cases;
   }
-  CHECK(cases == 40);
+  CHECK(cases == 64);
 }
 
 TEST_CASE("itakura: the slope's limits and the device's band", "[band][itakura]") {
@@ -131,7 +131,7 @@ TEST_CASE("itakura: soft-DTW against the enumeration of the parallelogram's path
           CAPTURE(s, n, m, gamma);
           auto const x = random_values(static_cast<std::size_t>(n), ++seed), y = random_values(static_cast<std::size_t>(m), ++seed);
           auto const spec = r::band_spec::itakura(s);
-          ref::mask const mask = ref::itakura(n, m, spec.itakura_slope_scaled());
+          ref::mask const mask = ref::itakura(n, m, spec.itakura_slope_scaled(), r::itakura_slope_scale);
           auto const b = ref::brute_force(x.data(), y.data(), n, m, r::index_t(1), gamma, ref::point_cost::squared_euclidean, &mask);
           auto const meas = r::measures::soft_dtw<double>(gamma, spec);
           std::vector<double> gx(static_cast<std::size_t>(n)), gy(static_cast<std::size_t>(m));
@@ -150,7 +150,7 @@ TEST_CASE("itakura: every host engine against the masked references", "[band][it
       r::index_t const d = 2;
       auto const x = random_values(static_cast<std::size_t>(n * d), 11), y = random_values(static_cast<std::size_t>(m * d), 12);
       auto const spec = r::band_spec::itakura(s);
-      ref::mask const mask = ref::itakura(n, m, spec.itakura_slope_scaled());
+      ref::mask const mask = ref::itakura(n, m, spec.itakura_slope_scaled(), r::itakura_slope_scale);
       for (double gamma : {1.0, 0.05}) {
         auto const meas = r::measures::soft_dtw<double>(gamma, spec);
         std::vector<double> E(static_cast<std::size_t>(n * m), -1.0), Er(E.size()), gx(static_cast<std::size_t>(n * d)),
@@ -206,7 +206,7 @@ TEST_CASE("itakura: batches in lock-step groups and pairwise forms equal their p
     for (r::index_t a = 0; a < 13; ++a)
       for (r::index_t b = 0; b < 40; b += 7) {
         auto const za = zs.series(a), xb = xs.series(b);
-        ref::mask const mask = ref::itakura(static_cast<r::index_t>(za.size()), 24, spec.itakura_slope_scaled());
+        ref::mask const mask = ref::itakura(static_cast<r::index_t>(za.size()), 24, spec.itakura_slope_scaled(), r::itakura_slope_scale);
         double const expected = ref::soft_dtw_value_and_grad(za.data(), xb.data(), static_cast<r::index_t>(za.size()), 24, 1,
                                                              gamma, nullptr, nullptr, nullptr,
                                                              ref::point_cost::squared_euclidean, &mask);

@@ -79,16 +79,16 @@ inline mask sakoe_chiba(index n, index m, index radius) {
 }
 
 /// The Itakura band as documented in include/resilin/core/band.hpp, written from its prose, cell
-/// by cell: with a = i (m-1), b = j (n-1), N = (n-1)(m-1) and the slope s = scaled / 1024, a
+/// by cell: with a = i (m-1), b = j (n-1), N = (n-1)(m-1) and the slope s = scaled / scale, a
 /// cell is inside when b <= s a, a <= s b, N - b <= s (N - a) and N - a <= s (N - b) (each
-/// times 1024, in 128-bit integers), or when sakoe_chiba(n, m, 0) holds it. No band when n or m
+/// times scale, in 128-bit integers), or when sakoe_chiba(n, m, 0) holds it. No band when n or m
 /// is 1.
-inline mask itakura(index n, index m, std::int64_t scaled) {
+inline mask itakura(index n, index m, std::int64_t scaled, std::int64_t scale) {
   mask k{n, m, {}};
   if (n <= 1 || m <= 1) return k;
   k = sakoe_chiba(n, m, 0);
   __extension__ typedef __int128 wide;
-  wide const P = scaled, Q = 1024, N = wide(n - 1) * wide(m - 1);
+  wide const P = scaled, Q = scale, N = wide(n - 1) * wide(m - 1);
   for (index i = 0; i < n; ++i)
     for (index j = 0; j < m; ++j) {
       wide const a = wide(i) * wide(m - 1), b = wide(j) * wide(n - 1);

@@ -20,7 +20,8 @@
 // n != m scales the slopes by n / m where this rescales the grid. It is symmetric under swapping
 // x and y. Its cells are united with those of the narrowest
 // Sakoe-Chiba band (R = 0 above), so that the cells along the diagonal keep (n-1, m-1)
-// reachable for every slope and pair of lengths. s is used to 1/1024 (itakura_slope_scale).
+// reachable for every slope and pair of lengths. s is used to 1/16,000,000 (itakura_slope_scale):
+// every slope with up to six decimals, and every multiple of 1/1024, exactly.
 //
 // For both, every row's interval [lo(i), hi(i)] is non-empty and both ends are non-decreasing in
 // i (each bound is monotone; a union of two intervals that share the diagonal's point is their
@@ -41,8 +42,11 @@ struct index_range {
 
 struct band_geometry;
 
-/// The Itakura slope's fixed-point scale: s is used as round(s * 1024) / 1024.
-inline constexpr index_t itakura_slope_scale = 1024;
+/// The Itakura slope's fixed-point scale: s is used as round(s * scale) / scale, with
+/// scale = 2^10 5^6, so that decimal slopes (1.1, 1.3, 2.25: up to six decimals) and multiples
+/// of 1/1024 are exact. (At 1/1024, 1.3 became 1.2998 and lost the cells on its boundary lines
+/// that tslearn's mask holds.) The parallelogram's products stay below 2^118 for lengths up to 2^31.
+inline constexpr index_t itakura_slope_scale = 16000000;
 
 namespace detail {
 /// ceil(f * longest), at most longest, for the fraction f as written: a product within 4 ulps
@@ -83,13 +87,14 @@ class band_spec {
   }
   /// The Itakura parallelogram of slope s >= 1 (tslearn's max_slope; 2 is usual): the cells
   /// between the lines of slopes s and 1/s of the diagonal's through both corners. s is used to
-  /// 1/1024.
+  /// 1/16,000,000 (itakura_slope_scale).
   static band_spec itakura(double s) {
     detail::require(std::isfinite(s) && s >= 1.0, "Itakura slope must be a finite value >= 1, got ", s);
     band_spec b;
     b.kind_ = kind::itakura;
     double const scaled = std::round(s * static_cast<double>(itakura_slope_scale));
-    double const cap = 0x1p40;  // beyond any grid's aspect ratio (band_geometry clamps again)
+    // a slope of 1.1e9, beyond any grid's aspect ratio (band_geometry clamps again)
+    double const cap = 0x1p54;
     b.slope_ = static_cast<index_t>(scaled < cap ? scaled : cap);
     return b;
   }
