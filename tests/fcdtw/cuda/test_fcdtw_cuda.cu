@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <limits>
 #include <span>
 #include <vector>
 #include <support/catch.hpp>
@@ -441,6 +442,40 @@ TEST_CASE("GPU entry points reject bad input with resilin::invalid_argument", "[
   CHECK_THROWS_WITH(fc::fit_distances(resilin::device, fc::fit_options{}, db.view.x, db.view.y, out.ptr,
                                       db.y.ptr),
                     Catch::Contains("gx overlaps the input Y"));
+  // the closed form's outputs too: dx over x gave F 0.3134 for 0.8298 without an error
+  CHECK_THROWS_WITH(fc::values_and_grads(resilin::device, db.view, out.ptr, {nullptr, db.x.ptr, nullptr}),
+                    Catch::Contains("dx overlaps the input x"));
+  CHECK_THROWS_WITH(fc::values_and_grads(resilin::device, db.view, out.ptr, {gx.ptr, gx.ptr, nullptr}),
+                    Catch::Contains("overlaps"));
+  CHECK_THROWS_WITH(fc::values(resilin::device, db.view, db.v.ptr), Catch::Contains("out overlaps the input warps"));
+  // an integer cast to the layout ran the block layout
+  CHECK_THROWS_WITH(fc::values(resilin::device, db.view, out.ptr, static_cast<fc::pair_layout>(7)),
+                    Catch::Contains("pair_layout must be automatic, thread_per_pair or block_per_pair, got 7"));
+  CHECK_THROWS_WITH(fc::fit_distances(resilin::device, fc::fit_options{}, db.view.x, db.view.y, out.ptr, nullptr,
+                                      nullptr, static_cast<fc::pair_layout>(7)),
+                    Catch::Contains("pair_layout must be"));
+  {  // Monte Carlo shapes the host refuses: the device read index -1 (NaN) or past the knots
+    auto const yi = fc::uniform_interpolant(resilin::series_view<double const>{db.y.ptr, 10, 2});
+    auto const xi = fc::uniform_interpolant(resilin::series_view<double const>{db.x.ptr, 10, 2});
+    fc::mc_options const mc{100, 1, 0, fc::sampling::plain};
+    device_buffer<fc::mc_estimate<double>> one(1);
+    CHECK_THROWS_WITH(fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{xi}, yi, fc::pl_warp(db.v.ptr, 1), mc, one.ptr),
+                      Catch::Contains("warp: a piecewise-linear warp needs >= 2 knots, got 1"));
+    auto const x1 = fc::uniform_interpolant(resilin::series_view<double const>{db.x.ptr, 1, 2});
+    CHECK_THROWS_WITH(fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{x1}, yi, fc::pl_warp(db.v.ptr, 9), mc, one.ptr),
+                      Catch::Contains("x: a piecewise-linear series needs >= 2 samples, got 1"));
+    auto x_knots = xi;
+    x_knots.grid.size = 15;
+    CHECK_THROWS_WITH(fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{x_knots}, yi, fc::pl_warp(db.v.ptr, 9), mc, one.ptr),
+                      Catch::Contains("x: the knot grid has 15 knots for 10 samples"));
+    auto const x0 = fc::uniform_interpolant(resilin::series_view<double const>{db.x.ptr, 10, 0});
+    auto const y0 = fc::uniform_interpolant(resilin::series_view<double const>{db.y.ptr, 10, 0});
+    CHECK_THROWS_WITH(fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{x0}, y0, fc::pl_warp(db.v.ptr, 9), mc, one.ptr),
+                      Catch::Contains("y: channels must be >= 1, got 0"));
+    // samples_per_thread near the largest index: (samples + per - 1) / per overflowed to 0 chunks
+    CHECK_NOTHROW(fc::mc_value_and_grad(resilin::device, fc::pl_signal<double>{xi}, yi, fc::pl_warp(db.v.ptr, 9), mc,
+                                        one.ptr, {}, std::numeric_limits<resilin::index_t>::max()));
+  }
   fc::fit_options grid;  // a grid start needs its logits from the host: accepted with logits
   grid.init = fc::warp_init::grid;
   CHECK_NOTHROW(fc::fit_distances(resilin::device, grid, db.view.x, db.view.y, out.ptr, gx.ptr, nullptr,

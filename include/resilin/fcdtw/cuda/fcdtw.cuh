@@ -373,12 +373,41 @@ std::string check_series_pairs(batch_view<T const> const& x, batch_view<T const>
   return {};
 }
 
+/// "" for the pair layouts the enum names (an integer cast to it ran the block layout).
+inline std::string layout_error(pair_layout l) {
+  if (l == pair_layout::automatic || l == pair_layout::thread_per_pair || l == pair_layout::block_per_pair)
+    return {};
+  return resilin::detail::message("pair_layout must be automatic, thread_per_pair or block_per_pair, got ",
+                                  static_cast<int>(l));
+}
+
 template <class T>
-std::string check_batch(pair_batch<T> const& b) {
+std::string check_batch(pair_batch<T> const& b, pair_layout layout) {
   if (b.knots < 2) return resilin::detail::message("knots must be >= 2, got ", b.knots);
   if (auto e = detail::option_error(b.norm); !e.empty()) return e;
+  if (auto e = layout_error(layout); !e.empty()) return e;
   if (auto e = check_series_pairs(b.x, b.y); !e.empty() || b.x.batch == 0) return e;
   return check_pointer(b.warps, "warps");
+}
+
+/// "" when a batch's outputs (out, and the gradients where g is not null) are device memory
+/// and apart from its inputs and each other: the per-pair kernels zero a pair's gradient rows
+/// before they read its series and warp, and the block kernels write dx while other threads of
+/// the block still read x (dx = x gave F 0.3134 for 0.8298, without an error).
+template <class T>
+std::string check_pair_outputs(pair_batch<T> const& b, T const* out, pair_grads<T> const* g) {
+  if (b.x.batch == 0) return {};
+  if (auto e = check_pointer(out, "out"); !e.empty()) return e;
+  T const *dv = g ? g->dv : nullptr, *dx = g ? g->dx : nullptr, *dy = g ? g->dy : nullptr;
+  if (g)
+    if (auto e = check_grads(dv, dx, dy, "dv", "dx", "dy"); !e.empty()) return e;
+  using resilin::detail::region;
+  index_t const pairs = b.x.batch;
+  return resilin::detail::disjoint_error(
+      {region(out, pairs, "out"), region(dv, dv ? pairs * b.knots : 0, "dv"),
+       region(dx, dx ? pairs * b.x.max_length * b.x.channels : 0, "dx"),
+       region(dy, dy ? pairs * b.y.max_length * b.y.channels : 0, "dy")},
+      {region(b.x, "x"), region(b.y, "y"), region(b.warps, pairs * b.knots, "warps")});
 }
 
 /// "" when X and Y are a valid paired batch for fit_distances in device memory, the options
@@ -387,8 +416,9 @@ std::string check_batch(pair_batch<T> const& b) {
 template <class T>
 std::string check_fit(fit_options const& o, batch_view<T const> const& X,
                       batch_view<T const> const& Y, T const* out, T const* gx, T const* gy,
-                      T const* logits = nullptr) {
+                      T const* logits = nullptr, pair_layout layout = pair_layout::automatic) {
   if (auto e = detail::options_error<T>(o); !e.empty()) return e;
+  if (auto e = layout_error(layout); !e.empty()) return e;
   if (o.init != warp_init::identity && !logits)
     return "fit_options::init = grid: the grid CDTW start is computed on the host (fcdtw::distances, "
            "or grid_start_logits as the GPU fit's logits); the GPU fit starts from the identity "
@@ -466,7 +496,7 @@ struct mc_plan {
   static mc_plan make(index_t samples, index_t per, index_t parameters, index_t channels,
                       bool grads) noexcept {
     mc_plan p;
-    p.chunks = (samples + per - 1) / per;
+    p.chunks = samples / per + (samples % per != 0);  // (samples + per - 1) / per overflowed
     auto const c = static_cast<std::size_t>(p.chunks);
     p.grads_offset = align(c * 2 * sizeof(T));
     p.scratch_offset =
@@ -487,14 +517,23 @@ std::string check_knotted_data(T const* values, knot_grid<T> const& grid, char c
 }
 /// The data of the library's own signals and warps must be device memory (a host pointer runs on
 /// the emulated device but is an illegal address on a GPU); a caller's functor is its own.
+/// Their shapes too, as the host's check_interpolant has them (the samples are not read here):
+/// with one sample or knot the kernels read index -1, with more knots than samples past the end.
 template <class T>
 std::string check_device_data(interpolant<T> const& f, char const* name) {
+  using resilin::detail::message;
+  if (f.channels() < 1) return message(name, ": channels must be >= 1, got ", f.channels());
+  if (f.length() < 2) return message(name, ": a piecewise-linear series needs >= 2 samples, got ", f.length());
+  if (f.grid.size != f.length())
+    return message(name, ": the knot grid has ", f.grid.size, " knots for ", f.length(), " samples");
   return check_knotted_data(f.values.data, f.grid, name, "data");
 }
 template <class T>
 std::string check_device_data(pl_signal<T> const& s, char const* name) { return check_device_data(s.x, name); }
 template <class T>
 std::string check_device_data(pl_warp_function<T> const& w, char const* name) {
+  if (w.phi.grid.size < 2)
+    return resilin::detail::message(name, ": a piecewise-linear warp needs >= 2 knots, got ", w.phi.grid.size);
   return check_knotted_data(w.phi.values, w.phi.grid, name, "values");
 }
 template <class F>
@@ -506,18 +545,15 @@ std::string check_mc_device(X const& x, interpolant<T> const& y, W const& warp,
   using resilin::detail::message;
   if (auto e = detail::mc_options_error(opt); !e.empty()) return e;
   if (per < 1) return message("samples_per_thread must be >= 1, got ", per);
-  if (y.length() < 2) return message("y: a piecewise-linear series needs >= 2 samples, got ", y.length());
-  if (y.grid.size != y.length())
-    return message("y: the knot grid has ", y.grid.size, " knots for ", y.length(), " samples");
+  if (auto e = check_device_data(y, "y"); !e.empty()) return e;
+  if (auto e = check_device_data(x, "x"); !e.empty()) return e;
+  if (auto e = check_device_data(warp, "warp"); !e.empty()) return e;
   if (static_cast<index_t>(x.channels()) != y.channels())
     return message("channel mismatch: x has ", static_cast<index_t>(x.channels()), ", y has ",
                    y.channels());
   if (static_cast<index_t>(x.parameter_count()) < 0 ||
       static_cast<index_t>(warp.parameter_count()) < 0)
     return "parameter_count must be >= 0";
-  if (auto e = check_device_data(y, "y"); !e.empty()) return e;
-  if (auto e = check_device_data(x, "x"); !e.empty()) return e;
-  if (auto e = check_device_data(warp, "warp"); !e.empty()) return e;
   return check_pointer(out, "out");
 }
 
@@ -531,7 +567,7 @@ template <class T>
 cudaError_t values(void* ws, std::size_t& bytes, device_backend exec, pair_batch<T> const& b,
                    T* out, pair_layout layout = pair_layout::automatic) {
   namespace cd = fcdtw_cuda_detail;
-  if (!cd::check_batch(b).empty() || (b.x.batch > 0 && !cd::check_pointer(out, "out").empty()))
+  if (!cd::check_batch(b, layout).empty() || !cd::check_pair_outputs<T>(b, out, nullptr).empty())
     return cudaErrorInvalidValue;
   return cd::launch_pairs<T>(ws, bytes, exec, b, out, nullptr, layout);
 }
@@ -543,11 +579,8 @@ cudaError_t values_and_grads(void* ws, std::size_t& bytes, device_backend exec,
                              pair_batch<T> const& b, T* out, pair_grads<T> const& g,
                              pair_layout layout = pair_layout::automatic) {
   namespace cd = fcdtw_cuda_detail;
-  if (!cd::check_batch(b).empty()) return cudaErrorInvalidValue;
-  if (b.x.batch > 0) {
-    if (!cd::check_pointer(out, "out").empty()) return cudaErrorInvalidValue;
-    if (!cd::check_grads(g.dv, g.dx, g.dy, "dv", "dx", "dy").empty()) return cudaErrorInvalidValue;
-  }
+  if (!cd::check_batch(b, layout).empty() || !cd::check_pair_outputs(b, out, &g).empty())
+    return cudaErrorInvalidValue;
   return cd::launch_pairs<T>(ws, bytes, exec, b, out, &g, layout);
 }
 
@@ -569,7 +602,7 @@ cudaError_t fit_distances(void* ws, std::size_t& bytes, device_backend exec, fit
                           pair_layout layout = pair_layout::automatic,
                           std::type_identity_t<T>* logits = nullptr) {
   namespace cd = fcdtw_cuda_detail;
-  if (!cd::check_fit<T>(o, X, Y, out, gx, gy, logits).empty()) return cudaErrorInvalidValue;
+  if (!cd::check_fit<T>(o, X, Y, out, gx, gy, logits, layout).empty()) return cudaErrorInvalidValue;
   bool const thread_layout =
       X.batch == 0 || cd::per_pair(X.batch, detail::segments_for(o, Y.max_length), layout);
   if (cd::too_many_blocks(X.batch, thread_layout)) return cudaErrorInvalidValue;
@@ -670,8 +703,8 @@ template <class T>
 void values(device_backend exec, pair_batch<T> const& b, T* out,
             pair_layout layout = pair_layout::automatic) {
   namespace cd = fcdtw_cuda_detail;
-  std::string e = cd::check_batch(b);
-  if (e.empty() && b.x.batch > 0) e = cd::check_pointer(out, "out");
+  std::string e = cd::check_batch(b, layout);
+  if (e.empty()) e = cd::check_pair_outputs<T>(b, out, nullptr);
   resilin::detail::require(e.empty(), e);
   cd::with_workspace(exec, [&](void* ws, std::size_t& bytes) {
     return expert::values(ws, bytes, exec, b, out, layout);
@@ -683,9 +716,8 @@ template <class T>
 void values_and_grads(device_backend exec, pair_batch<T> const& b, T* out,
                       pair_grads<T> const& g, pair_layout layout = pair_layout::automatic) {
   namespace cd = fcdtw_cuda_detail;
-  std::string e = cd::check_batch(b);
-  if (e.empty() && b.x.batch > 0) e = cd::check_pointer(out, "out");
-  if (e.empty() && b.x.batch > 0) e = cd::check_grads(g.dv, g.dx, g.dy, "dv", "dx", "dy");
+  std::string e = cd::check_batch(b, layout);
+  if (e.empty()) e = cd::check_pair_outputs(b, out, &g);
   resilin::detail::require(e.empty(), e);
   cd::with_workspace(exec, [&](void* ws, std::size_t& bytes) {
     return expert::values_and_grads(ws, bytes, exec, b, out, g, layout);
@@ -701,7 +733,7 @@ void fit_distances(device_backend exec, fit_options const& o, batch_view<T const
                    std::type_identity_t<T>* gy = nullptr, pair_layout layout = pair_layout::automatic,
                    std::type_identity_t<T>* logits = nullptr) {
   namespace cd = fcdtw_cuda_detail;
-  std::string const e = cd::check_fit<T>(o, X, Y, out, gx, gy, logits);
+  std::string const e = cd::check_fit<T>(o, X, Y, out, gx, gy, logits, layout);
   resilin::detail::require(e.empty(), e);
   cd::with_workspace(exec, [&](void* ws, std::size_t& bytes) {
     return expert::fit_distances(ws, bytes, exec, o, X, Y, out, gx, gy, layout, logits);
