@@ -52,7 +52,9 @@ for exe in "$pack"/bin/*; do
 done | sort -u | { grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt)\.so' || true; } \
   | while read -r lib; do cp -L "$lib" "$pack/lib/"; done
 {
-  echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- include tests bench examples || echo ' (with uncommitted changes)')"
+  # untracked sources count too (the build globs new tests in), and the build's own files
+  dirty="$(git status --porcelain -- include tests bench examples cmake CMakeLists.txt scripts)"
+  echo "commit $(git rev-parse --short HEAD)${dirty:+ (with uncommitted changes)}"
   echo "date $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "nvcc $(nvcc --version | grep -o 'release [0-9.]*'), $(g++ --version | head -1), sm_$arch, host x86-64-v3${RESILIN_CUDA_FLAGS:+, nvcc flags $RESILIN_CUDA_FLAGS}"
   echo "tests $tests"
