@@ -42,6 +42,18 @@ TEST_CASE("empty series", "[errors]") {
   EXPECT_ERROR(r::alignment_path(r::measures::dtw(), r::view(empty), r::view(y)), "x", "empty");
 }
 
+TEST_CASE("a negative thread count in a host_backend built directly", "[errors]") {
+  // host.with_threads(-3) refuses it; host_backend{-3} ran on every core
+  std::vector<double> x(12, 0.5), y(12, 0.25), out(2), D(4);
+  auto const X = r::make_batch(x, 2, 3, 2), Y = r::make_batch(y, 2, 3, 2);
+  auto const m = r::measures::soft_dtw(1.0);
+  EXPECT_ERROR(r::host.with_threads(-3), "threads", "got -3");
+  EXPECT_ERROR(r::values(r::host_backend{-3}, m, X, Y, std::span<double>(out)), "threads", "got -3");
+  EXPECT_ERROR(r::pairwise(r::host_backend{-1}, m, X, Y, r::matrix_view<double>{D.data(), 2, 2}), "threads", "got -1");
+  EXPECT_ERROR(r::nearest_neighbors(r::host_backend{-7}, r::measures::dtw(), X, Y), "threads", "got -7");
+  CHECK_NOTHROW(r::values(r::host_backend{0}, m, X, Y, std::span<double>(out)));
+}
+
 TEST_CASE("channel mismatch", "[errors]") {
   std::vector<double> x(12, 0.5), y(12, 0.25), gx(12), gy(12);
   auto const m = r::measures::soft_dtw(1.0);

@@ -10,11 +10,15 @@
 #include <thread>
 #include <vector>
 #include <resilin/core/config.hpp>
+#include <resilin/core/error.hpp>
 
 namespace resilin {
 
-/// Threads to use for `requested` (0 = all hardware threads), never more than `tasks`.
-inline int resolve_threads(int requested, index_t tasks) noexcept {
+/// Threads to use for `requested` (0 = all hardware threads), never more than `tasks`. Throws
+/// resilin::invalid_argument for a negative count: host_backend{-3}, built without
+/// with_threads(), ran on every core.
+inline int resolve_threads(int requested, index_t tasks) {
+  detail::require(requested >= 0, "threads must be >= 0 (0 = all cores), got ", requested);
   unsigned hw = std::thread::hardware_concurrency();
   int const avail = requested > 0 ? requested : static_cast<int>(hw == 0 ? 1 : hw);
   return static_cast<int>(std::max<index_t>(1, std::min<index_t>(avail, tasks)));

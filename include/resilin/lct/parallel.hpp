@@ -18,7 +18,10 @@ inline unsigned worker_count(std::uint64_t tasks, unsigned cap, std::uint64_t mi
 }
 
 /// Calls f(worker, begin, end) for `workers` contiguous slices of [0, tasks); worker 0 runs on
-/// the calling thread. The exception of the lowest-numbered failing worker is rethrown.
+/// the calling thread, and so do the slices of workers whose thread could not be started
+/// (resource limits: the std::thread vector was destroyed with threads running, and
+/// std::terminate ended the process). The exception of the lowest-numbered failing worker is
+/// rethrown.
 template <class F>
 void parallel_for(std::uint64_t tasks, unsigned workers, F&& f) {
   if (workers <= 1 || tasks <= 1) {
@@ -32,8 +35,13 @@ void parallel_for(std::uint64_t tasks, unsigned workers, F&& f) {
   };
   std::vector<std::thread> threads;
   threads.reserve(workers - 1);
-  for (unsigned w = 1; w < workers; ++w) threads.emplace_back(slice, w);
+  unsigned started = 1;
+  try {
+    for (; started < workers; ++started) threads.emplace_back(slice, started);
+  } catch (...) {  // std::system_error (no more threads) or std::bad_alloc: the rest runs here
+  }
   slice(0);
+  for (unsigned w = started; w < workers; ++w) slice(w);
   for (auto& t : threads) t.join();
   for (auto& e : errors) if (e) std::rethrow_exception(e);
 }
