@@ -9,6 +9,9 @@
 // traversal; soft-DTW's exponential-domain shortcut is for plain DTW costs). The penalty has no
 // partials, so gradients, alignments and divergences are the inner model's, on the paths the
 // penalty favours. With independent channels (the MSM family) each channel's alignment pays it.
+// Precision: with n != m every alignment pays at least |n - m| w, which every R then carries, so
+// the data costs keep only the digits that offset leaves them: a reviewer's 4 x 6 pair (double,
+// gamma 0.5, costs of order 1) came out 5e-11 off at w = 1e8, 2e-6 at 1e12, 4e-2 at 1e16.
 #include <concepts>
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/config.hpp>
