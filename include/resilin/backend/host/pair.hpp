@@ -149,12 +149,45 @@ T value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T co
   return divergence_of(sxy, plain_value(m, x, x, ws), plain_value(m, y, y, ws));
 }
 
-/// Adds seed * dS(x,y)/dx to gx and seed * dS(x,y)/dy to gy (gx and gy may alias when x and y
-/// are the same series: both partials then land in one buffer). Returns S(x, y).
+/// hard_min with the ties of the transposed problem, where the up and left moves trade places:
+/// diag > left > up there picks the moves that hard_min's diag > up > left picks in x's
+/// orientation (value_and_grad's and alignment_path's path). The same minimum.
+struct hard_min_transposed_ties {
+  void validate() const noexcept {}
+  template <class V>
+  V combine(step3<V> v) const noexcept { return hard_min{}.combine(v); }
+  template <class V>
+  step3<V> weights(step3<V> v) const noexcept {
+    step3<V> const w = hard_min{}.weights(step3<V>{v.diag, v.left, v.up});
+    return {w.diag, w.left, w.up};
+  }
+  template <class V>
+  step3<V> weights_tangent(step3<V> const&, step3<V> const&) const noexcept { return {V(0), V(0), V(0)}; }
+  template <class V>
+  step3<V> weights_tangent_along_costs(step3<V> const&, step3<V> const&, step3<V> const&) const noexcept {
+    return {V(0), V(0), V(0)};
+  }
+  template <class V>
+  value_weights_and_entropy<V> combine_weights_and_entropy(step3<V> v) const noexcept {
+    return {combine(v), weights(v), V(0)};
+  }
+};
+
+/// The transposed problem with the same ties: transposed(m), hard_min's ties mirrored (the
+/// training and second-order passes that run y's rows along x's).
+template <class Cost, class Smooth>
+auto tie_preserving_transposed(measure<Cost, Smooth> const& m) {
+  if constexpr (std::is_same_v<Smooth, hard_min>)
+    return measure<transposed_cost<Cost>, hard_min_transposed_ties>{{m.cost}, {}, m.band, false, false};
+  else
+    return transposed(m);
+}
+
+/// plain_value_and_grad with the strips across x as given (rows along y).
 template <class T, class Cost, class Smooth>
-T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
-                       series_view<T const> y, series_view<T> gx, series_view<T> gy, T seed,
-                       workspace<T>& ws) {
+T oriented_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
+                          series_view<T const> y, series_view<T> gx, series_view<T> gy, T seed,
+                          workspace<T>& ws) {
   auto const p = make_problem(m, x, y);
   if constexpr (std::same_as<Smooth, soft_min<T>> && requires { typename Cost::distance_type; }) {
     using D = typename Cost::distance_type;
@@ -191,6 +224,27 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
   T const v = forward(p, lanes, ws.rowbuf, &ws.table, side, every);
   backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);
   return v;
+}
+
+/// Adds seed * dS(x,y)/dx to gx and seed * dS(x,y)/dy to gy (gx and gy may alias when x and y
+/// are the same series: both partials then land in one buffer). Returns S(x, y). The strips cut
+/// the longer series, as plain_value's rows run along the shorter: with x the shorter, one strip
+/// spanned all of y, and the checkpointed backward recomputed that strip whole (4 x 4e6 soft-DTW
+/// kept 1026 MB where R is 128 MB, against 0.31 MB the other way round). The transposed problem
+/// has R's bits (the soft-min is symmetric in its candidates and the costs are exact transposes)
+/// and hard_min's ties mirrored, so values and the moves taken stay those of x's orientation.
+template <class T, class Cost, class Smooth>
+T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
+                       series_view<T const> y, series_view<T> gx, series_view<T> gy, T seed,
+                       workspace<T>& ws) {
+  if (y.length <= x.length) return oriented_value_and_grad(m, x, y, gx, gy, seed, ws);
+  if constexpr (std::same_as<Smooth, soft_min<T>> && requires { typename Cost::distance_type; }) {
+    // soft-DTW's costs are symmetric in x and y: the pair swapped keeps its exponential domain
+    using D = typename Cost::distance_type;
+    if constexpr (vector_distance<D> && std::same_as<Cost, dtw_cost<D>>)
+      return oriented_value_and_grad(m, y, x, gy, gx, seed, ws);
+  }
+  return oriented_value_and_grad(tie_preserving_transposed(m), y, x, gy, gx, seed, ws);
 }
 
 /// The sum over the channels c of one(x_c, y_c, gx_c, gy_c), each channel of x and y copied to a

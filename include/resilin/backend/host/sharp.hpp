@@ -21,7 +21,7 @@ T forward_tangent(measure<Cost, Smooth> const& m, series_view<T const> x, series
                   Dir const& dir, T none) {
   T s = T(0), l = T(0);
   if (y.length > x.length)
-    l = dir.transposed_to([&](auto const& along) { return tangent_value(second_order_transposed(m), y, x, along, &s); });
+    l = dir.transposed_to([&](auto const& along) { return tangent_value(tie_preserving_transposed(m), y, x, along, &s); });
   else
     l = tangent_value(m, x, y, dir, &s);
   return s < math::infinity<T>() ? l : none;

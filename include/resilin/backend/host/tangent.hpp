@@ -414,39 +414,6 @@ T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, 
   return tangent;  // L = R'(n-1, m-1), the derivative of S along dir
 }
 
-/// hard_min with the ties of the transposed problem, where the up and left moves trade places:
-/// diag > left > up there picks the moves that hard_min's diag > up > left picks in x's
-/// orientation (value_and_grad's and alignment_path's path). The same minimum.
-struct hard_min_transposed_ties {
-  void validate() const noexcept {}
-  template <class V>
-  V combine(step3<V> v) const noexcept { return hard_min{}.combine(v); }
-  template <class V>
-  step3<V> weights(step3<V> v) const noexcept {
-    step3<V> const w = hard_min{}.weights(step3<V>{v.diag, v.left, v.up});
-    return {w.diag, w.left, w.up};
-  }
-  template <class V>
-  step3<V> weights_tangent(step3<V> const&, step3<V> const&) const noexcept { return {V(0), V(0), V(0)}; }
-  template <class V>
-  step3<V> weights_tangent_along_costs(step3<V> const&, step3<V> const&, step3<V> const&) const noexcept {
-    return {V(0), V(0), V(0)};
-  }
-  template <class V>
-  value_weights_and_entropy<V> combine_weights_and_entropy(step3<V> v) const noexcept {
-    return {combine(v), weights(v), V(0)};
-  }
-};
-
-/// The second-order passes' transposed problem: transposed(m), with hard_min's ties mirrored.
-template <class Cost, class Smooth>
-auto second_order_transposed(measure<Cost, Smooth> const& m) {
-  if constexpr (std::is_same_v<Smooth, hard_min>)
-    return measure<transposed_cost<Cost>, hard_min_transposed_ties>{{m.cost}, {}, m.band, false, false};
-  else
-    return transposed(m);
-}
-
 /// The tangent L = R'(n-1, m-1) along dir of one pair, adding seed dL/dx to gx and seed dL/dy to
 /// gy; S(x, y) to *value_out when it is not null. Inputs are validated by the caller. The rows
 /// run along the longer series (the problem transposed when y is longer, as tangent_value's
@@ -462,7 +429,7 @@ T tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, series_vi
   tangent_workspace<T>& ws = workspace ? *workspace : local;
   if (y.length <= x.length) return oriented_tangent_pass(m, x, y, dir, gx, gy, seed, value_out, limits, ws);
   return dir.transposed_to([&](auto const& along) {
-    return oriented_tangent_pass(second_order_transposed(m), y, x, along, gy, gx, seed, value_out, limits, ws);
+    return oriented_tangent_pass(tie_preserving_transposed(m), y, x, along, gy, gx, seed, value_out, limits, ws);
   });
 }
 

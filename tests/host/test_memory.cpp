@@ -1,0 +1,119 @@
+// Host training memory, measured: this program replaces the global operator new and delete with
+// counting ones (its own executable, so no other test sees them) and checks the peak of what a
+// call allocates against the README's contract, whichever series is the longer.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <vector>
+#include <support/catch.hpp>
+#include <resilin/resilin.hpp>
+#include <resilin/cost/soft_msm.hpp>
+
+namespace {
+std::atomic<std::size_t> live{0}, peak{0};
+
+// a header of max(64, alignment) bytes before each block holds its size
+void* counted_new(std::size_t n, std::size_t align) {
+  std::size_t const head = align < 64 ? 64 : align;
+  std::size_t const total = (n + head + head - 1) / head * head;
+  auto* const raw = static_cast<unsigned char*>(std::aligned_alloc(head, total));
+  if (!raw) throw std::bad_alloc();
+  *reinterpret_cast<std::size_t*>(raw) = n;
+  std::size_t const now = live.fetch_add(n) + n;
+  std::size_t seen = peak.load();
+  while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+  }
+  return raw + head;
+}
+void counted_delete(void* p, std::size_t align) noexcept {
+  if (!p) return;
+  std::size_t const head = align < 64 ? 64 : align;
+  auto* const raw = static_cast<unsigned char*>(p) - head;
+  live.fetch_sub(*reinterpret_cast<std::size_t*>(raw));
+  std::free(raw);
+}
+
+/// Peak bytes allocated above what was live when f started.
+template <class F>
+std::size_t peak_of(F&& f) {
+  std::size_t const base = live.load();
+  peak.store(base);
+  f();
+  return peak.load() - base;
+}
+
+std::vector<double> random_series(std::size_t n, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<double> d(0.0, 1.0);
+  std::vector<double> v(n);
+  for (auto& s : v) s = d(gen);
+  return v;
+}
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_new(n, alignof(std::max_align_t)); }
+void* operator new[](std::size_t n) { return counted_new(n, alignof(std::max_align_t)); }
+void* operator new(std::size_t n, std::align_val_t a) { return counted_new(n, static_cast<std::size_t>(a)); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted_new(n, static_cast<std::size_t>(a)); }
+void operator delete(void* p) noexcept { counted_delete(p, alignof(std::max_align_t)); }
+void operator delete[](void* p) noexcept { counted_delete(p, alignof(std::max_align_t)); }
+void operator delete(void* p, std::size_t) noexcept { counted_delete(p, alignof(std::max_align_t)); }
+void operator delete[](void* p, std::size_t) noexcept { counted_delete(p, alignof(std::max_align_t)); }
+void operator delete(void* p, std::align_val_t a) noexcept { counted_delete(p, static_cast<std::size_t>(a)); }
+void operator delete[](void* p, std::align_val_t a) noexcept { counted_delete(p, static_cast<std::size_t>(a)); }
+void operator delete(void* p, std::size_t, std::align_val_t a) noexcept { counted_delete(p, static_cast<std::size_t>(a)); }
+void operator delete[](void* p, std::size_t, std::align_val_t a) noexcept { counted_delete(p, static_cast<std::size_t>(a)); }
+
+namespace r = resilin;
+
+TEST_CASE("training memory does not depend on which series is the longer", "[memory]") {
+  // x of 4 samples against y of 10^6: one strip spanned all of y, and its checkpointed backward
+  // recomputed that strip whole (hundreds of MB where R is 32 MB); y against x kept R or less
+  std::size_t const n = 4, m = 1000000;
+  auto const x = random_series(n, 1), y = random_series(m, 2);
+  std::vector<double> gx(n), gy(m), hx(n), hy(m);
+  r::series_view<double const> const xv{x.data(), static_cast<r::index_t>(n), 1};
+  r::series_view<double const> const yv{y.data(), static_cast<r::index_t>(m), 1};
+  // R itself: n m values
+  std::size_t const r_bytes = n * m * sizeof(double);
+  auto const check = [&](char const* name, auto const& measure, bool same_bits) {
+    INFO(name);
+    double a = 0, b = 0;
+    std::size_t const short_first = peak_of([&] {
+      a = r::value_and_grad(measure, xv, yv, r::series_view<double>{gx.data(), static_cast<r::index_t>(n), 1},
+                            r::series_view<double>{gy.data(), static_cast<r::index_t>(m), 1});
+    });
+    std::size_t const long_first = peak_of([&] {
+      b = r::value_and_grad(measure, yv, xv, r::series_view<double>{hy.data(), static_cast<r::index_t>(m), 1},
+                            r::series_view<double>{hx.data(), static_cast<r::index_t>(n), 1});
+    });
+    INFO("peak bytes: x first " << short_first << ", y first " << long_first << ", R " << r_bytes);
+    CHECK(short_first <= r_bytes);
+    CHECK(long_first <= r_bytes);
+    CHECK(a == b);  // R has the same bits in either orientation
+    if (same_bits) {  // one traversal for both orders
+      CHECK((gx == hx));  // not decomposed: a failure would print 10^6 values
+      CHECK((gy == hy));
+    } else {  // the transposed cost adds each cell's partials in another order (gx: sums of
+              // 10^6 of them)
+      auto const rel = [](std::vector<double> const& u, std::vector<double> const& v) {
+        double worst = 0, scale = 0;
+        for (std::size_t k = 0; k < u.size(); ++k) {
+          worst = std::max(worst, std::abs(u[k] - v[k]));
+          scale = std::max(scale, std::abs(u[k]));
+        }
+        return worst / scale;
+      };
+      CHECK(rel(gx, hx) < 1e-9);
+      CHECK(rel(gy, hy) < 1e-12);
+    }
+  };
+  check("soft-dtw", r::measures::soft_dtw(1.0), true);
+  check("soft-dtw, log domain", r::measures::soft_dtw(1e-11), true);
+  check("soft-msm", r::measures::soft_msm(1.0, 1.0), true);
+  check("soft-cdtw", r::measures::soft_cdtw(1.0), false);
+}
