@@ -9,6 +9,7 @@
 #include <vector>
 #include <support/catch.hpp>
 #include <resilin/resilin.hpp>
+#include <resilin/sharp.hpp>
 #include "helpers.hpp"
 
 namespace r = resilin;
@@ -52,6 +53,20 @@ TEST_CASE("a negative thread count in a host_backend built directly", "[errors]"
   EXPECT_ERROR(r::pairwise(r::host_backend{-1}, m, X, Y, r::matrix_view<double>{D.data(), 2, 2}), "threads", "got -1");
   EXPECT_ERROR(r::nearest_neighbors(r::host_backend{-7}, r::measures::dtw(), X, Y), "threads", "got -7");
   CHECK_NOTHROW(r::values(r::host_backend{0}, m, X, Y, std::span<double>(out)));
+}
+
+TEST_CASE("a double gamma outside float's range on float series", "[errors]") {
+  // converted to float, 1e39 is inf and 1e-39 subnormal: NaN values, NaN or inf sharp values
+  std::vector<float> x{0, 1, 2, 1, 0}, y{0, 1, 1, 2, 0}, gx(5), gy(5);
+  for (double gamma : {1e39, 1e-39}) {
+    INFO("gamma " << gamma);
+    EXPECT_ERROR(r::value(r::measures::soft_dtw(gamma), r::view(x), r::view(y)), "gamma", "value type");
+    EXPECT_ERROR(r::sharp_value(r::measures::soft_dtw(gamma), r::view(x), r::view(y)), "gamma", "value type");
+    EXPECT_ERROR(r::value_and_grad(r::measures::soft_cdtw(gamma), r::view(x), r::view(y), r::view(gx), r::view(gy)),
+                 "gamma", "value type");
+  }
+  CHECK(std::isfinite(r::value(r::measures::soft_dtw(0.7), r::view(x), r::view(y))));
+  CHECK(std::isfinite(r::value(r::measures::soft_dtw(1e30), r::view(x), r::view(y))));
 }
 
 TEST_CASE("channel mismatch", "[errors]") {

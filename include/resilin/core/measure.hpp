@@ -41,6 +41,7 @@ struct measure {
     smooth.validate();
     if constexpr (requires { cost.validate(); }) cost.validate();
     if constexpr (!std::is_void_v<T>) {
+      if constexpr (requires { smooth.template validate_as<T>(); }) smooth.template validate_as<T>();
       if constexpr (requires { cost.template validate_as<T>(); }) cost.template validate_as<T>();
     }
   }

@@ -28,6 +28,16 @@ struct soft_min {
                     std::numeric_limits<T>::min(), "), got ", gamma);
   }
 
+  /// The same in the series' value type U, where the values meet gamma and its inverse (a double
+  /// gamma of 1e39 is inf in float and 1e-39 subnormal: NaN values and gradients).
+  template <class U>
+  void validate_as() const {
+    U const g = static_cast<U>(gamma);
+    detail::require(g >= std::numeric_limits<U>::min() && g < math::infinity<U>() &&
+                        static_cast<U>(math::inverse_temperature(gamma)) < math::infinity<U>(),
+                    "gamma must be normal and finite in the value type, with a finite inverse, got ", gamma);
+  }
+
   template <class V>
   RESILIN_HD RESILIN_INLINE V combine(step3<V> v) const noexcept {
     return rank(v).value(gamma);
