@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <vector>
+#include <support/address_limit.hpp>
 #include <support/catch.hpp>
 #include <support/reference.hpp>
 #include <resilin/resilin.hpp>
@@ -193,3 +194,22 @@ TEST_CASE("an empty batch is a no-op", "[batch]") {
                                         r::batch_view<double>{nullptr, 1, 4, 1, nullptr}, r::batch_view<double>{nullptr, 1, 4, 1, nullptr}),
                     Catch::Contains("GX is null"));
 }
+
+#if RESILIN_TEST_ADDRESS_LIMIT
+TEST_CASE("batches: threads that cannot be started leave their tasks to the others", "[batch]") {
+  // room for about two thread stacks: the std::system_error of a thread that could not start
+  // reached the caller after the work, and the results were lost
+  r::index_t const pairs = 64, n = 50;
+  auto const xs = random_values<double>(static_cast<std::size_t>(pairs * n), 5);
+  auto const ys = random_values<double>(static_cast<std::size_t>(pairs * n), 6);
+  auto const X = r::make_batch(xs, pairs, n), Y = r::make_batch(ys, pairs, n);
+  auto const m = r::measures::soft_dtw(1.0);
+  std::vector<double> expected(static_cast<std::size_t>(pairs));
+  r::values(r::host.with_threads(1), m, X, Y, std::span<double>(expected));
+  CHECK(resilin_test::under_address_limit(20, [&] {
+          std::vector<double> out(static_cast<std::size_t>(pairs));
+          r::values(r::host.with_threads(16), m, X, Y, std::span<double>(out));
+          return out == expected ? 0 : 1;
+        }) == 0);
+}
+#endif

@@ -1,14 +1,8 @@
+#include <support/address_limit.hpp>
 #include <support/catch.hpp>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <limits>
-#include <string>
 
 #include "test_util.hpp"
 
@@ -99,43 +93,22 @@ TEST_CASE("threads do not change the bytes", "[lct][roundtrip]") {
   CHECK(round_trip(lct::dtype::bf16, as_bytes(g), nullptr, many, d4));
 }
 
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if RESILIN_TEST_ADDRESS_LIMIT
 TEST_CASE("threads that cannot be started: the calling thread runs their slices", "[lct][roundtrip]") {
-  // A forked child under an address-space limit with room for about two thread stacks: the
-  // std::thread vector was destroyed with threads running and std::terminate ended the process.
-  // (Not under the sanitizers, whose shadow memory needs the address space.)
+  // room for about two thread stacks: the std::thread vector was destroyed with threads running
+  // and std::terminate ended the process
   auto const g = gaussian_bf16(1 << 20, 0.02f, 5);
   lct::encode_options many;
   many.max_threads = 64;
   many.chunk_log2 = 10;
   lct::encoded_tensor unlimited;
   lct::encode(lct::dtype::bf16, g.data(), g.size(), nullptr, unlimited, many);
-  std::fflush(nullptr);
-  pid_t const pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    long kb = -1;
-    std::ifstream status("/proc/self/status");
-    for (std::string line; std::getline(status, line);)
-      if (line.rfind("VmSize:", 0) == 0) kb = std::stol(line.substr(7));
-    rlimit rl{};
-    rl.rlim_cur = rl.rlim_max = static_cast<rlim_t>(kb + 24 * 1024) * 1024;
-    if (kb < 0 || setrlimit(RLIMIT_AS, &rl) != 0) std::_Exit(3);
-    int code = 0;
-    try {
-      lct::encoded_tensor limited;
-      lct::encode(lct::dtype::bf16, g.data(), g.size(), nullptr, limited, many);
-      code = lct::to_container(limited) == lct::to_container(unlimited) ? 0 : 1;
-    } catch (...) {
-      code = 2;  // an allocation of the encoder's own failed: not the defect
-    }
-    std::_Exit(code);
-  }
-  int st = 0;
-  REQUIRE(waitpid(pid, &st, 0) == pid);
-  REQUIRE_FALSE(WIFSIGNALED(st));
-  int const code = WEXITSTATUS(st);
-  CHECK((code == 0 || code == 2));
+  int const code = resilin_test::under_address_limit(24, [&] {
+    lct::encoded_tensor limited;
+    lct::encode(lct::dtype::bf16, g.data(), g.size(), nullptr, limited, many);
+    return lct::to_container(limited) == lct::to_container(unlimited) ? 0 : 1;
+  });
+  CHECK((code == 0 || code == 2));  // 2: an allocation of the encoder's own failed, not the defect
 }
 #endif
 

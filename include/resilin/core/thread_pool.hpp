@@ -2,7 +2,8 @@
 // parallel_for: runs f(task, worker) for task in [0, count) on up to `threads` threads for the
 // duration of one call (no global pool, no global state). Tasks are claimed dynamically, but
 // every task writes only its own outputs, so results do not depend on the schedule. The first
-// exception thrown by a task is rethrown on the calling thread after all workers stop.
+// exception thrown by a task is rethrown on the calling thread after all workers stop. Workers
+// whose thread cannot be started are left out (the others claim their tasks).
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -48,8 +49,11 @@ void parallel_for(index_t count, int threads, F&& f) {
   };
   {
     std::vector<std::jthread> pool;
-    pool.reserve(static_cast<std::size_t>(workers - 1));
-    for (int w = 1; w < workers; ++w) pool.emplace_back(body, w);
+    try {
+      pool.reserve(static_cast<std::size_t>(workers - 1));
+      for (int w = 1; w < workers; ++w) pool.emplace_back(body, w);
+    } catch (...) {  // no more threads (resource limits): those started and this one claim every
+    }                // task (the error reached the caller after the work was done, results lost)
     body(0);
   }
   if (error) std::rethrow_exception(error);
