@@ -231,6 +231,19 @@ TEST_CASE("z-normalisation: long constant series and tiny magnitudes", "[apps][d
     CHECK(std::abs(sum) / 5000 < 1e-6);
     CHECK(ss / 5000 == Approx(1).epsilon(1e-6));
   }
+  // a series spread over 1000 ulps of its mean: the mean's correction, added to the mean, was
+  // rounded away, and the z-scores kept an error of half an ulp of the mean (about 1e-3 here)
+  {
+    resilin::dataset<double> ds;
+    std::vector<double> x(1001);
+    double const hi = 0.1 + 1000 * std::numeric_limits<double>::epsilon() * 0.1;
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 2 ? hi : 0.1;
+    ds.push_back("a", x);
+    resilin::z_normalise(ds);
+    // two values, 501 and 500 times: z = -sqrt(500/501) and sqrt(501/500) exactly
+    for (std::size_t i = 0; i < x.size(); ++i)
+      REQUIRE(ds.values[i] == Approx(i % 2 ? std::sqrt(501.0 / 500.0) : -std::sqrt(500.0 / 501.0)).epsilon(1e-9));
+  }
   // squares below 1e-308 underflowed: 1e-200, 2e-200, 3e-200 became zeros, 1e-160 lost digits
   for (double unit : {1e-200, 1e-160, 1e-300, 1.0, 1e300}) {
     resilin::dataset<double> ds;

@@ -162,21 +162,19 @@ void z_normalise(dataset<T>& ds) {
       auto const n = static_cast<double>(s.length);
       double total = 0;
       for (index_t i = 0; i < s.length; ++i) total += static_cast<double>(s(i, c)) / unit;
-      double mean = total / n;
-      // the sum's rounding (about n eps |x|) corrected from the deviations: left in, it alone
+      double const mean = total / n;
+      // the sum's rounding (about n eps |x|) corrected from the deviations, kept apart from the
+      // mean (added to it, a correction below half its ulp rounded away): left in, it alone
       // exceeded the constant-series threshold, and 1000 samples of 0.1 became all +1 or -1
       double residual = 0;
       for (index_t i = 0; i < s.length; ++i) residual += static_cast<double>(s(i, c)) / unit - mean;
-      mean += residual / n;
+      double const correction = residual / n;
+      auto const deviation = [&](index_t i) { return (static_cast<double>(s(i, c)) / unit - mean) - correction; };
       double ss = 0;
-      for (index_t i = 0; i < s.length; ++i) {
-        double const d = static_cast<double>(s(i, c)) / unit - mean;
-        ss += d * d;
-      }
+      for (index_t i = 0; i < s.length; ++i) ss += deviation(i) * deviation(i);
       double const sd = std::sqrt(ss / n);
       bool const constant = same || !(sd > 16 * std::numeric_limits<T>::epsilon() * (scale / unit));
-      for (index_t i = 0; i < s.length; ++i)
-        s(i, c) = constant ? T(0) : static_cast<T>((static_cast<double>(s(i, c)) / unit - mean) / sd);
+      for (index_t i = 0; i < s.length; ++i) s(i, c) = constant ? T(0) : static_cast<T>(deviation(i) / sd);
     }
   }
 }
