@@ -191,17 +191,24 @@ done
 wait "$schedule_pid"
 record_test "host_test_device_schedule (CPU, beside the GPU tests)" "$?" "$build/gpu_check.schedule.log"
 
-# run_bench NAME CAP: the benchmark's own table goes to $build/NAME.md, its log to .log
+# run_bench NAME CAP: the benchmark's own table goes to $build/NAME.md, its log to .log. Exit
+# codes: not-built, not-run (no budget left), cut (stopped by the budget before its own cap:
+# its table may lack rows), timed-out (ran its whole cap: a hang, or far slower than sized), or
+# the program's own
 bench_rc=""
 run_bench() {
-  local name=$1 cap=$2 rc
+  local name=$1 cap=$2 rc t
   rm -f "$build/$name.md"
   if [[ " $benches " != *" $name "* ]]; then bench_rc="$bench_rc $name=not-built"; return; fi
-  echo "== $name (up to $(allow "$cap") s)"
-  run_capped "$cap" "${exe[$name]}" --benchmark_min_time=0.05 --summary="$build/$name.md" \
+  t="$(allow "$cap")"
+  if [ "$t" -eq 0 ]; then echo "== $name: not run (budget spent)"; bench_rc="$bench_rc $name=not-run"; return; fi
+  echo "== $name (up to $t s)"
+  timeout -k 10 "$t" "${exe[$name]}" --benchmark_min_time=0.05 --summary="$build/$name.md" \
     >"$build/$name.log" 2>&1
   rc=$?
-  [ "$rc" -eq 200 ] && rc=not-run
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+    if [ "$t" -lt "$cap" ]; then rc=cut; else rc=timed-out; fi
+  fi
   grep -a "FAILED" "$build/$name.log" | head -5
   echo "$name exit code $rc"
   bench_rc="$bench_rc $name=$rc"
@@ -291,7 +298,7 @@ write_report() {
   [ -z "$lct_check$fc_check" ] || checks_ok=0
   local b_rc
   for b_rc in $bench_rc; do
-    case "${b_rc#*=}" in 0|124|137|not-built|not-run) ;; *) checks_ok=0 ;; esac
+    case "${b_rc#*=}" in 0|cut|not-built|not-run) ;; *) checks_ok=0 ;; esac
   done
 
   mkdir -p bench/results
@@ -299,11 +306,13 @@ write_report() {
     if [ -s "$build/bm_soft_dtw_cuda.md" ] && head -1 "$build/bm_soft_dtw_cuda.md" | grep -q '^headline:'; then
       head -1 "$build/bm_soft_dtw_cuda.md"
     else
-      echo "headline: soft-dtw fwd+bwd B=32 n=m=1024 d=64 float: (benchmark did not run) G cells/s, peak memory (n/a) MB"
+      local why="benchmark did not run"
+      case "$bench_rc" in *bm_soft_dtw_cuda=timed-out*|*bm_soft_dtw_cuda=cut*) why="benchmark stopped by its time cap" ;; esac
+      echo "headline: soft-dtw fwd+bwd B=32 n=m=1024 d=64 float: ($why) G cells/s, peak memory (n/a) MB"
     fi
     echo
     if [ "$tests_ok" -eq 1 ] && [ "$checks_ok" -eq 1 ]; then echo "all GPU tests passed"
-    elif [ "$tests_ok" -eq 1 ]; then echo "GPU tests passed, but a benchmark's own check FAILED or a benchmark crashed (see the goals and the exit codes)"
+    elif [ "$tests_ok" -eq 1 ]; then echo "GPU tests passed, but a benchmark's own check FAILED, or a benchmark crashed or hung (see the goals and the exit codes)"
     else echo "GPU tests FAILED or were not run (see the test lines below)"; fi
     echo
     echo "report: $stage (after $(elapsed) s of a $budget s budget)"
