@@ -3,7 +3,8 @@
 // 2011): align the barycentre z with every series by the exact DTW path, then set each z_i to
 // the weighted mean of the values aligned to it (for the L1 point cost: the weighted median).
 // Along fixed paths that update is the exact minimiser of the summed path cost, so the DTW
-// loss never increases from sweep to sweep.
+// loss never increases from sweep to sweep, up to rounding (with the L1 cost in float a
+// reviewer saw it rise by up to 6e-8 relative in 31 of 300 runs).
 #include <concepts>
 #include <span>
 #include <type_traits>
