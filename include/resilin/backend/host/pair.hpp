@@ -70,23 +70,27 @@ pair_problem<T, Cost, Smooth> make_problem(measure<Cost, Smooth> const& m, serie
           m.band.geometry(x.length, y.length)};
 }
 
+/// Soft-DTW with a vector point distance (not other costs that name a distance): the problems of
+/// the exponential domain, whose costs are symmetric in x and y.
+template <class T, class Cost, class Smooth>
+inline constexpr bool soft_dtw_problem = false;
+template <class T, class D>
+inline constexpr bool soft_dtw_problem<T, dtw_cost<D>, soft_min<T>> = vector_distance<D>;
+
 /// S(x, y) alone, in O(min(n, m)) memory: the rolling buffer runs along the shorter series.
 template <class T, class Cost, class Smooth>
 T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
               workspace<T>& ws) {
-  if constexpr (std::same_as<Smooth, soft_min<T>> && requires { typename Cost::distance_type; }) {
+  if constexpr (soft_dtw_problem<T, Cost, Smooth>) {  // the exponential domain where it is exact
     using D = typename Cost::distance_type;
-    // soft-DTW (not other costs that name a distance): the exponential domain where it is exact
-    if constexpr (vector_distance<D> && std::same_as<Cost, dtw_cost<D>>) {
-      if (exp_domain_applies<T, D>(x, y, m.smooth.gamma, m.band.geometry(x.length, y.length))) {
-        // the rolling rows along the shorter series, as the lock-step groups orient pairs
-        auto const o = oriented_pair<T>::of(x, y);
-        auto const p = make_problem(m, o.x, o.y);
-        dtw_lane_cost<T, D> lanes;
-        T const v = forward_exp_domain(p, lanes, ws.exp);
-        if (exp_domain_accurate(v, m.smooth.gamma, x.length, y.length)) return v;
-        // else the log domain below, whose error scales with |S|
-      }
+    if (exp_domain_applies<T, D>(x, y, m.smooth.gamma, m.band.geometry(x.length, y.length))) {
+      // the rolling rows along the shorter series, as the lock-step groups orient pairs
+      auto const o = oriented_pair<T>::of(x, y);
+      auto const p = make_problem(m, o.x, o.y);
+      dtw_lane_cost<T, D> lanes;
+      T const v = forward_exp_domain(p, lanes, ws.exp);
+      if (exp_domain_accurate(v, m.smooth.gamma, x.length, y.length)) return v;
+      // else the log domain below, whose error scales with |S|
     }
   }
   if (y.length > x.length) {
@@ -189,25 +193,22 @@ T oriented_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x
                           series_view<T const> y, series_view<T> gx, series_view<T> gy, T seed,
                           workspace<T>& ws) {
   auto const p = make_problem(m, x, y);
-  if constexpr (std::same_as<Smooth, soft_min<T>> && requires { typename Cost::distance_type; }) {
+  if constexpr (soft_dtw_problem<T, Cost, Smooth>) {  // the exponential domain where it is exact
     using D = typename Cost::distance_type;
-    // soft-DTW (not other costs that name a distance): the exponential domain where it is exact
-    if constexpr (vector_distance<D> && std::same_as<Cost, dtw_cost<D>>) {
-      if (exp_domain_applies<T, D>(x, y, m.smooth.gamma, p.band)) {
-        dtw_lane_cost<T, D> lanes;
-        // the table whole up to kept_table_bytes; beyond, each strip recomputed in the backward
-        // from the row above it, and beyond checkpoint_rows_bytes of rows, two levels
-        auto const packs = static_cast<std::size_t>(exp_table_packs<T>(p.band, x.length));
-        bool const whole = kept_whole<T>(packs);
-        index_t const every = whole ? 1 : training_checkpoint_interval<T>(x.length, y.length, 2);
-        T const v = forward_exp_domain(p, lanes, ws.exp, every,
-                                       whole ? ws.strip_cells.reserve(packs) : nullptr);
-        // unreachable: the log domain gives zero weights; inaccurate: its error scales with |S|
-        if (v < math::infinity<T>() && exp_domain_accurate(v, m.smooth.gamma, x.length, y.length)) {
-          backward_exp_domain(p, ws.exp, ws.strip_cells, whole, seed, lanes, ws.g_up, ws.g_diag,
-                              gx, gy);
-          return v;
-        }
+    if (exp_domain_applies<T, D>(x, y, m.smooth.gamma, p.band)) {
+      dtw_lane_cost<T, D> lanes;
+      // the table whole up to kept_table_bytes; beyond, each strip recomputed in the backward
+      // from the row above it, and beyond checkpoint_rows_bytes of rows, two levels
+      auto const packs = static_cast<std::size_t>(exp_table_packs<T>(p.band, x.length));
+      bool const whole = kept_whole<T>(packs);
+      index_t const every = whole ? 1 : training_checkpoint_interval<T>(x.length, y.length, 2);
+      T const v = forward_exp_domain(p, lanes, ws.exp, every,
+                                     whole ? ws.strip_cells.reserve(packs) : nullptr);
+      // unreachable: the log domain gives zero weights; inaccurate: its error scales with |S|
+      if (v < math::infinity<T>() && exp_domain_accurate(v, m.smooth.gamma, x.length, y.length)) {
+        backward_exp_domain(p, ws.exp, ws.strip_cells, whole, seed, lanes, ws.g_up, ws.g_diag,
+                            gx, gy);
+        return v;
       }
     }
   }
@@ -238,12 +239,8 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
                        series_view<T const> y, series_view<T> gx, series_view<T> gy, T seed,
                        workspace<T>& ws) {
   if (y.length <= x.length) return oriented_value_and_grad(m, x, y, gx, gy, seed, ws);
-  if constexpr (std::same_as<Smooth, soft_min<T>> && requires { typename Cost::distance_type; }) {
-    // soft-DTW's costs are symmetric in x and y: the pair swapped keeps its exponential domain
-    using D = typename Cost::distance_type;
-    if constexpr (vector_distance<D> && std::same_as<Cost, dtw_cost<D>>)
-      return oriented_value_and_grad(m, y, x, gy, gx, seed, ws);
-  }
+  // soft-DTW's costs are symmetric in x and y: the pair swapped keeps its exponential domain
+  if constexpr (soft_dtw_problem<T, Cost, Smooth>) return oriented_value_and_grad(m, y, x, gy, gx, seed, ws);
   return oriented_value_and_grad(tie_preserving_transposed(m), y, x, gy, gx, seed, ws);
 }
 
