@@ -159,6 +159,36 @@ TEST_CASE("codebook: accumulated counts near 2^64 still give a complete book", "
   for (unsigned k = 0; k <= 256; ++k) CHECK(a.lengths().len[k] == b.lengths().len[k]);
 }
 
+TEST_CASE("lct: weights and counts past 2^64 neither wrap nor give wrong codes", "[lct][codebook]") {
+  // package_merge's package sums wrapped: {2^64-1, 1, 1, 1} gave lengths 1, 12, 12, 11 (Kraft
+  // sum 0.500977); it now refuses sums past (2^64 - 1) / (max_len + 1)
+  std::vector<std::uint64_t> const big{UINT64_MAX, 1, 1, 1};
+  CHECK_THROWS_AS(lct::package_merge(big, 12), lct::invalid_argument);
+  std::uint64_t const most = UINT64_MAX / 13;
+  std::vector<std::uint64_t> const edge{most - 3, 1, 1, 1};
+  auto const len = lct::package_merge(edge, 12);
+  REQUIRE(len.size() == 4);
+  CHECK(len[0] == 1);  // the heavy symbol; the three equal ones share 2, 3, 3 (ties by index)
+  std::vector<std::uint8_t> rest(len.begin() + 1, len.end());
+  std::sort(rest.begin(), rest.end());
+  CHECK(rest == std::vector<std::uint8_t>{2, 3, 3});
+  // the totals wrapped: {2^63, 2^63} had entropy 0 and total 0
+  lct::histogram h{};
+  h[0] = h[1] = std::uint64_t{1} << 63;
+  CHECK(lct::total(h) == UINT64_MAX);
+  CHECK(std::abs(lct::entropy_bits(h) - 1.0) < 1e-15);
+  // assessing {2^63, 2^63, 2^62} with a book of the first two keys: entropy -4 and escape rate 1
+  // came out of the wrapped sums (1.5219 and 0.2 are right)
+  auto const book = lct::codebook::build(lct::dtype::bf16, h);
+  REQUIRE(book.length(2) == 0);
+  h[2] = std::uint64_t{1} << 62;
+  auto const a = book.assess(h);
+  CHECK(std::abs(a.entropy - 1.5219280948873623) < 1e-12);
+  CHECK(std::abs(a.escape_rate - 0.2) < 1e-12);
+  CHECK(a.refresh);
+  CHECK(a.book_bits > a.entropy);
+}
+
 TEST_CASE("codebook: an empty book asks for a refresh; key windows stay in the histogram", "[lct][codebook]") {
   lct::histogram h{};
   h[0] = 100;

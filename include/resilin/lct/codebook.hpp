@@ -101,15 +101,16 @@ class codebook {
   [[nodiscard]] unsigned length(unsigned key) const noexcept { return cl_.len[key]; }
   [[nodiscard]] unsigned escape_length() const noexcept { return cl_.len[cl_.n_keys]; }
 
-  /// Expected total bits for a key histogram, and how many symbols would escape.
+  /// Expected total bits for a key histogram, and how many symbols would escape (saturating at
+  /// 2^64 - 1, as total() does).
   [[nodiscard]] double expected_bits(histogram const& key_hist, std::uint64_t* escapes = nullptr) const noexcept {
     double bits = 0;
-    std::uint64_t esc = 0;
+    histogram escaped{};
     for (unsigned k = 0; k < cl_.n_keys; ++k) {
       if (cl_.len[k]) bits += static_cast<double>(key_hist[k]) * cl_.len[k];
-      else { bits += static_cast<double>(key_hist[k]) * (escape_length() + cl_.exp_bits); esc += key_hist[k]; }
+      else { bits += static_cast<double>(key_hist[k]) * (escape_length() + cl_.exp_bits); escaped[k] = key_hist[k]; }
     }
-    if (escapes) *escapes = esc;
+    if (escapes) *escapes = total(escaped);
     return bits;
   }
 
@@ -136,7 +137,7 @@ class codebook {
     // but not in the bits, which understated book_bits)
     histogram keys{};
     std::copy_n(key_hist.begin(), alphabet_size(type_), keys.begin());
-    double const n = static_cast<double>(total(keys));
+    double const n = total_count(keys);  // a double: accumulated counts may pass 2^64
     a.entropy = entropy_bits(keys);
     if (n == 0) return a;
     if (empty()) {
@@ -144,9 +145,11 @@ class codebook {
       a.refresh = true;
       return a;
     }
-    std::uint64_t esc = 0;
-    a.book_bits = expected_bits(keys, &esc) / n;
-    a.escape_rate = static_cast<double>(esc) / n;
+    a.book_bits = expected_bits(keys) / n;
+    histogram escaped{};
+    for (unsigned k = 0; k < cl_.n_keys; ++k)
+      if (!cl_.len[k]) escaped[k] = keys[k];
+    a.escape_rate = total_count(escaped) / n;
     bool const escapes = a.escape_rate > p.max_escape_rate;
     // (1 - 1e-12): the computed entropy may round above the fresh book's computed bits where
     // that book is optimal (dyadic frequencies)

@@ -151,15 +151,25 @@ inline histogram key_histogram(histogram const& h, unsigned key_ref, unsigned n_
   return k;
 }
 
+/// The number of symbols counted, saturating at 2^64 - 1 (accumulated statistics may pass it;
+/// the sum wrapped: {2^63, 2^63} gave 0).
 inline std::uint64_t total(histogram const& h) noexcept {
   std::uint64_t s = 0;
-  for (auto c : h) s += c;
+  for (auto c : h) s = c > UINT64_MAX - s ? UINT64_MAX : s + c;
+  return s;
+}
+
+/// The number of symbols counted, as a double (rounded past 2^53, never wrapped): the
+/// denominator of rates and entropies.
+inline double total_count(histogram const& h) noexcept {
+  double s = 0;
+  for (auto c : h) s += static_cast<double>(c);
   return s;
 }
 
 /// Shannon entropy in bits per symbol (0 for an empty histogram).
 inline double entropy_bits(histogram const& h) noexcept {
-  double const n = static_cast<double>(total(h));
+  double const n = total_count(h);
   if (n == 0) return 0.0;
   double H = 0;
   for (auto c : h) if (c) { double const p = static_cast<double>(c) / n; H -= p * std::log2(p); }

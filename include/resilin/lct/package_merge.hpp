@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <numeric>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <resilin/lct/error.hpp>
@@ -11,7 +12,10 @@
 namespace resilin::lct {
 
 /// Optimal code lengths (each <= max_len) for the symbols with weight > 0; zero-weight symbols
-/// get length 0. Needs at least two positive weights and 2^max_len >= their number.
+/// get length 0. Needs at least two positive weights, 2^max_len >= their number and a sum of
+/// weights of at most (2^64 - 1) / (max_len + 1): a package at level l weighs up to l times that
+/// sum, and past 2^64 the sums wrapped ({2^64 - 1, 1, 1, 1} gave lengths 1, 12, 12, 11, an
+/// incomplete code). codebook::build scales accumulated counts down to 2^58 first.
 /// Deterministic: ties are broken by symbol index, leaves before packages.
 inline std::vector<std::uint8_t> package_merge(std::span<std::uint64_t const> weights, unsigned max_len) {
   struct item { std::uint64_t w; int sym; };  // sym < 0: a package
@@ -21,6 +25,14 @@ inline std::vector<std::uint8_t> package_merge(std::span<std::uint64_t const> we
   std::size_t const n = leaves.size();
   if (n < 2 || max_len == 0 || max_len > 30 || (std::uint64_t{1} << max_len) < n)
     RESILIN_LCT_THROW(invalid_argument("package_merge: need 2 <= symbols <= 2^max_len"));
+  std::uint64_t const most = UINT64_MAX / (max_len + 1);
+  std::uint64_t sum = 0;
+  for (item const& leaf : leaves) {
+    if (leaf.w > most - sum)
+      RESILIN_LCT_THROW(invalid_argument("package_merge: the weights sum past (2^64 - 1) / (max_len + 1) = " +
+                                         std::to_string(most) + "; scale them down"));
+    sum += leaf.w;
+  }
   std::stable_sort(leaves.begin(), leaves.end(), [](item a, item b) { return a.w < b.w; });
 
   std::vector<std::vector<item>> levels;   // levels[0] = leaves; levels[k] = merge(leaves, pkgs(k-1))
