@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -134,6 +135,20 @@ void run_classify(run_settings const& s, Measure const& m, classify_inputs const
     for (std::size_t i = 0; i < d->labels.size(); ++i)
       r::detail::require(!d->labels[i].empty(), "classify needs class labels: ",
                          d == &train ? train_name : test_name, " series ", i + 1, " has none");
+
+  // labels compare as text: a test set labelled "1.0" against a training set labelled "1" had
+  // every prediction wrong, silently
+  std::set<std::string> const classes(train.labels.begin(), train.labels.end());
+  index_t unseen = 0;
+  std::string first_unseen;
+  for (std::string const& l : test.labels)
+    if (!classes.contains(l) && unseen++ == 0) first_unseen = l;
+  if (unseen > 0)
+    std::fprintf(stderr,
+                 "resilin classify: warning: %lld of %lld series of %s have a label that no series "
+                 "of %s has (the first: '%s'); labels compare as text ('1' and '1.0' differ)\n",
+                 static_cast<long long>(unseen), static_cast<long long>(test.size()), test_name.c_str(),
+                 train_name.c_str(), first_unseen.c_str());
 
   auto const start = std::chrono::steady_clock::now();
   std::vector<std::string> predicted;

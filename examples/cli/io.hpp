@@ -23,6 +23,15 @@ r::dataset<T> load(std::string const& path, bool znorm) {
   else return ds.template as<T>();
 }
 
+/// Whether a label can be the first field of a UCR TSV line that reads back as the same label:
+/// non-empty, no tab or line break, no space or carriage return at either end (the reader trims
+/// those).
+inline bool tsv_writable_label(std::string const& l) noexcept {
+  auto const trimmed = [](char ch) { return ch == ' ' || ch == '\r'; };
+  return !l.empty() && l.find_first_of("\t\r\n") == std::string::npos && !trimmed(l.front()) &&
+         !trimmed(l.back());
+}
+
 /// Buffered tab-separated output on stdout.
 class table_writer {
  public:

@@ -73,12 +73,13 @@ void run_barycenter(run_settings const& s, Measure const& m, single_input const&
   require_svg_apart(lo.svg, {in.file});
   auto const data = in.load_data<T>(s);
   check_run(s.measure, data, in.name(), data, in.name());
-  // centres of several channels, or of unlabelled data, are written as .ts: its labels are
-  // checked before the fit rather than after it
+  // univariate centres whose labels a UCR line holds are written as TSV, others as .ts, whose
+  // labels are checked before the fit rather than after it (a .ts label with a tab made a TSV
+  // line that no command reads back)
   auto const empty = [](std::string const& l) { return l.empty(); };
-  bool const any_empty = std::any_of(data.labels.begin(), data.labels.end(), empty);
+  bool const tsv = data.channels == 1 && std::all_of(data.labels.begin(), data.labels.end(), tsv_writable_label);
   bool const labelled = !std::all_of(data.labels.begin(), data.labels.end(), empty);
-  if ((data.channels != 1 || any_empty) && labelled)
+  if (!tsv && labelled)
     for (std::string const& l : data.labels)
       r::detail::require(r::ts_writable_label(l), "barycenter: label '", l, "' of ", in.name(),
                          " cannot be written to the .ts output (empty beside others, or with blanks, ':' or ',')");
@@ -86,9 +87,7 @@ void run_barycenter(run_settings const& s, Measure const& m, single_input const&
   auto const model = fit_centroids(s, m, data, barycenter_settings(lo, s, &fp));
   fp.finish();
 
-  bool const unlabelled = std::any_of(model.classes.begin(), model.classes.end(),
-                                      [](std::string const& c) { return c.empty(); });
-  if (data.channels == 1 && !unlabelled) {
+  if (tsv) {
     table_writer w;
     for (std::size_t k = 0; k < model.classes.size(); ++k) {
       std::fputs(model.classes[k].c_str(), stdout);
@@ -157,6 +156,9 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   check_run(s.measure, data, in.name(), data, in.name());
   require(ki.k >= 1 && ki.k <= data.size(), "--k must be between 1 and the number of series (",
           data.size(), "), got ", ki.k);
+  for (std::string const& l : data.labels)
+    require(l.find_first_of("\t\r\n") == std::string::npos, "kmeans: label '", l, "' of ", in.name(),
+            " cannot be written to the table's label column (a tab or a line break)");
   fit_progress fp("kmeans");
   r::learn::kmeans_options ko;
   ko.k = ki.k;
@@ -170,7 +172,7 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
                                                                    double loss) mutable {
     if (it <= last) ++restart;
     last = it;
-    fp(restarts > 1 ? std::string(stage) + " restart " + std::to_string(restart) : std::string(stage), it, loss);
+    fp(stage, it, loss, restarts > 1 ? " restart " + std::to_string(restart) : std::string());
   };
   auto const result = kmeans_of(s, m, data, ko);
   fp.finish();

@@ -44,6 +44,10 @@ inline bool is_soft(metric_kind m) noexcept {
          m == metric_kind::soft_cdtw || m == metric_kind::soft_cdtw_div;
 }
 
+inline bool is_divergence(metric_kind m) noexcept {
+  return m == metric_kind::soft_dtw_div || m == metric_kind::soft_msm_div || m == metric_kind::soft_cdtw_div;
+}
+
 inline bool is_msm(metric_kind m) noexcept {
   return m == metric_kind::msm || m == metric_kind::soft_msm || m == metric_kind::soft_msm_div;
 }
@@ -121,6 +125,14 @@ void visit_metric(measure_choice const& c, F&& f) {
   else visit_measure<T>(c, f);
 }
 
+/// The most samples (n + m) of one recursion the metric runs between a series of a and one of
+/// b: a divergence also aligns each series with itself (1000 against 10 samples: 2000, not 1010).
+template <class T>
+double longest_problem(metric_kind metric, r::dataset<T> const& a, r::dataset<T> const& b) {
+  auto const na = static_cast<double>(a.max_length), nb = static_cast<double>(b.max_length);
+  return is_divergence(metric) ? std::max({na + nb, 2 * na, 2 * nb}) : na + nb;
+}
+
 /// The path cost bound of check_inputs and check_option_ranges: a path sums at most n + m step
 /// costs of `channels` terms each, |a - b| (msm: plus c) or its square, x2 since CDTW weights a
 /// step by its arc length (up to sqrt(2) grid spacings). Beyond the largest finite value every
@@ -131,7 +143,7 @@ bool path_costs_finite(metric_kind metric, double largest, double c, r::dataset<
                        r::dataset<T> const& b) {
   double const gap = 2 * largest + (is_msm(metric) ? c : 0.0);
   double const step = metric == metric_kind::msm ? gap : gap * gap;
-  double const paths = 2.0 * static_cast<double>(a.max_length + b.max_length) * static_cast<double>(a.channels);
+  double const paths = 2.0 * longest_problem(metric, a, b) * static_cast<double>(a.channels);
   return step * paths < static_cast<double>(std::numeric_limits<T>::max());
 }
 
@@ -154,13 +166,15 @@ void check_option_ranges(measure_choice const& c, r::dataset<T> const& a, r::dat
                      " is too large for these series (values up to ", largest, "): the path costs of metric '",
                      metric_names[static_cast<std::size_t>(c.metric)], "' overflow ", sizeof(T) == 4 ? "float" : "double");
   // A soft value reaches -gamma (n + m) ln 3 (every path's weight counted): beyond the largest
-  // finite value, S is -inf and the divergence -inf + inf = NaN, the sharp value inf.
-  if (is_soft(c.metric))
-    r::detail::require(c.gamma * std::log(3.0) * static_cast<double>(a.max_length + b.max_length) <
-                           static_cast<double>(std::numeric_limits<T>::max()),
+  // finite value, S is -inf and the divergence -inf + inf = NaN, the sharp value inf. A
+  // divergence's self terms S(x, x) and S(y, y) count 2n and 2m samples.
+  if (is_soft(c.metric)) {
+    double const samples = longest_problem(c.metric, a, b);
+    r::detail::require(c.gamma * std::log(3.0) * samples < static_cast<double>(std::numeric_limits<T>::max()),
                        "--gamma ", c.gamma, " is too large for series of ", a.max_length, " and ",
-                       b.max_length, " samples: the soft values overflow ",
-                       sizeof(T) == 4 ? "float" : "double");
+                       b.max_length, " samples", is_divergence(c.metric) ? " (a divergence aligns each series with itself too)" : "",
+                       ": the soft values overflow ", sizeof(T) == 4 ? "float" : "double");
+  }
 }
 
 /// Input checks with the files' names (the library's own messages name its arguments): the
