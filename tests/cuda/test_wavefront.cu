@@ -822,6 +822,71 @@ TEST_CASE("cuda: the memory contract, measured by a counting allocator", "[cuda]
   CHECK(counter.current == 0);
 }
 
+TEST_CASE("cuda: a divergence pair with a length out of range gets NaN and no gradient at all",
+          "[cuda][wavefront]") {
+  // its self terms were checked on their own series: with X[1] out of range, (Y[1], Y[1]) added
+  // -dS(y,y)/dy / 2 to GY[1]; pairwise_grads added an invalid pair's -dS(x,x)/dx / 2 to a finite GX
+  using T = double;
+  r::index_t const B = 2, L = 4;
+  std::vector<T> const x = {0.1, -0.4, 0.7, 0.2, 0.5, 0.3, -0.2, 0.9};
+  std::vector<T> const y = {0.3, 0.8, -0.5, 0.0, -0.6, 0.1, 0.4, 0.2};
+  std::vector<r::index_t> const xl = {4, 0}, yl = {3, 4};
+  device_buffer<T> dx(x), dy(y), out(B), gx(B * L), gy(B * L);
+  device_buffer<r::index_t> dxl(xl), dyl(yl);
+  r::batch_view<T const> const X{dx.ptr, B, L, 1, dxl.ptr}, Y{dy.ptr, B, L, 1, dyl.ptr};
+  auto const m = r::measures::soft_dtw_divergence<T>(1.0);
+  r::values_and_grads(r::device, m, X, Y, std::span<T>(out.ptr, B), r::batch_view<T>{gx.ptr, B, L, 1, dxl.ptr},
+                      r::batch_view<T>{gy.ptr, B, L, 1, dyl.ptr});
+  auto const v = out.host(), g = gy.host(), h = gx.host();
+  CHECK(std::isnan(v[1]));
+  for (r::index_t k = L; k < 2 * L; ++k) {
+    CHECK(g[k] == 0);
+    CHECK(h[k] == 0);
+  }
+  // the valid pair: the host's value and gradients
+  std::vector<T> x0(x.begin(), x.begin() + 4), y0(y.begin(), y.begin() + 3), rgx(4), rgy(3);
+  T const rv = r::value_and_grad(m, r::view(x0), r::view(y0), r::series_view<T>{rgx.data(), 4, 1},
+                                 r::series_view<T>{rgy.data(), 3, 1});
+  CHECK(v[0] == Approx(rv).epsilon(1e-12));
+  for (int k = 0; k < 4; ++k) CHECK(h[k] == Approx(rgx[k]).epsilon(1e-12).margin(1e-14));
+  for (int k = 0; k < 3; ++k) CHECK(g[k] == Approx(rgy[k]).epsilon(1e-12).margin(1e-14));
+  // pairwise: X[0] against a valid Y[0] and an out-of-range Y[1] (9 > max_length): GX[0] is the
+  // gradient of pair (0, 0) alone
+  std::vector<r::index_t> const yl2 = {3, 9};
+  device_buffer<r::index_t> dyl2(yl2);
+  device_buffer<T> pg(L), pv(2);
+  r::pairwise_grads(r::device, m, r::batch_view<T const>{dx.ptr, 1, L, 1, dxl.ptr},
+                    r::batch_view<T const>{dy.ptr, 2, L, 1, dyl2.ptr}, r::batch_view<T>{pg.ptr, 1, L, 1, dxl.ptr},
+                    r::matrix_view<T>{pv.ptr, 1, 2});
+  auto const pgh = pg.host(), pvh = pv.host();
+  CHECK(pvh[0] == Approx(rv).epsilon(1e-12));
+  CHECK(std::isnan(pvh[1]));
+  for (int k = 0; k < 4; ++k) CHECK(pgh[k] == Approx(rgx[k]).epsilon(1e-12).margin(1e-14));
+}
+
+TEST_CASE("cuda: outputs over a per-series lengths array are refused", "[cuda][wavefront]") {
+  // the lengths were left out of the overlap rule: GX's zeroing cleared Y.lengths before the
+  // kernels read them, and every value came out NaN
+  using T = double;
+  r::index_t const B = 3, L = 8;
+  std::vector<T> x(B * L), y(B * L);
+  for (r::index_t k = 0; k < B * L; ++k) x[k] = 0.1 * T(k % 7), y[k] = 0.05 * T(k % 5);
+  std::vector<r::index_t> const len = {8, 5, 3};
+  device_buffer<T> dx(x), dy(y), out(B), gy(B * L);
+  device_buffer<r::index_t> xl(len);
+  device_buffer<T> pack(B * L);  // GX, whose last three values hold Y.lengths
+  auto* const yl = reinterpret_cast<r::index_t*>(pack.ptr + (B * L - 3));
+  RESILIN_CUDA_TRY(cudaMemcpy(yl, len.data(), B * sizeof(r::index_t), cudaMemcpyHostToDevice));
+  r::batch_view<T const> const X{dx.ptr, B, L, 1, xl.ptr}, Y{dy.ptr, B, L, 1, yl};
+  auto const m = r::measures::soft_dtw<T>(1.0);
+  CHECK_THROWS_WITH(r::values_and_grads(r::device, m, X, Y, std::span<T>(out.ptr, B),
+                                        r::batch_view<T>{pack.ptr, B, L, 1, xl.ptr}, r::batch_view<T>{gy.ptr, B, L, 1, yl}),
+                    Catch::Contains("GX overlaps the input Y.lengths"));
+  auto* const out_on_lengths = reinterpret_cast<T*>(const_cast<r::index_t*>(xl.ptr));
+  CHECK_THROWS_WITH(r::values(r::device, m, X, Y, std::span<T>(out_on_lengths, B)),
+                    Catch::Contains("out overlaps the input X.lengths"));
+}
+
 TEST_CASE("cuda: bad input is rejected on the host", "[cuda][wavefront]") {
   using T = double;
   batch<T> const X(2, 10, 1, 41, true);

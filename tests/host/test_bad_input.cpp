@@ -300,6 +300,25 @@ TEST_CASE("outputs that overlap the inputs or each other are refused", "[errors]
   std::vector<r::index_t> const lx{3, 2}, ly{2, 3};
   r::batch_view<double const> const Xr{xs.data(), 2, 3, 1, lx.data()}, Yr{xs.data(), 2, 3, 1, ly.data()};
   EXPECT_ERROR(r::values_and_grads(r::host, m, Xr, Yr, std::span<double>(out), GX, GX), "GY", "overlaps", "GX");
+  // outputs over a per-series lengths array: zeroed GX cleared Y.lengths before the pairs were
+  // read (the last pair came out inf)
+  {
+    std::vector<double> store(6);  // GX's values, the last two holding Y's lengths
+    auto* const lengths_in_gx = reinterpret_cast<r::index_t*>(store.data() + 4);
+    lengths_in_gx[0] = 3;
+    lengths_in_gx[1] = 2;
+    r::batch_view<double const> const Yl{ys.data(), 2, 3, 1, lengths_in_gx};
+    EXPECT_ERROR(r::values_and_grads(r::host, m, X, Yl, std::span<double>(out), r::batch_view<double>{store.data(), 2, 3, 1},
+                                     r::batch_view<double>{gys.data(), 2, 3, 1, lengths_in_gx}),
+                 "GX", "overlaps", "Y.lengths");
+    std::vector<r::index_t> lengths_buffer{3, 2};
+    r::batch_view<double const> const Xl{xs.data(), 2, 3, 1, lengths_buffer.data()};
+    EXPECT_ERROR(r::values(r::host, m, Xl, Y, std::span<double>(reinterpret_cast<double*>(lengths_buffer.data()), 2)),
+                 "out", "overlaps", "X.lengths");
+    r::batch_view<double const> const Xg{xs.data(), 2, 3, 1, lengths_in_gx};
+    EXPECT_ERROR(r::pairwise(r::host, m, Xg, Y, r::matrix_view<double>{store.data() + 2, 2, 2}), "out", "overlaps",
+                 "X.lengths");
+  }
   // non-finite upstream gradients and weights (they made every gradient NaN)
   std::vector<double> const up{1.0, nan_v}, w{1.0, 2.0, inf_v, 0.5};
   EXPECT_ERROR(r::values_and_grads(r::host, m, X, Y, std::span<double>(out), GX, GY,

@@ -78,6 +78,12 @@ template <class T>
 memory_region region(batch_view<T> b, std::string_view name) noexcept {
   return {b.data, static_cast<std::size_t>(b.batch * b.max_length * b.channels) * sizeof(T), name};
 }
+/// A batch's per-series lengths (empty without them): an input too, which an output over it
+/// zeroed before the series were read (every value NaN on the device, inf on the host).
+template <class T>
+memory_region lengths_region(batch_view<T> b, std::string_view name) noexcept {
+  return {b.lengths, b.lengths ? static_cast<std::size_t>(b.batch) * sizeof(index_t) : 0, name};
+}
 template <class T>
 memory_region region(matrix_view<T> m, std::string_view name) noexcept {
   return {m.data, static_cast<std::size_t>(m.rows * m.cols) * sizeof(T), name};
@@ -126,20 +132,22 @@ inline void check_disjoint(std::initializer_list<memory_region> outputs,
 /// gradients, the derivative of M(x, x). Unused regions are empty.
 inline std::string gradients_overlap_error(memory_region x, memory_region y, memory_region gx,
                                            memory_region gy, memory_region out = {},
-                                           memory_region upstream = {}) {
-  auto const inputs = {x, y, upstream};
+                                           memory_region upstream = {}, memory_region x_lengths = {},
+                                           memory_region y_lengths = {}) {
+  auto const inputs = {x, y, upstream, x_lengths, y_lengths};
   if (gx.data == gy.data && x.data == y.data && x.bytes == y.bytes)
     return disjoint_error({out, gx}, inputs);
   return disjoint_error({out, gx, gy}, inputs);
 }
 
-/// The overlap rule of pairwise_grads (host and device): GX and out apart from X, Y, weights
-/// and each other.
+/// The overlap rule of pairwise_grads (host and device): GX and out apart from X, Y (their
+/// lengths included), weights and each other.
 template <class T>
 std::string pairwise_grads_overlap_error(batch_view<T> gx, batch_view<T const> X,
                                          batch_view<T const> Y, memory_region out,
                                          memory_region weights) {
-  return disjoint_error({region(gx, "GX"), out}, {region(X, "X"), region(Y, "Y"), weights});
+  return disjoint_error({region(gx, "GX"), out}, {region(X, "X"), region(Y, "Y"), weights,
+                                                  lengths_region(X, "X.lengths"), lengths_region(Y, "Y.lengths")});
 }
 
 /// The arguments of pairwise_grads (host and device) beside X and Y: GX of X's shape, out and

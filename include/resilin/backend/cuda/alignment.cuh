@@ -27,8 +27,9 @@
 // (m, m), 6 max(n, m) for each of the three); training calls store R only, one value per
 // cell of each pair's grid (anti-diagonal-major), plus 7 rolling diagonals per pair (none for
 // the shuffle warps of jobs of at most 32 rows), or, checkpointed (device.with_training_store,
-// automatic beyond 4 GiB), two diagonals every k ~ sqrt(2 (n + m)) and one segment of k
-// diagonals per pair, recomputed once in the backward (same bits); the divergence adds its two self problems
+// automatic beyond 4 GiB where that takes less), two diagonals every k ~ sqrt(2 (n + m)) and one
+// segment of k diagonals per pair, each diagonal at X's length n, recomputed once in the
+// backward (same bits); the divergence adds its two self problems
 // and four input-sized gradient buffers. Tiled calls (device_schedule::tiled, automatic for a
 // few very long pairs and for DTW costs of 16 channels or more) train by tiles of 128 x 128
 // cells: R as above plus every tile's bottom row and right column (2 n m / 128 values), or,
@@ -87,7 +88,8 @@ std::string outputs_overlap_error(batch_view<T const> X, batch_view<T const> Y, 
                                   index_t count, T const* e = nullptr) {
   index_t const e_count = e ? X.batch * X.max_length * Y.max_length : 0;
   return detail::disjoint_error({detail::region(out, count, "out"), detail::region(e, e_count, "E")},
-                                {detail::region(X, "X"), detail::region(Y, "Y")});
+                                {detail::region(X, "X"), detail::region(Y, "Y"),
+                                 detail::lengths_region(X, "X.lengths"), detail::lengths_region(Y, "Y.lengths")});
 }
 
 /// values_and_grads' overlap rule on device batches (detail::gradients_overlap_error), except
@@ -102,7 +104,8 @@ std::string gradients_overlap_error(batch_view<T const> X, batch_view<T const> Y
            "after the call)";
   return detail::gradients_overlap_error(
       detail::region(X, "X"), detail::region(Y, "Y"), detail::region(gx, "GX"), detail::region(gy, "GY"),
-      detail::region(out, X.batch, "out"), detail::region(upstream, upstream ? X.batch : 0, "upstream"));
+      detail::region(out, X.batch, "out"), detail::region(upstream, upstream ? X.batch : 0, "upstream"),
+      detail::lengths_region(X, "X.lengths"), detail::lengths_region(Y, "Y.lengths"));
 }
 
 /// m.validate<T>()'s message, or empty (a build without exceptions lets it terminate).

@@ -1319,7 +1319,10 @@ RESILIN_HD train_job<T, Cost, Smooth> train_job_of(train_args<T, Cost, Smooth> c
   index_t const b = jb.xs;
   series_view<T const> const x = job_series(jb.x_from_y ? a.Y : a.X, jb.xs);
   series_view<T const> const y = job_series(jb.y_from_x ? a.X : a.Y, jb.ys);
-  if (x.length == 0 || y.length == 0) return j;
+  // a divergence's self terms run only where the pair itself is valid: with X[b] out of range,
+  // (Y[b], Y[b]) added -dS(y,y)/dy / 2 to GY[b] beside a NaN value
+  if (x.length == 0 || y.length == 0 || job_series(a.X, b).length == 0 || job_series(a.Y, b).length == 0)
+    return j;
   j.valid = true;
   j.p = {a.cost, a.smooth, x, y,
          a.band.geometry(x.length, y.length)};
@@ -1976,10 +1979,19 @@ struct train_plan {
       q.tile_diagonals = tl.diagonals;
       q.tiles_per_diagonal = tl.per_diagonal;
     } else if (checkpointed) {
-      q.checkpoint = checkpoint_interval(2 * longest - 1);
-      q.slot_size[0] = checkpoint_slots(nmax + mmax - 1, q.checkpoint) * q.stride;
-      q.slot_size[1] = divergence ? checkpoint_slots(2 * nmax - 1, q.checkpoint) * q.stride : 0;
-      q.slot_size[2] = divergence ? checkpoint_slots(2 * mmax - 1, q.checkpoint) * q.stride : 0;
+      index_t const k = checkpoint_interval(2 * longest - 1);
+      index_t const kept[3] = {checkpoint_slots(nmax + mmax - 1, k) * q.stride,
+                               divergence ? checkpoint_slots(2 * nmax - 1, k) * q.stride : 0,
+                               divergence ? checkpoint_slots(2 * mmax - 1, k) * q.stride : 0};
+      // a slot holds a diagonal at the rows' stride: with the rows much the longer series (X of
+      // 20000 against 200) the checkpoints outweigh the whole grids (x2.1), which automatic
+      // storage then keeps instead
+      std::size_t const checkpoint_bytes =
+          static_cast<std::size_t>(batch) * static_cast<std::size_t>(kept[0] + kept[1] + kept[2]) * value_size;
+      if (storage != training_store::automatic || checkpoint_bytes < whole) {
+        q.checkpoint = k;
+        for (int p = 0; p < 3; ++p) q.slot_size[p] = kept[p];
+      }
     }
     q.shuffle = !q.tiled && q.mapping.warps && q.checkpoint == 0 && q.stride <= shuffle_rows;
     if (q.shuffle) {  // G in registers: no ring
