@@ -662,6 +662,27 @@ TEST_CASE("device schedule: the headline's training memory (issue 3's goal: <= 1
   }
 }
 
+TEST_CASE("device schedule: automatic storage checkpoints only where that takes less", "[device][schedule]") {
+  // a checkpoint slot holds a diagonal at X's length: with X much the longer series the
+  // checkpoints outweighed the whole grids, which automatic storage (past 4 GiB) still chose:
+  // (300, 20000, 200) float took 10.4 GB for 4.8 GB, (1100, 100000, 10) 421 GB for 4.4 GB
+  std::size_t const whole = std::size_t(300) * 20000 * 200 * 4;
+  auto const wide = dd::train_plan::make(300, 20000, 200, 1, false, false, 4);
+  CHECK(wide.checkpoint == 0);
+  CHECK(wide.store_bytes >= whole);
+  CHECK(wide.store_bytes < whole + (std::size_t(1) << 21));
+  auto const narrow = dd::train_plan::make(1100, 100000, 10, 1, false, false, 4);
+  CHECK(narrow.checkpoint == 0);
+  CHECK(narrow.store_bytes < std::size_t(1100) * 100000 * 10 * 4 + (std::size_t(1) << 21));
+  // the other orientation checkpoints (0.10 GB for 4.8 GB), and an explicit request is kept
+  auto const tall = dd::train_plan::make(300, 200, 20000, 1, false, false, 4);
+  CHECK(tall.checkpoint > 0);
+  CHECK(tall.store_bytes < whole / 20);
+  auto const asked = dd::train_plan::make(300, 20000, 200, 1, false, false, 4, r::device_schedule::automatic,
+                                          r::training_store::checkpointed);
+  CHECK(asked.checkpoint > 0);
+}
+
 TEST_CASE("device schedule: calls of more blocks than a grid holds launch in order", "[device][schedule]") {
   std::vector<std::pair<r::index_t, r::index_t>> chunks;
   auto record = [&](r::index_t first, r::index_t count) {

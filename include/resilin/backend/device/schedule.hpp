@@ -26,10 +26,14 @@ enum class device_schedule : unsigned char {
 
 /// Where the training path (values_and_grads, alignment matrices) keeps R for the backward.
 enum class training_store : unsigned char {
-  automatic,     ///< checkpointed when the whole grids of a call would exceed 4 GiB
+  automatic,     ///< checkpointed when the whole grids of a call would exceed 4 GiB and the
+                 ///< checkpoints take less
   whole_grid,    ///< R of every cell, one value each (the fastest backward)
   checkpointed,  ///< two anti-diagonals every k (k ~ sqrt(2 (n + m))) and one segment of k: the
-                 ///< backward recomputes each segment's forward once (about 2x the forward work)
+                 ///< backward recomputes each segment's forward once (about 2x the forward work).
+                 ///< A diagonal is kept at X's length, so where X is much the longer series
+                 ///< (20000 against 200) this takes more than the whole grid: pass the shorter
+                 ///< series as X (and swap the gradients), or leave the choice to automatic
 };
 
 }  // namespace resilin
