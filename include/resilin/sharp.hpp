@@ -19,6 +19,9 @@
 // the shorter series' length, the gradients with R, its tangent and the entropy of the alignments
 // into each cell at the cells of the band (three values per cell) up to 256 MiB, beyond that in segments of ceil(sqrt(n)) rows of the longer
 // series (n) recomputed from the row above each, and the move weights up to 32 MB.
+// Symmetry: where n = m the rows run along x, so sharp(x, y) and sharp(y, x) (and the sharp
+// divergence, the entropy) agree to rounding, not bit for bit as S(x, y) = S(y, x) does (a
+// reviewer: 2.0555470415991159 and ...155 for two 2-sample series, in 4 of 16 random pairs).
 #include <span>
 #include <vector>
 #include <resilin/alignment.hpp>
