@@ -74,6 +74,30 @@ void check_same(std::vector<r::neighbor<T>> const& got, std::vector<r::neighbor<
 
 }  // namespace
 
+TEST_CASE("nearest: keogh_bound refuses an envelope built for other sizes", "[search]") {
+  // it trusted the envelope: a stale one (built for 4 rows of another series) gave a "lower
+  // bound" of 375 for a DTW of 0, and one of 3 rows read past its end for a y of 2000 samples
+  std::vector<double> const other(20, 5.0), x(20, 0.0), y(20, 0.0), long_y(2000, 0.0);
+  r::keogh_envelope<double> env;
+  env.build({}, r::view(other), 20);
+  env.build({}, r::view(x), 4);
+  CHECK(env.rows() == 4);
+  CHECK(env.length() == 20);
+  CHECK_THROWS_WITH(r::keogh_bound<r::squared_euclidean>(env, r::view(x), r::view(y)),
+                    Catch::Contains("keogh_bound: the envelope was built for 4 rows"));
+  CHECK_THROWS_AS(r::keogh_bound<r::squared_euclidean>(env, r::view(x), r::view(long_y)), r::invalid_argument);
+  env.build({}, r::view(x), 20);
+  CHECK(r::keogh_bound<r::squared_euclidean>(env, r::view(x), r::view(y)) == 0.0);
+  std::vector<double> const other_x(21, 0.0);
+  CHECK_THROWS_AS(r::keogh_bound<r::squared_euclidean>(env, r::view(other_x), r::view(y)), r::invalid_argument);
+  CHECK_THROWS_AS(env.build({}, r::view(x), 0), r::invalid_argument);
+  // build()'s scratch, freed for the envelopes a search keeps (8 bytes per reference sample)
+  env.release_scratch();
+  CHECK(r::keogh_bound<r::squared_euclidean>(env, r::view(x), r::view(y)) == 0.0);
+  env.build({}, r::view(x), 20);  // builds again after the release
+  CHECK(env.upper(3, 0) == 0.0);
+}
+
 TEST_CASE("nearest: the envelope is the minimum and maximum over each band span", "[search]") {
   ragged<double> const X(40, 37, 2, 11);
   ragged<double> const Y(40, 29, 2, 12);

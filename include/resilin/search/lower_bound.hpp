@@ -15,6 +15,7 @@
 #include <vector>
 #include <resilin/core/band.hpp>
 #include <resilin/core/config.hpp>
+#include <resilin/core/error.hpp>
 #include <resilin/core/measure.hpp>
 #include <resilin/core/views.hpp>
 #include <resilin/cost/dtw.hpp>
@@ -43,7 +44,11 @@ template <class T>
 class keogh_envelope {
  public:
   /// O((n + rows) channels): monotone queues over the spans, whose ends never decrease in j.
+  /// Throws resilin::invalid_argument for an empty x or rows < 1.
   void build(band_spec const& band, series_view<T const> x, index_t rows) {
+    detail::require(x.length >= 1 && x.data != nullptr && x.channels >= 1 && rows >= 1,
+                    "keogh_envelope::build: needs a non-empty series and rows >= 1, got length ", x.length,
+                    " and rows ", rows);
     n_ = x.length;
     rows_ = rows;
     channels_ = x.channels;
@@ -63,6 +68,13 @@ class keogh_envelope {
   /// (rows, channels), row-major: the layout of a series of `rows` samples
   T const* lower_data() const noexcept { return lower_.data(); }
   T const* upper_data() const noexcept { return upper_.data(); }
+  /// What the envelope was built for: the rows (y's length), x's length and channels.
+  index_t rows() const noexcept { return rows_; }
+  index_t length() const noexcept { return n_; }
+  index_t channels() const noexcept { return channels_; }
+  /// Frees build()'s scratch (n indices), for envelopes kept after building (one per reference:
+  /// it was 8 bytes per reference sample, twice a float reference set, beside the bounds).
+  void release_scratch() noexcept { std::vector<index_t>().swap(queue_); }
 
  private:
   /// out(j, c) = the extreme of x(i, c) over span(j), where keeps(a, b) says a dominates b.
@@ -94,6 +106,12 @@ class keogh_envelope {
 template <class D, class T>
 T keogh_bound(keogh_envelope<T> const& env, series_view<T const> x, series_view<T const> y) {
   index_t const m = y.length, n = x.length, d = y.channels;
+  // an envelope of other sizes read out of bounds, or bounded another series (a stale one gave
+  // 375 for a DTW of 0)
+  detail::require(env.rows() == m && env.length() == n && env.channels() == d && x.channels == d && m >= 1,
+                  "keogh_bound: the envelope was built for ", env.rows(), " rows of a series of ",
+                  env.length(), " samples and ", env.channels(), " channels; y has ", m, " samples, x ", n,
+                  ", channels ", d, " and ", x.channels);
   T const first = D::value(x.row(0), y.row(0), d);
   T const last = D::value(x.row(n - 1), y.row(m - 1), d);
   if (m == 1) return std::max(first, last);

@@ -81,7 +81,11 @@ std::vector<keogh_envelope<T>> reference_envelopes(band_spec const& band, batch_
     if (Q.length(a) != rows) return out;
   if (rows == 0 || double(R.batch) * double(rows * R.channels) * 2 * sizeof(T) > double(budget)) return out;
   out.resize(static_cast<std::size_t>(R.batch));
-  parallel_for(R.batch, threads, [&](index_t b, int) { out[static_cast<std::size_t>(b)].build(band, R[b], rows); });
+  parallel_for(R.batch, threads, [&](index_t b, int) {
+    auto& env = out[static_cast<std::size_t>(b)];
+    env.build(band, R[b], rows);
+    env.release_scratch();  // the budget counts the bounds alone
+  });
   return out;
 }
 
