@@ -232,4 +232,13 @@ double barycenter_loss_and_grad(device_backend exec, Measure const& m, series_vi
   return loss(m, z, grad);
 }
 
+/// The same for mutable views (z, the series or both), as the host's overload.
+template <alignment_measure Measure, series_like Z, batch_like B>
+  requires std::same_as<value_of<Z>, value_of<B>> && detail::any_mutable_view<Z, B>
+double barycenter_loss_and_grad(device_backend exec, Measure const& m, Z z, B series,
+                                std::type_identity_t<std::span<value_of<Z> const>> weights,
+                                std::span<double> grad) {
+  return barycenter_loss_and_grad(exec, m, as_const(z), as_const(series), weights, grad);
+}
+
 }  // namespace resilin::learn
