@@ -250,3 +250,29 @@ TEST_CASE("single_path: exactly the bands that hold one alignment path", "[band]
   CHECK(r::band_spec::radius(0).geometry(5000, 5000).single_path());
   CHECK(!r::band_spec::radius(0).geometry(5000, 5001).single_path());
 }
+
+TEST_CASE("band: strip geometry stays exact past 2^24 steps in float", "[band]") {
+  // the strips' step bounds were floats: past 2^24 an odd first step rounded up and the strip
+  // began one step late (float DTW of 2^24 + 300 samples at radius 1 gave 348 where the banded
+  // DTW is 336, a reviewer's case)
+  namespace hd = resilin::host_detail;
+  r::index_t const n = (r::index_t(1) << 24) + 300;
+  auto const band = r::band_spec::radius(1).geometry(n, n);
+  constexpr int H = hd::strip_rows<float>, W = r::simd::pack<float>::width;
+  r::index_t checked = 0;
+  for (r::index_t i0 = (n / H - 4) * H; i0 < n; i0 += H) {
+    hd::strip_geometry<float> const g(band, n, i0);
+    CHECK(g.t0 == band.row(i0).lo);
+    for (r::index_t t = g.t0; t <= g.t1; ++t)
+      for (int q = 0; q < hd::strip_vectors<float>; ++q) {
+        auto const in = g.inside(q, g.step(t));
+        for (int k = 0; k < W; ++k) {
+          r::index_t const i = i0 + q * W + k;
+          bool const expected = i < n && band.row(i).lo <= t - q * W - k && t - q * W - k <= band.row(i).hi;
+          if ((in[k] != 0) != expected) FAIL("row " << i << " step " << t);
+          ++checked;
+        }
+      }
+  }
+  CHECK(checked > 0);
+}

@@ -167,7 +167,7 @@ RESILIN_UNROLL(16)
       exp_value<T> const diag{simd::shift_in_front(prev[q].m, a2.m),
                               simd::shift_in_front(prev[q].k, a2.k)};
       if constexpr (decltype(masked)::value) {
-        auto const in = geo.inside(q, V(static_cast<T>(t)));
+        auto const in = geo.inside(q, geo.step(t));
         exp_value<T> const c = exp_cell(diag, up, cur[q], lanes.costs(q, t, in).diag * scale);
         next[q] = {simd::select(in, c.m, ones), simd::select(in, c.k, unreachable)};
       } else {

@@ -114,7 +114,7 @@ RESILIN_UNROLL(16)
         V const below_diag = q + 1 < K ? gd2[q + 1] : V(g_diag[col(t - H + 2)]);
         V a = simd::shift_in_back(gu1[q], below_up) + gl1[q] + simd::shift_in_back(gd2[q], below_diag);
         if (t == seed_t && seed_o / W == q) a.set(seed_o % W, a[seed_o % W] + seed);
-        if constexpr (decltype(masked)::value) a = simd::select(geo.inside(q, V(static_cast<T>(t))), a, zero);
+        if constexpr (decltype(masked)::value) a = simd::select(geo.inside(q, geo.step(t)), a, zero);
         V const lm = r1[q], lk = r1[K + q];
         V const um = simd::shift_in_front(lm, q == 0 ? V(am1) : r1[q - 1]);
         V const uk = simd::shift_in_front(lk, q == 0 ? V(ak1) : r1[K + q - 1]);

@@ -26,37 +26,42 @@ template <class T>
 inline constexpr int strip_rows = strip_vectors<T> * simd::lanes<T>;
 
 /// Which lanes of a strip are in the band at step t: lane o = qW + k (row i0 + o) holds column
-/// t - o, in band iff start[o] <= t <= end[o].
+/// t - o, in band iff start[o] <= t <= end[o]. The bounds are integer lanes relative to t0
+/// (step(t) makes the step's): float bounds lost the exact step past 2^24 (an odd first step
+/// rounded up, and a strip began one step late: float DTW of 2^24 + 300 samples, radius 1,
+/// 348 for 336). Relative, 32-bit lanes (float) hold strips of fewer than 2^31 steps.
 template <class T>
 struct strip_geometry {
   using V = simd::pack<T>;
+  using M = typename V::mask;
+  using I = typename V::int_type;
   static constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
-  V start[K], end[K];
+  M start[K], end[K];  // relative to t0
   index_t t0 = 0, t1 = -1;
   index_t full0 = 0, full1 = -1;  // steps at which every lane is in the band (none if empty)
   index_t i0 = 0;
   int rows = 0;  // valid rows in this strip
 
   strip_geometry(band_geometry const& band, index_t n, index_t first_row) noexcept : i0(first_row) {
+    t0 = i0 < n ? band.row(i0).lo : 0;  // lane 0 (row i0) starts first: rows' spans never move back
     for (int q = 0; q < K; ++q) {
       for (int k = 0; k < W; ++k) {
         int const o = q * W + k;
         index_t const i = i0 + o;
         if (i < n) {
           index_range const r = band.row(i);
-          start[q].set(k, static_cast<T>(r.lo + o));
-          end[q].set(k, static_cast<T>(r.hi + o));
+          start[q][k] = static_cast<I>(r.lo + o - t0);
+          end[q][k] = static_cast<I>(r.hi + o - t0);
           if (r.hi + o > t1) t1 = r.hi + o;
           if (rows == 0 || r.lo + o > full0) full0 = r.lo + o;
           if (rows == 0 || r.hi + o < full1) full1 = r.hi + o;
           ++rows;
         } else {
-          start[q].set(k, T(1));
-          end[q].set(k, T(0));
+          start[q][k] = I(1);
+          end[q][k] = I(0);
         }
       }
     }
-    t0 = static_cast<index_t>(start[0][0]);
     if (rows < H) full1 = full0 - 1;  // lanes past the last row are never in the band
   }
   /// Calls step(t, std::true_type) where some lane may be out of the band and
@@ -79,8 +84,10 @@ struct strip_geometry {
       for (index_t t = b + 1; t <= t1; ++t) step(t, std::true_type{});
     }
   }
-  RESILIN_INLINE typename V::mask inside(int q, V tv) const noexcept {
-    return (start[q] <= tv) & (tv <= end[q]);
+  /// Step t as inside() compares it.
+  RESILIN_INLINE M step(index_t t) const noexcept { return M{} + static_cast<I>(t - t0); }
+  RESILIN_INLINE M inside(int q, M step_t) const noexcept {
+    return (start[q] <= step_t) & (step_t <= end[q]);
   }
 };
 

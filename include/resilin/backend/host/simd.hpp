@@ -342,6 +342,8 @@ struct pack {
   struct mask {  // integer lanes: the operators the host code applies to its GCC masks
     int_type v[width];
     RESILIN_HD int_type operator[](int) const noexcept { return 0; }
+    RESILIN_HD int_type& operator[](int k) noexcept { return v[k]; }
+    template <class U> friend RESILIN_HD mask operator<=(mask a, U) noexcept { return a; }
     template <class U> friend RESILIN_HD mask operator&(mask a, U) noexcept { return a; }
     template <class U> friend RESILIN_HD mask operator|(mask a, U) noexcept { return a; }
     template <class U> friend RESILIN_HD mask operator+(mask a, U) noexcept { return a; }

@@ -165,7 +165,7 @@ void forward_strip(P const& p, Lanes& lanes, index_t s, strip_geometry<T> const&
   V cur[K], prev[K];
   for (int q = 0; q < K; ++q) cur[q] = prev[q] = V(inf);
   for (index_t t = geo.t0; t <= geo.t1; ++t) {
-    V const tv(static_cast<T>(t));
+    auto const tv = geo.step(t);
     V next[K];
     // the costs of all K vectors first: they do not depend on R, so the K recursion chains
     // that follow sit next to each other in the instruction stream and overlap
@@ -368,7 +368,7 @@ void backward(P const& p, strip_table<T>& table, T seed, Lanes& lanes, std::vect
     V gu1[K], gl1[K], gd1[K], gd2[K];  // G at steps t+1 and t+2
     for (int q = 0; q < K; ++q) gu1[q] = gl1[q] = gd1[q] = gd2[q] = zero;
     for (index_t t = geo.t1; t >= geo.t0; --t) {
-      V const tv(static_cast<T>(t));
+      auto const tv = geo.step(t);
       V const* const r1 = stored ? nullptr : table.step(s, t - 1);
       V const* const r2 = stored ? nullptr : table.step(s, t - 2);
       V const above1(stored ? T(0) : above(t)), above2(stored ? T(0) : above(t - 1));
