@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <random>
 #include <vector>
@@ -144,5 +145,58 @@ TEST_CASE("training memory does not depend on which series is the longer", "[mem
   check("soft-dtw, log domain", r::measures::soft_dtw(1e-11), true);
   check("soft-msm", r::measures::soft_msm(1.0, 1.0), true);
   check("soft-cdtw", r::measures::soft_cdtw(1.0), false);
+}
+
+TEST_CASE("training in a narrow band keeps no full-width checkpoint rows", "[memory]") {
+  // past 32 MB the exponential domain's table gave way to checkpoint rows of all m columns,
+  // band or not: radius 1, n = m = 150,000 kept 333-662 MB of rows (by the SIMD width) and
+  // copied a full row per strip, where the band's table is 34-91 MB (a reviewer: 3.5 GB and 37 s
+  // at 10^6). Counted here: what operator new allocates (the rows); the table itself is a
+  // table_buffer (aligned_alloc), which keeps it whole.
+  std::size_t const n = 150000;
+  auto const x = random_series(n, 3), y = random_series(n, 4);
+  std::vector<double> gx(n), gy(n);
+  auto const m = r::measures::soft_dtw(1.0, r::band_spec::radius(1));
+  auto const len = static_cast<r::index_t>(n);
+  double v = 0;
+  std::size_t const heap = peak_of([&] {
+    v = r::value_and_grad(m, r::series_view<double const>{x.data(), len, 1},
+                          r::series_view<double const>{y.data(), len, 1}, r::series_view<double>{gx.data(), len, 1},
+                          r::series_view<double>{gy.data(), len, 1});
+  });
+  INFO("operator new peak " << heap << " bytes");
+  CHECK(heap < (std::size_t(32) << 20));
+  CHECK(std::isfinite(v));
+  // the value against a long-double recursion over the band (|i - j| <= 1), the gradient against
+  // central differences of the value at a few samples
+  long double const inf = std::numeric_limits<long double>::infinity();
+  std::vector<long double> prev(n + 1, inf), cur(n + 1, inf);
+  auto const soft_min = [](long double a, long double b, long double c) {
+    long double const lo = std::min({a, b, c});
+    if (lo == std::numeric_limits<long double>::infinity()) return lo;
+    return lo - std::log(std::exp(lo - a) + std::exp(lo - b) + std::exp(lo - c));
+  };
+  for (std::size_t i = 0; i < n; ++i) {  // prev[j + 1] = R(i - 1, j); prev[0] = R(i - 1, -1)
+    std::fill(cur.begin() + static_cast<std::ptrdiff_t>(i > 1 ? i - 1 : 0), cur.begin() + static_cast<std::ptrdiff_t>(std::min(n, i + 2) + 1), inf);
+    for (std::size_t j = i > 0 ? i - 1 : 0; j <= std::min(n - 1, i + 1); ++j) {
+      long double const d = (long double)x[i] - y[j];
+      long double const diag = i == 0 && j == 0 ? 0.0L : (i > 0 && j > 0 ? prev[j] : inf);
+      long double const up = i > 0 ? prev[j + 1] : inf;
+      long double const left = j > 0 ? cur[j] : inf;
+      cur[j + 1] = d * d + soft_min(diag, up, left);
+    }
+    std::swap(prev, cur);
+  }
+  CHECK(std::abs(v - static_cast<double>(prev[n])) <= 1e-11 * std::abs(v));
+  for (std::size_t i : {std::size_t(0), n / 2, n - 1}) {
+    std::vector<double> xp = x, xm = x;
+    double const h = 1e-5;
+    xp[i] += h;
+    xm[i] -= h;
+    double const fd = (r::value(m, r::series_view<double const>{xp.data(), len, 1}, r::series_view<double const>{y.data(), len, 1}) -
+                       r::value(m, r::series_view<double const>{xm.data(), len, 1}, r::series_view<double const>{y.data(), len, 1})) /
+                      (2 * h);
+    CHECK(gx[i] == Approx(fd).epsilon(1e-5).margin(1e-6));
+  }
 }
 #endif

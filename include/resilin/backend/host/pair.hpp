@@ -39,6 +39,20 @@ index_t training_checkpoint_interval(index_t n, index_t m, int arrays) {
                              checkpoint_rows_bytes);
 }
 
+/// The bytes of the rows that checkpoints keep for an n x m training problem (rows of m + H + 1
+/// values in `arrays` arrays above every `every`-th strip; two levels add the every + 1 rows of
+/// one segment). The rows span all m columns, band or not, so in a narrow band they can outweigh
+/// the band's cells themselves (radius 1, n = m = 10^6: 3.5 GB of rows and 37 s of copying for a
+/// table of 272 MB); the training forward then keeps the table whole.
+template <class T>
+std::size_t checkpoint_rows_bytes_of(index_t n, index_t m, int arrays, index_t every) {
+  constexpr index_t H = strip_rows<T>;
+  index_t const strips = (n + H - 1) / H;
+  index_t const rows = (strips + every - 1) / every + 1 + (every > 1 ? every + 1 : 0);
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(m + H + 1) * static_cast<std::size_t>(arrays) *
+         sizeof(T);
+}
+
 /// Whether a table of `packs` SIMD packs of T is kept whole (at most kept_table_bytes).
 template <class T>
 constexpr bool kept_whole(std::size_t packs) noexcept {
@@ -202,13 +216,18 @@ T oriented_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x
       auto const packs = static_cast<std::size_t>(exp_table_packs<T>(p.band, x.length));
       bool const whole = kept_whole<T>(packs);
       index_t const every = whole ? 1 : training_checkpoint_interval<T>(x.length, y.length, 2);
-      T const v = forward_exp_domain(p, lanes, ws.exp, every,
-                                     whole ? ws.strip_cells.reserve(packs) : nullptr);
-      // unreachable: the log domain gives zero weights; inaccurate: its error scales with |S|
-      if (v < math::infinity<T>() && exp_domain_accurate(v, m.smooth.gamma, x.length, y.length)) {
-        backward_exp_domain(p, ws.exp, ws.strip_cells, whole, seed, lanes, ws.g_up, ws.g_diag,
-                            gx, gy);
-        return v;
+      // the rows above the strips span all m columns: in a narrow band they outweigh the band's
+      // cells (radius 1, n = m = 10^6: 6.25 GB), and the log domain below keeps its table
+      if (checkpoint_rows_bytes_of<T>(x.length, y.length, 2, every) <=
+          std::max(packs * sizeof(simd::pack<T>), checkpoint_rows_bytes)) {
+        T const v = forward_exp_domain(p, lanes, ws.exp, every,
+                                       whole ? ws.strip_cells.reserve(packs) : nullptr);
+        // unreachable: the log domain gives zero weights; inaccurate: its error scales with |S|
+        if (v < math::infinity<T>() && exp_domain_accurate(v, m.smooth.gamma, x.length, y.length)) {
+          backward_exp_domain(p, ws.exp, ws.strip_cells, whole, seed, lanes, ws.g_up, ws.g_diag,
+                              gx, gy);
+          return v;
+        }
       }
     }
   }
@@ -220,8 +239,12 @@ T oriented_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x
     if (kept_whole<T>(static_cast<std::size_t>(per_vector) * r_packs)) side = per_vector;
   }
   // R itself (one pack per vector and step) only up to checkpoint_table_bytes
-  bool const checkpoint = side == 0 && r_packs * sizeof(simd::pack<T>) > checkpoint_table_bytes;
-  index_t const every = checkpoint ? training_checkpoint_interval<T>(x.length, y.length, 1) : 0;
+  bool checkpoint = side == 0 && r_packs * sizeof(simd::pack<T>) > checkpoint_table_bytes;
+  index_t every = checkpoint ? training_checkpoint_interval<T>(x.length, y.length, 1) : 0;
+  if (checkpoint && checkpoint_rows_bytes_of<T>(x.length, y.length, 1, every) >= r_packs * sizeof(simd::pack<T>)) {
+    checkpoint = false;  // a narrow band: its cells take less than the rows
+    every = 0;
+  }
   T const v = forward(p, lanes, ws.rowbuf, &ws.table, side, every);
   backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);
   return v;
