@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Runs one resilin command with --backend host and with --backend cuda and compares what they
-# print: the same lines and fields, text fields equal, numbers within a relative tolerance.
+# print: the same lines and fields, text fields equal, numbers within a relative tolerance. A
+# field of aeon .ts data (values separated by ',' and ':', as barycenter writes for several
+# channels or unlabelled data) is compared part by part (it was compared as text: a 1e-15
+# difference in one value failed any tolerance).
 #   check_cli_backends.sh RESILIN [--tol T] [--tail N] -- ARGS...
 # --tol: max |cuda - host| / max(1, |host|) per number (default 1e-9); --tail N: compare only
 # the last N stdout lines (classify's summary row holds times). Prints "SKIPPED: ..." and exits 0
@@ -43,11 +46,15 @@ awk -F'\t' -v tol="$tol" '
     n = split(host[FNR], h, "\t")
     if (n != NF) { printf "line %d: %d fields on the host, %d with cuda\n", FNR, n, NF; bad = 1; next }
     for (k = 1; k <= NF; ++k) {
-      if (isnum(h[k]) && isnum($k)) {
-        d = abs($k - h[k]) / (abs(h[k]) > 1 ? abs(h[k]) : 1)
-        if (d > worst) worst = d
-        if (d > tol) { printf "line %d field %d: host %s, cuda %s\n", FNR, k, h[k], $k; bad = 1 }
-      } else if (h[k] != $k) { printf "line %d field %d: host \"%s\", cuda \"%s\"\n", FNR, k, h[k], $k; bad = 1 }
+      m = split(h[k], hp, /[,:]/)
+      if (split($k, cp, /[,:]/) != m) { printf "line %d field %d: host \"%s\", cuda \"%s\"\n", FNR, k, h[k], $k; bad = 1; continue }
+      for (q = 1; q <= m; ++q) {
+        if (isnum(hp[q]) && isnum(cp[q])) {
+          d = abs(cp[q] - hp[q]) / (abs(hp[q]) > 1 ? abs(hp[q]) : 1)
+          if (d > worst) worst = d
+          if (d > tol) { printf "line %d field %d part %d: host %s, cuda %s\n", FNR, k, q, hp[q], cp[q]; bad = 1 }
+        } else if (hp[q] != cp[q]) { printf "line %d field %d: host \"%s\", cuda \"%s\"\n", FNR, k, h[k], $k; bad = 1 }
+      }
     }
   }
   END {
