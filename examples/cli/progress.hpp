@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 #include <resilin/core/config.hpp>
+#include <resilin/core/error.hpp>
 #include <resilin/core/views.hpp>
 #if __has_include(<unistd.h>)
 #  include <unistd.h>
@@ -107,7 +108,16 @@ void for_row_chunks(index_t total, index_t per_row, progress& p, F&& f, index_t 
   index_t const chunk = std::max<index_t>({least, (total + 39) / 40, 1});
   for (index_t begin = 0; begin < total; begin += chunk) {
     index_t const end = std::min(total, begin + chunk);
-    f(begin, end);
+    try {
+      f(begin, end);
+    } catch (r::invalid_argument const& e) {
+      // the library numbers pairs and rows within its call (a diverged fast-cdtw fit of row 20
+      // was reported as row 2): say which rows the call had
+      if (begin == 0) throw;
+      RESILIN_THROW(r::invalid_argument(r::detail::message(
+          e.what(), " (in the call for rows ", begin + 1, " to ", end, ", whose pair and row numbers count from row ",
+          begin + 1, ")")));
+    }
     p.update(end);
   }
   p.finish();
