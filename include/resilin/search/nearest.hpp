@@ -200,7 +200,7 @@ void best_first(measure<Cost, Smooth> const& m, batch_view<T const> Q, batch_vie
 /// computes every pair. `stats`, when given, receives the number of pairs evaluated (which varies
 /// with the thread count; the result does not). Throws
 /// resilin::invalid_argument for the inputs pairwise() refuses, for an empty set of references
-/// with queries to answer, and unless 1 <= k <= |references|.
+/// with queries to answer, and unless k >= 1 and, with queries to answer, k <= |references|.
 template <class Cost, class Smooth, batch_like QB, batch_like RB>
   requires std::same_as<value_of<QB>, value_of<RB>>
 std::vector<neighbor<value_of<QB>>> k_nearest_neighbors(host_backend exec, measure<Cost, Smooth> const& m,
