@@ -47,7 +47,8 @@ awk -F'\t' -v tol="$tol" '
     if (n != NF) { printf "line %d: %d fields on the host, %d with cuda\n", FNR, n, NF; bad = 1; next }
     for (k = 1; k <= NF; ++k) {
       m = split(h[k], hp, /[,:]/)
-      if (split($k, cp, /[,:]/) != m) { printf "line %d field %d: host \"%s\", cuda \"%s\"\n", FNR, k, h[k], $k; bad = 1; continue }
+      hs = h[k]; gsub(/[^,:]/, "", hs); cs = $k; gsub(/[^,:]/, "", cs)  # the same separators, in order
+      if (split($k, cp, /[,:]/) != m || hs != cs) { printf "line %d field %d: host \"%s\", cuda \"%s\"\n", FNR, k, h[k], $k; bad = 1; continue }
       for (q = 1; q <= m; ++q) {
         if (isnum(hp[q]) && isnum(cp[q])) {
           d = abs(cp[q] - hp[q]) / (abs(hp[q]) > 1 ? abs(hp[q]) : 1)
