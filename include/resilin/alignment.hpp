@@ -111,8 +111,7 @@ void check_value_batch(batch_view<T const> X, batch_view<T const> Y, std::span<T
   require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ", Y.channels);
   require(static_cast<index_t>(out.size()) == X.batch, "out has ", out.size(),
           " entries, expected batch = ", X.batch);
-  check_disjoint({region(out, "out")}, {region(X, "X"), region(Y, "Y"), lengths_region(X, "X.lengths"),
-                                      lengths_region(Y, "Y.lengths")});
+  check_disjoint({region(out, "out")}, {region(X, "X"), region(Y, "Y")});
 }
 
 /// The checks of a pairwise (cdist) call (pairwise, sharp_pairwise): the measure, X and Y with
@@ -126,8 +125,7 @@ void check_pairwise_call(measure<Cost, Smooth> const& m, batch_view<T const> X, 
   require(X.channels == Y.channels, "channel mismatch: X has ", X.channels, ", Y has ", Y.channels);
   require((out.data || X.batch * Y.batch == 0) && out.rows == X.batch && out.cols == Y.batch,
           "out must be a non-null (", X.batch, ", ", Y.batch, "), got (", out.rows, ", ", out.cols, ")");
-  check_disjoint({region(out, "out")}, {region(X, "X"), region(Y, "Y"), lengths_region(X, "X.lengths"),
-                                      lengths_region(Y, "Y.lengths")});
+  check_disjoint({region(out, "out")}, {region(X, "X"), region(Y, "Y")});
 }
 
 /// The checks of a pairwise gradient call (pairwise_grads, sharp_pairwise_grads): the measure,
@@ -159,7 +157,7 @@ void check_training_batch(batch_view<T const> X, batch_view<T const> Y, std::spa
     require(std::isfinite(upstream[b]), "upstream[", b, "] is not finite: ", upstream[b]);
   std::string const overlap = gradients_overlap_error(
       region(X, "X"), region(Y, "Y"), region(gxs, "GX"), region(gys, "GY"), region(out, "out"),
-      region(upstream, "upstream"), lengths_region(X, "X.lengths"), lengths_region(Y, "Y.lengths"));
+      region(upstream, "upstream"));
   require(overlap.empty(), overlap);
   // one gradient buffer is for Y = X: the same memory, and the same series in it (X and Y over
   // one buffer with other lengths are other series, and GX = GY summed their gradients)

@@ -69,6 +69,11 @@ struct memory_region {
   void const* data = nullptr;
   std::size_t bytes = 0;
   std::string_view name;
+  /// A batch's per-series lengths (none without them): read wherever the batch is an input, so
+  /// an output over them is refused too (zeroed before the series were read, they made every
+  /// value NaN on the device, inf on the host); an output's own are never written.
+  void const* lengths = nullptr;
+  std::size_t lengths_bytes = 0;
 };
 template <class T>
 memory_region region(series_view<T> s, std::string_view name) noexcept {
@@ -76,13 +81,8 @@ memory_region region(series_view<T> s, std::string_view name) noexcept {
 }
 template <class T>
 memory_region region(batch_view<T> b, std::string_view name) noexcept {
-  return {b.data, static_cast<std::size_t>(b.batch * b.max_length * b.channels) * sizeof(T), name};
-}
-/// A batch's per-series lengths (empty without them): an input too, which an output over it
-/// zeroed before the series were read (every value NaN on the device, inf on the host).
-template <class T>
-memory_region lengths_region(batch_view<T> b, std::string_view name) noexcept {
-  return {b.lengths, b.lengths ? static_cast<std::size_t>(b.batch) * sizeof(index_t) : 0, name};
+  return {b.data, static_cast<std::size_t>(b.batch * b.max_length * b.channels) * sizeof(T), name,
+          b.lengths, b.lengths ? static_cast<std::size_t>(b.batch) * sizeof(index_t) : 0};
 }
 template <class T>
 memory_region region(matrix_view<T> m, std::string_view name) noexcept {
@@ -102,19 +102,22 @@ memory_region region(T const* p, index_t count, std::string_view name) noexcept 
 /// wrong results, not an error, unless it is refused. Addresses only (host or device memory).
 inline std::string disjoint_error(std::initializer_list<memory_region> outputs,
                                   std::initializer_list<memory_region> inputs) {
-  auto const overlap = [](memory_region const& a, memory_region const& b) {
-    if (!a.data || !b.data || a.bytes == 0 || b.bytes == 0) return false;
-    auto const pa = reinterpret_cast<std::uintptr_t>(a.data);
-    auto const pb = reinterpret_cast<std::uintptr_t>(b.data);
-    return pa < pb + b.bytes && pb < pa + a.bytes;
+  auto const overlap = [](void const* a, std::size_t a_bytes, void const* b, std::size_t b_bytes) {
+    if (!a || !b || a_bytes == 0 || b_bytes == 0) return false;
+    auto const pa = reinterpret_cast<std::uintptr_t>(a);
+    auto const pb = reinterpret_cast<std::uintptr_t>(b);
+    return pa < pb + b_bytes && pb < pa + a_bytes;
   };
   for (auto o = outputs.begin(); o != outputs.end(); ++o) {
-    for (memory_region const& i : inputs)
-      if (overlap(*o, i))
-        return message(o->name, " overlaps the input ", i.name,
+    for (memory_region const& i : inputs) {
+      bool const data = overlap(o->data, o->bytes, i.data, i.bytes);
+      if (data || overlap(o->data, o->bytes, i.lengths, i.lengths_bytes))
+        return message(o->name, " overlaps the input ", i.name, data ? "" : ".lengths",
                        " (outputs are written while the inputs are read: pass separate buffers)");
+    }
     for (auto p = outputs.begin(); p != o; ++p)
-      if (overlap(*o, *p)) return message(o->name, " overlaps ", p->name, " (pass separate buffers)");
+      if (overlap(o->data, o->bytes, p->data, p->bytes))
+        return message(o->name, " overlaps ", p->name, " (pass separate buffers)");
   }
   return {};
 }
@@ -132,9 +135,8 @@ inline void check_disjoint(std::initializer_list<memory_region> outputs,
 /// gradients, the derivative of M(x, x). Unused regions are empty.
 inline std::string gradients_overlap_error(memory_region x, memory_region y, memory_region gx,
                                            memory_region gy, memory_region out = {},
-                                           memory_region upstream = {}, memory_region x_lengths = {},
-                                           memory_region y_lengths = {}) {
-  auto const inputs = {x, y, upstream, x_lengths, y_lengths};
+                                           memory_region upstream = {}) {
+  auto const inputs = {x, y, upstream};
   if (gx.data == gy.data && x.data == y.data && x.bytes == y.bytes)
     return disjoint_error({out, gx}, inputs);
   return disjoint_error({out, gx, gy}, inputs);
@@ -146,8 +148,7 @@ template <class T>
 std::string pairwise_grads_overlap_error(batch_view<T> gx, batch_view<T const> X,
                                          batch_view<T const> Y, memory_region out,
                                          memory_region weights) {
-  return disjoint_error({region(gx, "GX"), out}, {region(X, "X"), region(Y, "Y"), weights,
-                                                  lengths_region(X, "X.lengths"), lengths_region(Y, "Y.lengths")});
+  return disjoint_error({region(gx, "GX"), out}, {region(X, "X"), region(Y, "Y"), weights});
 }
 
 /// The arguments of pairwise_grads (host and device) beside X and Y: GX of X's shape, out and

@@ -336,9 +336,7 @@ void distances(fit_options const& o, XB xs, YB ys, std::span<value_of<XB>> out) 
   auto const Y = as_const(ys);
   detail::check_paired(X, Y, out.size());
   resilin::detail::check_disjoint({resilin::detail::region(out, "out")},
-                                  {resilin::detail::region(X, "X"), resilin::detail::region(Y, "Y"),
-                                   resilin::detail::lengths_region(X, "X.lengths"),
-                                   resilin::detail::lengths_region(Y, "Y.lengths")});
+                                  {resilin::detail::region(X, "X"), resilin::detail::region(Y, "Y")});
   std::vector<detail::fit_buffers<T>> bufs(
       static_cast<std::size_t>(resolve_threads(o.threads, X.batch)));
   std::vector<unsigned char> diverged(static_cast<std::size_t>(X.batch), 0);
@@ -375,8 +373,7 @@ void distances_and_grads(fit_options const& o, XB xs, YB ys, std::span<value_of<
     using resilin::detail::region;
     std::string const e = resilin::detail::gradients_overlap_error(
         region(X, "X"), region(Y, "Y"), region(gxs, "GX"), region(gys, "GY"),
-        region(out, "out"), region(upstream, "upstream"), resilin::detail::lengths_region(X, "X.lengths"),
-        resilin::detail::lengths_region(Y, "Y.lengths"));
+        region(out, "out"), region(upstream, "upstream"));
     resilin::detail::require(e.empty(), e);
   }
   std::vector<detail::fit_buffers<T>> bufs(
@@ -419,9 +416,7 @@ void pairwise_distances(fit_options const& o, XB xs, YB ys, matrix_view<value_of
                            "out must be a non-null (", X.batch, ", ", Y.batch, "), got (",
                            out.rows, ", ", out.cols, ")");
   resilin::detail::check_disjoint({resilin::detail::region(out, "out")},
-                                  {resilin::detail::region(X, "X"), resilin::detail::region(Y, "Y"),
-                                   resilin::detail::lengths_region(X, "X.lengths"),
-                                   resilin::detail::lengths_region(Y, "Y.lengths")});
+                                  {resilin::detail::region(X, "X"), resilin::detail::region(Y, "Y")});
   index_t const pairs = X.batch * Y.batch;
   std::vector<detail::fit_buffers<T>> bufs(
       static_cast<std::size_t>(resolve_threads(o.threads, pairs)));

@@ -105,13 +105,18 @@ class codebook {
   /// 2^64 - 1, as total() does).
   [[nodiscard]] double expected_bits(histogram const& key_hist, std::uint64_t* escapes = nullptr) const noexcept {
     double bits = 0;
-    histogram escaped{};
-    for (unsigned k = 0; k < cl_.n_keys; ++k) {
-      if (cl_.len[k]) bits += static_cast<double>(key_hist[k]) * cl_.len[k];
-      else { bits += static_cast<double>(key_hist[k]) * (escape_length() + cl_.exp_bits); escaped[k] = key_hist[k]; }
-    }
-    if (escapes) *escapes = total(escaped);
+    for (unsigned k = 0; k < cl_.n_keys; ++k)
+      bits += static_cast<double>(key_hist[k]) * (cl_.len[k] ? cl_.len[k] : escape_length() + cl_.exp_bits);
+    if (escapes) *escapes = total(escaped(key_hist));
     return bits;
+  }
+
+  /// The counts of the keys this book escapes (no code of their own), the others 0.
+  [[nodiscard]] histogram escaped(histogram const& key_hist) const noexcept {
+    histogram e{};
+    for (unsigned k = 0; k < cl_.n_keys; ++k)
+      if (!cl_.len[k]) e[k] = key_hist[k];
+    return e;
   }
 
   /// Compares this book with a fresh one on `key_hist` and applies the policy.
@@ -146,10 +151,7 @@ class codebook {
       return a;
     }
     a.book_bits = expected_bits(keys) / n;
-    histogram escaped{};
-    for (unsigned k = 0; k < cl_.n_keys; ++k)
-      if (!cl_.len[k]) escaped[k] = keys[k];
-    a.escape_rate = total_count(escaped) / n;
+    a.escape_rate = total_count(escaped(keys)) / n;
     bool const escapes = a.escape_rate > p.max_escape_rate;
     // (1 - 1e-12): the computed entropy may round above the fresh book's computed bits where
     // that book is optimal (dyadic frequencies)

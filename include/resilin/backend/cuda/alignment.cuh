@@ -88,8 +88,7 @@ std::string outputs_overlap_error(batch_view<T const> X, batch_view<T const> Y, 
                                   index_t count, T const* e = nullptr) {
   index_t const e_count = e ? X.batch * X.max_length * Y.max_length : 0;
   return detail::disjoint_error({detail::region(out, count, "out"), detail::region(e, e_count, "E")},
-                                {detail::region(X, "X"), detail::region(Y, "Y"),
-                                 detail::lengths_region(X, "X.lengths"), detail::lengths_region(Y, "Y.lengths")});
+                                {detail::region(X, "X"), detail::region(Y, "Y")});
 }
 
 /// values_and_grads' overlap rule on device batches (detail::gradients_overlap_error), except
@@ -104,8 +103,7 @@ std::string gradients_overlap_error(batch_view<T const> X, batch_view<T const> Y
            "after the call)";
   return detail::gradients_overlap_error(
       detail::region(X, "X"), detail::region(Y, "Y"), detail::region(gx, "GX"), detail::region(gy, "GY"),
-      detail::region(out, X.batch, "out"), detail::region(upstream, upstream ? X.batch : 0, "upstream"),
-      detail::lengths_region(X, "X.lengths"), detail::lengths_region(Y, "Y.lengths"));
+      detail::region(out, X.batch, "out"), detail::region(upstream, upstream ? X.batch : 0, "upstream"));
 }
 
 /// m.validate<T>()'s message, or empty (a build without exceptions lets it terminate).

@@ -32,25 +32,29 @@ inline constexpr std::size_t checkpoint_rows_bytes = std::size_t(64) << 20;
 
 /// The checkpoint interval of an n x m training problem whose kept rows hold `arrays` values of
 /// T per column (checkpoint_interval: 1 while they fit in checkpoint_rows_bytes).
+/// The bytes of one kept row of an n x m training problem: m + H + 1 values in each of `arrays`.
+template <class T>
+std::size_t checkpoint_row_bytes(index_t m, int arrays) {
+  return static_cast<std::size_t>((m + strip_rows<T> + 1) * arrays) * sizeof(T);
+}
+
 template <class T>
 index_t training_checkpoint_interval(index_t n, index_t m, int arrays) {
   constexpr index_t H = strip_rows<T>;
-  return checkpoint_interval((n + H - 1) / H, static_cast<std::size_t>((m + H + 1) * arrays) * sizeof(T),
-                             checkpoint_rows_bytes);
+  return checkpoint_interval((n + H - 1) / H, checkpoint_row_bytes<T>(m, arrays), checkpoint_rows_bytes);
 }
 
 /// The bytes of the rows that checkpoints keep for an n x m training problem (rows of m + H + 1
 /// values in `arrays` arrays above every `every`-th strip; two levels add the every + 1 rows of
 /// one segment). The rows span all m columns, band or not, so in a narrow band they can outweigh
-/// the band's cells themselves (radius 1, n = m = 10^6: 3.5 GB of rows and 37 s of copying for a
+/// the band's cells themselves (radius 1, n = m = 10^6: 3.5 GB of rows and 43 s of copying for a
 /// table of 272 MB); the training forward then keeps the table whole.
 template <class T>
 std::size_t checkpoint_rows_bytes_of(index_t n, index_t m, int arrays, index_t every) {
   constexpr index_t H = strip_rows<T>;
   index_t const strips = (n + H - 1) / H;
   index_t const rows = (strips + every - 1) / every + 1 + (every > 1 ? every + 1 : 0);
-  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(m + H + 1) * static_cast<std::size_t>(arrays) *
-         sizeof(T);
+  return static_cast<std::size_t>(rows) * checkpoint_row_bytes<T>(m, arrays);
 }
 
 /// Whether a table of `packs` SIMD packs of T is kept whole (at most kept_table_bytes).
@@ -238,12 +242,13 @@ T oriented_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x
     index_t const per_vector = 3 + lane_cost<T, Cost>::gradient_term_packs(x.channels);
     if (kept_whole<T>(static_cast<std::size_t>(per_vector) * r_packs)) side = per_vector;
   }
-  // R itself (one pack per vector and step) only up to checkpoint_table_bytes
-  bool checkpoint = side == 0 && r_packs * sizeof(simd::pack<T>) > checkpoint_table_bytes;
-  index_t every = checkpoint ? training_checkpoint_interval<T>(x.length, y.length, 1) : 0;
-  if (checkpoint && checkpoint_rows_bytes_of<T>(x.length, y.length, 1, every) >= r_packs * sizeof(simd::pack<T>)) {
-    checkpoint = false;  // a narrow band: its cells take less than the rows
-    every = 0;
+  // R itself (one pack per vector and step) up to checkpoint_table_bytes, and beyond wherever
+  // the checkpoint rows, spanning all m columns, would take more (a narrow band)
+  std::size_t const r_bytes = r_packs * sizeof(simd::pack<T>);
+  index_t every = 0;
+  if (side == 0 && r_bytes > checkpoint_table_bytes) {
+    index_t const k = training_checkpoint_interval<T>(x.length, y.length, 1);
+    if (checkpoint_rows_bytes_of<T>(x.length, y.length, 1, k) < r_bytes) every = k;
   }
   T const v = forward(p, lanes, ws.rowbuf, &ws.table, side, every);
   backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);

@@ -431,8 +431,7 @@ std::string check_fit(fit_options const& o, batch_view<T const> const& X,
       {region(out, X.batch, "out"), region(gx, gx ? X.batch * X.max_length * X.channels : 0, "gx"),
        region(gy, gy ? Y.batch * Y.max_length * Y.channels : 0, "gy"),
        region(logits, logits ? X.batch * detail::segments_for(o, Y.max_length) : 0, "logits")},
-      {region(X, "X"), region(Y, "Y"), resilin::detail::lengths_region(X, "X.lengths"),
-       resilin::detail::lengths_region(Y, "Y.lengths")});
+      {region(X, "X"), region(Y, "Y")});
 }
 
 /// Whether `pairs` problems of up to `segments` warp segments run one thread per pair.
