@@ -150,7 +150,7 @@ TEST_CASE("training memory does not depend on which series is the longer", "[mem
 TEST_CASE("training in a narrow band keeps no full-width checkpoint rows", "[memory]") {
   // past 32 MB the exponential domain's table gave way to checkpoint rows of all m columns,
   // band or not: radius 1, n = m = 150,000 kept 333-662 MB of rows (by the SIMD width) and
-  // copied a full row per strip, where the band's table is 34-91 MB (a reviewer: 3.5 GB and 37 s
+  // copied a full row per strip, where the band's table is 34-91 MB (3.5 GB and 43 s
   // at 10^6). Counted here: what operator new allocates (the rows); the table itself is a
   // table_buffer (aligned_alloc), which keeps it whole.
   std::size_t const n = 150000;
