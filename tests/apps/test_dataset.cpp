@@ -274,6 +274,36 @@ TEST_CASE("dataset: push_back repads, from_ragged checks its sizes", "[apps][dat
   CHECK(two.values == std::vector<double>{1, 0, 2, 3});
 }
 
+TEST_CASE("dataset: push_back of the dataset's own series duplicates it", "[apps][dataset]") {
+  // the span pointed into values, which growing freed before the copy: {1, 2, 3, 4, 5} came
+  // back as 1.1e-313 -9.1e-299 3 4 5 (AddressSanitizer: heap-use-after-free)
+  resilin::dataset<double> ds;
+  std::vector<double> const a{1, 2, 3, 4, 5}, b{6, 7}, c{8, 9, 10, 11, 12, 13};
+  ds.push_back("a", a);
+  ds.values.shrink_to_fit();  // the next row reallocates
+  auto const first = ds.series(0);
+  ds.push_back("copy", std::span<double const>(first.data, static_cast<std::size_t>(first.size())));
+  CHECK(ds.values == std::vector<double>{1, 2, 3, 4, 5, 1, 2, 3, 4, 5});
+  ds.push_back("b", b);
+  for (int k = 0; k < 40; ++k) {  // many appends: some reallocate, some do not
+    auto const s = ds.series(2);
+    ds.push_back("b" + std::to_string(k), std::span<double const>(s.data, static_cast<std::size_t>(s.size())));
+  }
+  ds.push_back("c", c);  // repads: the series keep their samples
+  auto const own = ds.series(0);
+  ds.push_back("a2", std::span<double const>(own.data, static_cast<std::size_t>(own.size())));
+  REQUIRE(ds.size() == 45);
+  ds.validate("ds");
+  CHECK(ds.max_length == 6);
+  for (index_t s = 0; s < ds.size(); ++s) {
+    std::vector<double> const& want = s < 2 || s == 44 ? a : s < 43 ? b : c;
+    auto const got = ds.series(s);
+    REQUIRE(got.size() == static_cast<index_t>(want.size()));
+    for (index_t i = 0; i < got.size(); ++i) CHECK(got(i, 0) == want[static_cast<std::size_t>(i)]);
+    for (index_t i = got.size(); i < ds.max_length; ++i) CHECK(ds.values[static_cast<std::size_t>(s * 6 + i)] == 0.0);
+  }
+}
+
 TEST_CASE("UCR GunPoint reads as 50 x 150 (RESILIN_UCR_DIR)", "[apps][dataset][ucr]") {
   char const* dir = std::getenv("RESILIN_UCR_DIR");
   if (!dir) {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <istream>
 #include <limits>
 #include <span>
@@ -111,32 +112,60 @@ struct dataset {
   }
 
   /// Appends one series of (length, channels) values; pads the batch when it grows longer.
+  /// series_values may be one of this dataset's own series (ds.push_back(l, ds.series(0))
+  /// duplicates it). On an exception (memory) the dataset is unchanged.
   void push_back(std::string label, std::span<T const> series_values) {
     auto const n = static_cast<index_t>(series_values.size());
     detail::require(channels >= 1, "dataset::push_back: channels must be >= 1, got ", channels);
     detail::require(n >= 1 && n % channels == 0, "dataset::push_back: a series of ", n,
                     " values does not hold whole samples of ", channels, " channels");
     index_t const length = n / channels;
-    if (length > max_length) repad(length);
-    std::size_t const row = static_cast<std::size_t>(max_length * channels);
-    std::size_t const at = values.size();
-    values.resize(at + row, T(0));
+    // everything that allocates before anything changes: then the appends cannot throw
+    reserve_one_more(labels);
+    reserve_one_more(lengths);
+    std::vector<T> own;  // growing values would free what series_values points to
+    if (points_into_values(series_values)) {
+      own.assign(series_values.begin(), series_values.end());
+      series_values = own;
+    }
+    auto const at = static_cast<std::size_t>(size() * std::max(max_length, length) * channels);
+    if (length > max_length) {
+      repad(length, 1);
+    } else {
+      auto const row = static_cast<std::size_t>(max_length * channels);
+      reserve_one_more(values, row);
+      values.resize(at + row, T(0));
+    }
     std::copy(series_values.begin(), series_values.end(), values.begin() + static_cast<std::ptrdiff_t>(at));
     labels.push_back(std::move(label));
     lengths.push_back(length);
   }
 
  private:
-  void repad(index_t new_max) {
+  /// Pads every series to new_max samples, with room for `extra` more series of zeros.
+  void repad(index_t new_max, std::size_t extra = 0) {
     auto const b = static_cast<std::size_t>(size());
     auto const old_row = static_cast<std::size_t>(max_length * channels);
     auto const new_row = static_cast<std::size_t>(new_max * channels);
-    std::vector<T> grown(b * new_row, T(0));
+    std::vector<T> grown((b + extra) * new_row, T(0));
     for (std::size_t s = 0; s < b; ++s)
       std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(s * old_row), old_row,
                   grown.begin() + static_cast<std::ptrdiff_t>(s * new_row));
     values = std::move(grown);
     max_length = new_max;
+  }
+
+  /// Room for `count` more elements, growing geometrically (reserve alone would reallocate on
+  /// every push_back).
+  template <class V>
+  static void reserve_one_more(std::vector<V>& v, std::size_t count = 1) {
+    if (v.capacity() - v.size() < count) v.reserve(std::max(2 * v.capacity(), v.size() + count));
+  }
+
+  bool points_into_values(std::span<T const> s) const noexcept {
+    std::less<T const*> const before;  // a total order, also for pointers into other arrays
+    return !s.empty() && !values.empty() && !before(s.data(), values.data()) &&
+           before(s.data(), values.data() + values.size());
   }
 };
 
