@@ -395,6 +395,9 @@ TEST_CASE("cuda: expert launches (window band) replay from a CUDA graph with the
   r::index_t const B = 6, d = 2;
   batch<T> const X(B, 120, d, 91, false), Y(B, 100, d, 92, false);
   auto const meas = r::measures::soft_dtw_divergence<T>(T(0.3), r::band_spec::window(0.25));
+  // the uploads (cudaMemcpy from pageable memory may return before the copy lands) complete
+  // before the work of a non-blocking stream, which the default stream does not order
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   cudaStream_t s = nullptr;
   REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
   auto const exec = r::device.on(s);
@@ -437,6 +440,43 @@ TEST_CASE("cuda: expert launches (window band) replay from a CUDA graph with the
   CHECK(cudaGraphExecDestroy(instance) == cudaSuccess);
   CHECK(cudaGraphDestroy(graph) == cudaSuccess);
   CHECK(cudaStreamDestroy(s) == cudaSuccess);
+}
+
+TEST_CASE("cuda: an error an earlier call left pending is not reported as a call's own",
+          "[cuda][wavefront]") {
+  // the calls read their launches' status with cudaGetLastError: the caller's own cudaMalloc
+  // that failed (and was handled) came back as cudaErrorMemoryAllocation from expert::values,
+  // and as a cuda_error thrown by values(), with the right values written
+  using T = float;
+  r::index_t const B = 4, d = 2;
+  batch<T> const X(B, 40, d, 61, true), Y(B, 33, d, 62, true);
+  auto const meas = r::measures::soft_dtw<T>(T(0.1));
+  auto const GX = [&](device_buffer<T>& g) { return r::batch_view<T>{g.ptr, B, X.max_length, d, X.d_lengths.ptr}; };
+  auto const GY = [&](device_buffer<T>& g) { return r::batch_view<T>{g.ptr, B, Y.max_length, d, Y.d_lengths.ptr}; };
+  device_buffer<T> want(B), got(B), pw(B * B), gx(X.data.size()), gy(Y.data.size()), e(B * X.max_length * Y.max_length);
+  r::values(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(want.ptr, B));
+  resilin_test::leave_pending_error();
+  CHECK_NOTHROW(r::values(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(got.ptr, B)));
+  CHECK(bitwise(got.host(), want.host()));
+  resilin_test::leave_pending_error();
+  CHECK_NOTHROW(r::pairwise(r::device, meas, X.device_view(), Y.device_view(), r::matrix_view<T>{pw.ptr, B, B}));
+  resilin_test::leave_pending_error();
+  CHECK_NOTHROW(r::values_and_grads(r::device, meas, X.device_view(), Y.device_view(), std::span<T>(got.ptr, B),
+                                    GX(gx), GY(gy)));
+  resilin_test::leave_pending_error();
+  CHECK_NOTHROW(r::pairwise_grads(r::device, meas, X.device_view(), Y.device_view(), GX(gx)));
+  resilin_test::leave_pending_error();
+  CHECK_NOTHROW(r::alignment_matrices(r::device, meas, X.device_view(), Y.device_view(),
+                                      std::span<T>(got.ptr, B), e.ptr));
+  std::size_t bytes = 0;
+  REQUIRE(r::expert::values(nullptr, bytes, r::device, meas, X.device_view(), Y.device_view(), got.ptr) ==
+          cudaSuccess);
+  device_buffer<char> ws(bytes);
+  resilin_test::leave_pending_error();
+  CHECK(r::expert::values(ws.ptr, bytes, r::device, meas, X.device_view(), Y.device_view(), got.ptr) ==
+        cudaSuccess);
+  CHECK(bitwise(got.host(), want.host()));
+  CHECK(cudaGetLastError() == cudaSuccess);
 }
 
 TEST_CASE("cuda: every schedule gives the same bits (block or warp per pair)", "[cuda][wavefront]") {

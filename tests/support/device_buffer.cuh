@@ -2,6 +2,7 @@
 // A device array for the GPU tests: allocated (and optionally filled) on construction, copied
 // back with host(), freed on destruction. Errors throw resilin::cuda_error.
 #include <cstddef>
+#include <stdexcept>
 #include <vector>
 #include <cuda_runtime_api.h>
 #include <resilin/backend/cuda/error.cuh>
@@ -40,6 +41,16 @@ inline bool pageable_memory_access() {
                    cudaDeviceGetAttribute(&v, cudaDevAttrPageableMemoryAccess, dev) == cudaSuccess && v == 1;
   (void)cudaGetLastError();
   return yes;
+}
+
+/// Leaves a non-sticky error pending, as a caller's own cudaMalloc that failed and was handled
+/// does: the status a library call returns next must be its own.
+inline void leave_pending_error() {
+  void* p = nullptr;
+  cudaError_t const s = cudaMalloc(&p, std::size_t(1) << 62);
+  if (s == cudaSuccess) (void)cudaFree(p);
+  if (s != cudaErrorMemoryAllocation)
+    throw std::runtime_error("a cudaMalloc of 2^62 bytes did not fail with cudaErrorMemoryAllocation");
 }
 
 }  // namespace resilin_test

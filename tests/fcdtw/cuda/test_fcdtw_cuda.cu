@@ -296,6 +296,37 @@ TEMPLATE_TEST_CASE("GPU fit from given logits equals the host fit from initial_l
   }
 }
 
+TEST_CASE("GPU calls do not report an error an earlier call left pending", "[cuda][fcdtw]") {
+  // the calls read their launches' status with cudaGetLastError: the caller's own cudaMalloc
+  // that failed (and was handled) came back from fit_distances as cudaErrorMemoryAllocation,
+  // with the right distances written
+  using T = double;
+  host_batch<T> const h(21, 3, 1, 9, 8, 5);
+  device_batch<T> const db(h);
+  auto const P = static_cast<std::size_t>(h.pairs);
+  fc::fit_options o;
+  o.steps = 5;
+  o.threads = 1;
+  for (auto layout : {fc::pair_layout::thread_per_pair, fc::pair_layout::block_per_pair}) {
+    INFO("layout " << static_cast<int>(layout));
+    device_buffer<T> want(P), got(P), gdv(h.v.size());
+    fc::fit_distances(resilin::device, o, db.view.x, db.view.y, want.ptr, nullptr, nullptr, layout);
+    std::size_t bytes = 0;
+    REQUIRE(fc::expert::fit_distances<T>(nullptr, bytes, resilin::device, o, db.view.x, db.view.y, got.ptr,
+                                         nullptr, nullptr, layout) == cudaSuccess);
+    device_buffer<char> ws(std::max<std::size_t>(bytes, 1));
+    resilin_test::leave_pending_error();
+    CHECK(fc::expert::fit_distances<T>(ws.ptr, bytes, resilin::device, o, db.view.x, db.view.y, got.ptr,
+                                       nullptr, nullptr, layout) == cudaSuccess);
+    CHECK(std::memcmp(got.host().data(), want.host().data(), P * sizeof(T)) == 0);
+    resilin_test::leave_pending_error();
+    CHECK_NOTHROW(fc::values(resilin::device, db.view, got.ptr, layout));
+    resilin_test::leave_pending_error();
+    CHECK_NOTHROW(fc::values_and_grads(resilin::device, db.view, got.ptr, {gdv.ptr, nullptr, nullptr}, layout));
+  }
+  CHECK(cudaGetLastError() == cudaSuccess);
+}
+
 TEST_CASE("GPU workspace query: none for values, 2K per pair for block_per_pair dv", "[cuda][fcdtw]") {
   host_batch<double> const h(3, 4, 1, 10, 10, 9);
   device_batch<double> const db(h);

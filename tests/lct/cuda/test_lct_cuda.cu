@@ -42,8 +42,19 @@ void check_same(std::vector<T> const& got, std::vector<T> const& want, char cons
   CHECK(same);
 }
 
+/// Leaves a non-sticky error pending, as a caller's own cudaMalloc that failed and was handled
+/// does: the status encode and decode return next must be their own.
+void leave_pending_error() {
+  void* p = nullptr;
+  cudaError_t const s = cudaMalloc(&p, std::size_t(1) << 62);
+  if (s == cudaSuccess) (void)cudaFree(p);
+  REQUIRE(s == cudaErrorMemoryAllocation);
+}
+
+/// pending_errors: an error left pending before the encode and before the decode (which must
+/// not report it as theirs).
 void check_identity(lct::dtype t, std::vector<std::uint8_t> const& bytes, lct::codebook const* book,
-                    unsigned lg = lct::default_chunk_log2) {
+                    unsigned lg = lct::default_chunk_log2, bool pending_errors = false) {
   std::uint64_t const n = bytes.size() / lct::element_bytes(t);
   lct::encoded_tensor h;
   lct::encode_options opt;
@@ -57,6 +68,7 @@ void check_identity(lct::dtype t, std::vector<std::uint8_t> const& bytes, lct::c
   dbuf<std::uint8_t> ws(wsb);
   if (!bytes.empty()) RESILIN_LCT_CUDA_TRY(cudaMemcpy(in.p, bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
   cc::device_encode_output out{raw.p, offsets.p, bits.p, stream.p, key_ref.p, nullptr};
+  if (pending_errors) leave_pending_error();
   RESILIN_LCT_CUDA_TRY(cc::encode(t, in.p, n, h.book.lengths(), lg, out, ws.p, wsb));
   RESILIN_LCT_CUDA_TRY(cudaDeviceSynchronize());
 
@@ -75,6 +87,7 @@ void check_identity(lct::dtype t, std::vector<std::uint8_t> const& bytes, lct::c
   ds.lengths = h.book.lengths(); ds.raw = raw.p; ds.offsets = offsets.p; ds.bits = bits.p; ds.stream = stream.p;
   ds.stream_words = h.stream.size() / 4;
   dbuf<std::uint8_t> dec(bytes.size()), dws(cc::decode_workspace_bytes());
+  if (pending_errors) leave_pending_error();
   RESILIN_LCT_CUDA_TRY(cc::decode(ds, dec.p, dws.p, cc::decode_workspace_bytes()));
   std::uint32_t err = 1;
   RESILIN_LCT_CUDA_TRY(cc::read_decode_error(dws.p, &err));
@@ -95,6 +108,19 @@ TEST_CASE("CUDA encoder is byte-identical to the host encoder; CUDA decoder roun
       check_identity(t, random_bytes(bytes.size(), n + 1), nullptr);   // raw-fallback chunks
     }
   }
+}
+
+TEST_CASE("CUDA codec: an error an earlier call left pending is not reported as its own", "[lct][cuda]") {
+  // encode and decode read their launches' status with cudaGetLastError: the caller's own
+  // cudaMalloc that failed (and was handled) came back as the codec's cudaErrorMemoryAllocation
+  for (auto t : {lct::dtype::bf16, lct::dtype::fp32}) {
+    INFO(lct::name(t));
+    auto g = gaussian_bf16(2 * 20000, 0.02f, 20000);
+    std::vector<std::uint8_t> bytes(20000 * lct::element_bytes(t));
+    std::memcpy(bytes.data(), g.data(), bytes.size());
+    check_identity(t, bytes, nullptr, lct::default_chunk_log2, true);
+  }
+  CHECK(cudaGetLastError() == cudaSuccess);
 }
 
 TEST_CASE("CUDA codec with a stale book (escapes) and special values", "[lct][cuda]") {

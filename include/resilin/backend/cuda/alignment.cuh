@@ -603,6 +603,7 @@ cudaError_t values(void* workspace, std::size_t& workspace_bytes, device_backend
     if (e.empty() && X.batch > 0) e = cuda_detail::check_output(out, "out");
     if (e.empty()) e = cuda_detail::outputs_overlap_error<T>(X, Y, out, X.batch);
     if (!e.empty()) return cudaErrorInvalidValue;
+    detail::discard_pending_error();
   }
   return cuda_detail::launch_values<T>(workspace, workspace_bytes, exec, m, X, Y,
                                        device_detail::job_layout::paired, out);
@@ -621,6 +622,7 @@ cudaError_t pairwise(void* workspace, std::size_t& workspace_bytes, device_backe
     if (e.empty() && X.batch * Y.batch > 0) e = cuda_detail::check_output(out, "out");
     if (e.empty()) e = cuda_detail::outputs_overlap_error<T>(X, Y, out, X.batch * Y.batch);
     if (!e.empty()) return cudaErrorInvalidValue;
+    detail::discard_pending_error();
   }
   return cuda_detail::launch_values<T>(workspace, workspace_bytes, exec, m, X, Y,
                                        device_detail::job_layout::pairwise, out);
@@ -651,6 +653,7 @@ cudaError_t values_and_grads(void* workspace, std::size_t& workspace_bytes, devi
       e = "GX and GY must have the shapes of X and Y";
     if (e.empty()) e = cuda_detail::gradients_overlap_error<T>(X, Y, out, gx, gy, upstream);
     if (!e.empty()) return cudaErrorInvalidValue;
+    detail::discard_pending_error();
   }
   return cuda_detail::launch_train<T>(workspace, workspace_bytes, exec, m, X, Y, out, gx.data,
                                       gy.data, upstream, static_cast<T*>(nullptr));
@@ -680,6 +683,7 @@ cudaError_t pairwise_grads(void* workspace, std::size_t& workspace_bytes, device
           gx, X, Y, detail::region(static_cast<T const*>(out), out ? X.batch * Y.batch : 0, "out"),
           detail::region(weights, weights ? X.batch * Y.batch : 0, "weights"));
     if (!e.empty()) return cudaErrorInvalidValue;
+    detail::discard_pending_error();
   }
   return cuda_detail::launch_pairwise_grads<T>(workspace, workspace_bytes, exec, m, X, Y, out, gx.data,
                                                weights);
@@ -703,6 +707,7 @@ cudaError_t alignment_matrices(void* workspace, std::size_t& workspace_bytes, de
     if (err.empty() && X.batch > 0) err = cuda_detail::check_output(e, "E");
     if (err.empty()) err = cuda_detail::outputs_overlap_error<T>(X, Y, out, X.batch, e);
     if (!err.empty()) return cudaErrorInvalidValue;
+    detail::discard_pending_error();
   }
   return cuda_detail::launch_train<T>(workspace, workspace_bytes, exec, m, X, Y, out,
                                       static_cast<T*>(nullptr), static_cast<T*>(nullptr),

@@ -26,6 +26,13 @@ class cuda_error : public runtime_error {
 };
 
 namespace detail {
+/// Discards an error that an earlier runtime call left pending, so that the status an expert
+/// call returns is its own: the calls read their launches' status with cudaGetLastError, which
+/// also returns, say, the out-of-memory of the caller's own cudaMalloc that failed and was
+/// handled (a correct result was reported as cudaErrorMemoryAllocation). A sticky error (an
+/// illegal address) stays, and comes back from the next launch.
+inline void discard_pending_error() noexcept { (void)cudaGetLastError(); }
+
 inline void cuda_check(cudaError_t s, char const* expr,
                        std::source_location where = std::source_location::current()) {
   if (s == cudaSuccess) return;

@@ -464,6 +464,7 @@ cudaError_t launch_pairs(void* ws, std::size_t& bytes, device_backend exec,
   }
   if (!cuda_memory::workspace_fits(ws, bytes, need)) return cudaErrorInvalidValue;
   if (b.x.batch == 0) return cudaSuccess;
+  ::resilin::detail::discard_pending_error();
   cudaStream_t const s = exec.stream;
   if (thread_layout) {
     RESILIN_LAUNCH(blocks_for(b.x.batch), block_threads, 0, s, pair_kernel<T>)
@@ -614,6 +615,7 @@ cudaError_t fit_distances(void* ws, std::size_t& bytes, device_backend exec, fit
   }
   if (!cuda_memory::workspace_fits(ws, bytes, need)) return cudaErrorInvalidValue;
   if (X.batch == 0) return cudaSuccess;
+  ::resilin::detail::discard_pending_error();
   T* const scratch = static_cast<T*>(ws);
   cudaStream_t const s = exec.stream;
   index_t const logit_stride = detail::segments_for(o, Y.max_length);
@@ -665,6 +667,7 @@ cudaError_t mc_value_and_grad(void* ws, std::size_t& bytes, device_backend exec,
     return cudaSuccess;
   }
   if (!cuda_memory::workspace_fits(ws, bytes, plan.bytes)) return cudaErrorInvalidValue;
+  ::resilin::detail::discard_pending_error();
   char* const base = static_cast<char*>(ws);
   T* const sums = reinterpret_cast<T*>(base + plan.sums_offset);
   T* const slices = want ? reinterpret_cast<T*>(base + plan.grads_offset) : nullptr;

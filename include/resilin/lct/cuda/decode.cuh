@@ -156,6 +156,12 @@ decode_chunks_kernel(device_stream s, std::uint16_t const* g_lut, std::uint32_t*
     merge_store<T>(s.raw, s.count, first_elem + i, sym[i], out);
 }
 
+
+/// Discards an error that an earlier runtime call left pending, so that the status encode and
+/// decode return is their own: they read their launches' status with cudaGetLastError, which
+/// also returns, say, the out-of-memory of the caller's own cudaMalloc that failed and was
+/// handled. A sticky error (an illegal address) stays, and comes back from the next launch.
+inline void discard_pending_error() noexcept { (void)cudaGetLastError(); }
 }  // namespace detail
 
 /// Decodes `s` into `out` (count * element_bytes bytes of device memory) on `stream`.
@@ -182,6 +188,7 @@ inline cudaError_t decode(device_stream const& s, void* out, void* workspace, st
     return cudaErrorInvalidValue;
   auto* lut = static_cast<std::uint16_t*>(workspace);
   auto* error = reinterpret_cast<std::uint32_t*>(static_cast<char*>(workspace) + lut_size * sizeof(std::uint16_t));
+  detail::discard_pending_error();
   RESILIN_LCT_LAUNCH(1, 1, 0, stream, detail::build_lut_kernel)(s.lengths, s.key_ref, lut, error);
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   std::uint64_t const C = chunk_count(s.count, s.chunk_log2);

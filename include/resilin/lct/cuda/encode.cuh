@@ -243,6 +243,7 @@ inline cudaError_t encode(dtype t, void const* in, std::uint64_t n, code_lengths
   // the offsets are 32-bit words (the host encoder throws past them): refuse what could overflow
   if (max_stream_words(t, n, chunk_log2) > 0xFFFFFFFFull) return cudaErrorInvalidValue;
   detail::encode_ws const ws = detail::carve(workspace, C);
+  detail::discard_pending_error();
   if (cudaError_t e = cudaMemsetAsync(ws.hist, 0, 256 * 8, stream); e != cudaSuccess) return e;
   unsigned const hist_blocks = static_cast<unsigned>(n == 0 ? 1 : (n + 4095) / 4096 < 1024 ? (n + 4095) / 4096 : 1024);
   std::size_t const slot = detail::slot_words(t, chunk_log2);
