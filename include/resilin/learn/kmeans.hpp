@@ -33,9 +33,10 @@ struct kmeans_options {
   int k = 2;
   int restarts = 3;              // k-means++ seedings tried; the lowest inertia wins
   int max_iter = 20;             // Lloyd iterations per restart
-  /// Also stop when an iteration changes the inertia by at most tol * |inertia| (the `tol` of
-  /// tslearn's and aeon's k-means): with soft measures the barycentres are approximate, so the
-  /// assignments of a few borderline series may keep flipping at no gain. 0: stop only when no
+  /// Also stop when an iteration changes the inertia by at most tol * |inertia|: with soft
+  /// measures the barycentres are approximate, so the assignments of a few borderline series
+  /// may keep flipping at no gain. Relative, unlike the `tol` of tslearn's and aeon's k-means
+  /// (|change| < tol, absolute): their tol t is this one's t / |inertia|. 0: stop only when no
   /// assignment changes.
   double tol = 0;
   std::uint64_t seed = 0;

@@ -5,6 +5,7 @@
 // values_and_grads. The optimisation runs in double whatever T is; every evaluation rounds z
 // to T first, so the returned values and loss are exactly those of an evaluated point: the
 // lowest loss seen, never worse than the initialisation.
+#include <algorithm>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -38,6 +39,7 @@ struct lbfgs_objective {
 
   std::vector<T> z{};
   std::vector<T> best{};
+  Eigen::VectorXd best_grad{};
   double best_loss = 0;
   int evaluations = 0;
   int improvements = 0;
@@ -77,6 +79,7 @@ struct lbfgs_objective {
       }
       best_loss = f;
       best = z;
+      best_grad = grad;
     }
     ++evaluations;
     return std::isfinite(f) ? f : std::numeric_limits<double>::infinity();
@@ -107,7 +110,16 @@ lbfgs_start<T> prepare_lbfgs(Measure const& m, batch_view<T const> series,
   return s;
 }
 
+/// Whether LBFGS++'s gradient test holds at x: |g| <= max(epsilon, epsilon_rel |x|).
+inline bool stationary(Eigen::VectorXd const& x, Eigen::VectorXd const& g, double tolerance) {
+  return g.norm() <= std::max(tolerance, tolerance * x.norm());
+}
+
 /// L-BFGS from z0 on evaluate(z, grad) -> loss; the lowest-loss point evaluated is the result.
+/// Where the line search fails away from a stationary point (soft-MSM's gate is stiff where two
+/// samples of z nearly meet: the fit stopped with |grad| 0.125, 2e-5 above the optimum), the
+/// solver starts again from the best point with its memory cleared, its first step along the
+/// steepest descent, as long as each start lowers the loss by more than tolerance * |loss|.
 template <std::floating_point T, class Evaluate>
 barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z0,
                                     index_t length, index_t channels,
@@ -120,28 +132,39 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
   Eigen::VectorXd g;
   f(x, g);  // the start: always a candidate
   require(!f.best.empty(), "barycenter: the loss at the initial barycentre is not finite");
-  if (opt.max_iter > 0) {
+  while (iterations < opt.max_iter) {
     LBFGSpp::LBFGSParam<double> param;
     param.m = 10;
     param.epsilon = opt.tolerance;
     param.epsilon_rel = opt.tolerance;
-    param.max_iterations = opt.max_iter;
+    param.max_iterations = opt.max_iter - iterations;
     param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
     param.max_linesearch = 40;
     LBFGSpp::LBFGSSolver<double, LBFGSpp::LineSearchNocedalWright> solver(param);
+    for (std::size_t i = 0; i < f.best.size(); ++i)
+      x[static_cast<Eigen::Index>(i)] = static_cast<double>(f.best[i]);
+    double const start_loss = f.best_loss;
+    int const evaluations = f.evaluations, improvements = f.improvements;
     double fx = 0;
     try {
-      iterations = solver.minimize(f, x, fx);
+      int done = solver.minimize(f, x, fx);
       // LBFGS++ returns 1 also when the start already meets the gradient test, after evaluating
       // it once more and before any step: no iteration was made
-      if (f.evaluations == 2) iterations = 0;
+      if (f.evaluations == evaluations + 1) done = 0;
+      iterations += done;
+      break;  // the gradient test holds, or the iterations are spent
     } catch (std::exception const&) {
       // thrown by the evaluation or the user's progress callback (a cancel, bad_alloc): passed
       // on; it was taken for a failed line search and the fit returned normally
       if (f.raised) std::rethrow_exception(f.raised);
-      // LBFGS++ throws when the line search cannot make progress (flat to working precision,
-      // typically near the optimum in float): the best point evaluated is the answer.
-      iterations = std::min(f.improvements, opt.max_iter);
+      // LBFGS++ throws when the line search cannot make progress: count the steps that lowered
+      // the loss, and start again where that gained something and the best point is not
+      // stationary (in float near the optimum, the loss is flat to working precision)
+      iterations += std::min(f.improvements - improvements, opt.max_iter - iterations);
+      bool const gained = f.best_loss < start_loss - opt.tolerance * std::abs(start_loss);
+      Eigen::VectorXd best(x.size());
+      for (std::size_t i = 0; i < f.best.size(); ++i) best[static_cast<Eigen::Index>(i)] = static_cast<double>(f.best[i]);
+      if (!gained || stationary(best, f.best_grad, opt.tolerance)) break;
     }
   }
   barycenter_result<T> r;
@@ -157,8 +180,8 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
 /// The L-BFGS barycentre of a measure with a differentiable cost model (any smoothing; soft_min
 /// is the intended one, the hard measures have their own methods in dba.hpp and mba.hpp).
 /// weights: one per series, >= 0, not all 0 (empty: uniform). iterations: the L-BFGS
-/// iterations, or, when the line search gives up (the loss is flat to working precision), the
-/// number of steps that lowered the loss until then. The gradients of all pairs (z, x_k) of an
+/// iterations, counting as one each step that lowered the loss in a run whose line search gave
+/// up (runs start again from the best point while that gains; see minimise_lbfgs). The gradients of all pairs (z, x_k) of an
 /// evaluation run as one batch on the host threads; learn/cuda.cuh runs them on a GPU.
 template <alignment_measure Measure, std::floating_point T>
 barycenter_result<T> lbfgs_barycenter(Measure const& m, batch_view<T const> series,
