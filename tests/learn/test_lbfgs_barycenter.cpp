@@ -220,7 +220,9 @@ TEST_CASE("a failed line search away from a stationary point starts the solver a
   // soft-MSM at gamma 0.3, two random walks: two samples of z 2.9e-4 apart, where the gate is
   // stiff, and LBFGS++'s line search gave up at loss 8.21106886367 with |grad| 0.125 (scipy's
   // L-BFGS-B, continued from there on an independent soft-MSM, reached 8.21089497192 with
-  // |grad| 1.1e-6); max_iter 1000 stopped at the same point
+  // |grad| 1.1e-6); max_iter 1000 stopped at the same point. Iterations are completed line
+  // searches: counting the evaluations that lowered the loss (several per search) spent the
+  // default budget of 100 at |grad| 5e-5 where 69 reach the optimum
   std::vector<double> const values{2.0564087809385283, 1.9199638414256772, 0.7408389690957293,
                                    2.593108689208658,  2.2633960647835583, 3.325471852569119,
                                    2.495983129221644,  2.247203107967013,  0.5586737544906553,
@@ -232,8 +234,8 @@ TEST_CASE("a failed line search away from a stationary point starts the solver a
   auto const m = r::measures::soft_msm(0.3, 1.0);
   rl::barycenter_options opt;
   opt.length = 8;
-  opt.max_iter = 200;
   opt.threads = 1;
+  REQUIRE(opt.max_iter == 100);
   auto const res = rl::barycenter(m, xs, {}, opt);
   std::vector<double> g(8);
   double const loss = rl::barycenter_loss_and_grad(m, res.view(), xs, {}, std::span<double>(g));
@@ -241,7 +243,7 @@ TEST_CASE("a failed line search away from a stationary point starts the solver a
   CHECK(loss == res.loss);
   CHECK(res.loss < 8.2109);
   CHECK(norm(g) < 1e-3);
-  CHECK(res.iterations <= opt.max_iter);
+  CHECK(res.iterations < opt.max_iter);
 }
 
 TEST_CASE("an L-BFGS start that meets the gradient test counts no iteration", "[learn][lbfgs]") {

@@ -43,6 +43,7 @@ struct lbfgs_objective {
   double best_loss = 0;
   int evaluations = 0;
   int improvements = 0;
+  int line_searches = 0;  // completed: the solver's iterations (counted_line_search)
 
   std::exception_ptr raised{};  // what the evaluation or the progress callback threw
 
@@ -83,6 +84,19 @@ struct lbfgs_objective {
     }
     ++evaluations;
     return std::isfinite(f) ? f : std::numeric_limits<double>::infinity();
+  }
+};
+
+/// LBFGS++'s strong-Wolfe line search, counting the searches that complete in the objective:
+/// the solver's iterations, also when a later search throws (several trials of one search may
+/// lower the loss, so the lowering evaluations overcount them about fourfold).
+template <class Scalar>
+struct counted_line_search {
+  template <class Objective, class Vector>
+  static void LineSearch(Objective& f, Scalar& fx, Vector& x, Vector& grad, Scalar& step,
+                         Vector const& drt, Vector const& xp, LBFGSpp::LBFGSParam<Scalar> const& param) {
+    LBFGSpp::LineSearchNocedalWright<Scalar>::LineSearch(f, fx, x, grad, step, drt, xp, param);
+    ++f.line_searches;
   }
 };
 
@@ -132,7 +146,8 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
   Eigen::VectorXd g;
   f(x, g);  // the start: always a candidate
   require(!f.best.empty(), "barycenter: the loss at the initial barycentre is not finite");
-  while (iterations < opt.max_iter) {
+  // at most max_iter runs: a run that gains before its first line search completes counts none
+  for (int run = 0; run < opt.max_iter && iterations < opt.max_iter; ++run) {
     LBFGSpp::LBFGSParam<double> param;
     param.m = 10;
     param.epsilon = opt.tolerance;
@@ -140,27 +155,26 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
     param.max_iterations = opt.max_iter - iterations;
     param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
     param.max_linesearch = 40;
-    LBFGSpp::LBFGSSolver<double, LBFGSpp::LineSearchNocedalWright> solver(param);
+    LBFGSpp::LBFGSSolver<double, counted_line_search> solver(param);
     for (std::size_t i = 0; i < f.best.size(); ++i)
       x[static_cast<Eigen::Index>(i)] = static_cast<double>(f.best[i]);
     double const start_loss = f.best_loss;
-    int const evaluations = f.evaluations, improvements = f.improvements;
     double fx = 0;
+    // LBFGS++ returns 1 also when the start already meets the gradient test, before any step:
+    // the completed line searches are the iterations made
+    f.line_searches = 0;
     try {
-      int done = solver.minimize(f, x, fx);
-      // LBFGS++ returns 1 also when the start already meets the gradient test, after evaluating
-      // it once more and before any step: no iteration was made
-      if (f.evaluations == evaluations + 1) done = 0;
-      iterations += done;
+      (void)solver.minimize(f, x, fx);
+      iterations += f.line_searches;
       break;  // the gradient test holds, or the iterations are spent
     } catch (std::exception const&) {
       // thrown by the evaluation or the user's progress callback (a cancel, bad_alloc): passed
       // on; it was taken for a failed line search and the fit returned normally
       if (f.raised) std::rethrow_exception(f.raised);
-      // LBFGS++ throws when the line search cannot make progress: count the steps that lowered
-      // the loss, and start again where that gained something and the best point is not
-      // stationary (in float near the optimum, the loss is flat to working precision)
-      iterations += std::min(f.improvements - improvements, opt.max_iter - iterations);
+      // LBFGS++ throws when a line search cannot make progress: start again where this run
+      // gained something and the best point is not stationary (in float near the optimum, the
+      // loss is flat to working precision)
+      iterations += f.line_searches;
       bool const gained = f.best_loss < start_loss - opt.tolerance * std::abs(start_loss);
       Eigen::VectorXd best(x.size());
       for (std::size_t i = 0; i < f.best.size(); ++i) best[static_cast<Eigen::Index>(i)] = static_cast<double>(f.best[i]);
@@ -180,8 +194,8 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
 /// The L-BFGS barycentre of a measure with a differentiable cost model (any smoothing; soft_min
 /// is the intended one, the hard measures have their own methods in dba.hpp and mba.hpp).
 /// weights: one per series, >= 0, not all 0 (empty: uniform). iterations: the L-BFGS
-/// iterations, counting as one each step that lowered the loss in a run whose line search gave
-/// up (runs start again from the best point while that gains; see minimise_lbfgs). The gradients of all pairs (z, x_k) of an
+/// iterations (completed line searches), over every run (a run whose line search gives up away
+/// from a stationary point is followed by another from the best point; see minimise_lbfgs). The gradients of all pairs (z, x_k) of an
 /// evaluation run as one batch on the host threads; learn/cuda.cuh runs them on a GPU.
 template <alignment_measure Measure, std::floating_point T>
 barycenter_result<T> lbfgs_barycenter(Measure const& m, batch_view<T const> series,
