@@ -130,10 +130,11 @@ inline bool stationary(Eigen::VectorXd const& x, Eigen::VectorXd const& g, doubl
 }
 
 /// L-BFGS from z0 on evaluate(z, grad) -> loss; the lowest-loss point evaluated is the result.
-/// Where the line search fails away from a stationary point (soft-MSM's gate is stiff where two
-/// samples of z nearly meet: the fit stopped with |grad| 0.125, 2e-5 above the optimum), the
-/// solver starts again from the best point with its memory cleared, its first step along the
-/// steepest descent, as long as each start lowers the loss by more than tolerance * |loss|.
+/// Where a run ends away from a stationary point (a line search that fails: soft-MSM's gate is
+/// stiff where two samples of z nearly meet, and the fit stopped with |grad| 0.125, 2e-5 above
+/// the optimum; or one that returns its last trial), the solver starts again from the best
+/// point with its memory cleared, its first step along the steepest descent, as long as each
+/// run lowers the loss by more than tolerance * |loss|.
 template <std::floating_point T, class Evaluate>
 barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z0,
                                     index_t length, index_t channels,
@@ -165,21 +166,24 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
     f.line_searches = 0;
     try {
       (void)solver.minimize(f, x, fx);
-      iterations += f.line_searches;
-      break;  // the gradient test holds, or the iterations are spent
     } catch (std::exception const&) {
       // thrown by the evaluation or the user's progress callback (a cancel, bad_alloc): passed
       // on; it was taken for a failed line search and the fit returned normally
       if (f.raised) std::rethrow_exception(f.raised);
-      // LBFGS++ throws when a line search cannot make progress: start again where this run
-      // gained something and the best point is not stationary (in float near the optimum, the
-      // loss is flat to working precision)
-      iterations += f.line_searches;
-      bool const gained = f.best_loss < start_loss - opt.tolerance * std::abs(start_loss);
-      Eigen::VectorXd best(x.size());
-      for (std::size_t i = 0; i < f.best.size(); ++i) best[static_cast<Eigen::Index>(i)] = static_cast<double>(f.best[i]);
-      if (!gained || stationary(best, f.best_grad, opt.tolerance)) break;
+      // else LBFGS++'s line search could not make progress
     }
+    iterations += f.line_searches;
+    // A normal return is not proof of a stationary point either: after max_linesearch trials
+    // the line search returns whatever its last trial gave, and in float a trial past float's
+    // range (loss inf, gradient 0) made the interpolated steps NaN, whose zero gradient passed
+    // the test (soft-MSM float fits stopped at |grad| 1.6 for a test of 3e-5). So every run
+    // ends the same way: start again from the best point where this run gained something and
+    // that point is not stationary (in float near the optimum, the loss is flat to working
+    // precision: no gain, the fit ends).
+    bool const gained = f.best_loss < start_loss - opt.tolerance * std::abs(start_loss);
+    Eigen::VectorXd best(x.size());
+    for (std::size_t i = 0; i < f.best.size(); ++i) best[static_cast<Eigen::Index>(i)] = static_cast<double>(f.best[i]);
+    if (!gained || stationary(best, f.best_grad, opt.tolerance)) break;
   }
   barycenter_result<T> r;
   r.values = std::move(f.best);
