@@ -78,8 +78,10 @@ class band_spec {
     b.radius_ = r;
     return b;
   }
-  /// R = ceil(f * max(n, m)), the UCR "window" convention, f in [0, +inf); a product within a
-  /// few ulps above an integer is that integer (0.07 of 100 is 7 cells, not 8).
+  /// R = ceil(f * max(n, m)), the UCR archive's "learned window" convention (its published DTW
+  /// error rates reproduce with it), f in [0, +inf); a product within a few ulps above an
+  /// integer is that integer (0.07 of 100 is 7 cells, not 8). aeon's `window` and the UCR
+  /// Suite's code round down instead: radius(floor(f * n)) gives their band.
   static band_spec window(double f) {
     detail::require(f >= 0 && std::isfinite(f), "band window must be a finite value >= 0, got ", f);
     band_spec b;
