@@ -143,7 +143,7 @@ struct dataset {
 
  private:
   /// Pads every series to new_max samples, with room for `extra` more series of zeros.
-  void repad(index_t new_max, std::size_t extra = 0) {
+  void repad(index_t new_max, std::size_t extra) {
     auto const b = static_cast<std::size_t>(size());
     auto const old_row = static_cast<std::size_t>(max_length * channels);
     auto const new_row = static_cast<std::size_t>(new_max * channels);

@@ -38,10 +38,9 @@ struct lbfgs_objective {
   progress_callback const& progress;
 
   std::vector<T> z{};
-  std::vector<T> best{};
+  Eigen::VectorXd best{};  // the lowest-loss z (values of T), empty before a finite loss
   Eigen::VectorXd best_grad{};
   double best_loss = 0;
-  int evaluations = 0;
   int improvements = 0;
   int line_searches = 0;  // completed: the solver's iterations (counted_line_search)
 
@@ -73,16 +72,15 @@ struct lbfgs_objective {
     double const f = evaluate(series_view<T const>{z.data(), length, channels},
                               std::span<double>(grad.data(), static_cast<std::size_t>(grad.size())));
     // A point whose loss is not a number (float overflow far from the data) is never kept.
-    if (std::isfinite(f) && (best.empty() || f < best_loss)) {
-      if (!best.empty()) {
+    if (std::isfinite(f) && (best.size() == 0 || f < best_loss)) {
+      if (best.size() != 0) {
         ++improvements;
         if (progress) progress("lbfgs", improvements, f);
       }
       best_loss = f;
-      best = z;
+      best = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, 1> const>(z.data(), x.size()).template cast<double>();
       best_grad = grad;
     }
-    ++evaluations;
     return std::isfinite(f) ? f : std::numeric_limits<double>::infinity();
   }
 };
@@ -146,7 +144,7 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
   int iterations = 0;
   Eigen::VectorXd g;
   f(x, g);  // the start: always a candidate
-  require(!f.best.empty(), "barycenter: the loss at the initial barycentre is not finite");
+  require(f.best.size() != 0, "barycenter: the loss at the initial barycentre is not finite");
   // at most max_iter runs: a run that gains before its first line search completes counts none
   for (int run = 0; run < opt.max_iter && iterations < opt.max_iter; ++run) {
     LBFGSpp::LBFGSParam<double> param;
@@ -157,8 +155,7 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
     param.linesearch = LBFGSpp::LBFGS_LINESEARCH_BACKTRACKING_STRONG_WOLFE;
     param.max_linesearch = 40;
     LBFGSpp::LBFGSSolver<double, counted_line_search> solver(param);
-    for (std::size_t i = 0; i < f.best.size(); ++i)
-      x[static_cast<Eigen::Index>(i)] = static_cast<double>(f.best[i]);
+    x = f.best;
     double const start_loss = f.best_loss;
     double fx = 0;
     // LBFGS++ returns 1 also when the start already meets the gradient test, before any step:
@@ -181,12 +178,10 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
     // that point is not stationary (in float near the optimum, the loss is flat to working
     // precision: no gain, the fit ends).
     bool const gained = f.best_loss < start_loss - opt.tolerance * std::abs(start_loss);
-    Eigen::VectorXd best(x.size());
-    for (std::size_t i = 0; i < f.best.size(); ++i) best[static_cast<Eigen::Index>(i)] = static_cast<double>(f.best[i]);
-    if (!gained || stationary(best, f.best_grad, opt.tolerance)) break;
+    if (!gained || stationary(f.best, f.best_grad, opt.tolerance)) break;
   }
   barycenter_result<T> r;
-  r.values = std::move(f.best);
+  r.values.assign(f.best.data(), f.best.data() + f.best.size());  // exact: values of T
   r.length = length;
   r.channels = channels;
   r.loss = f.best_loss;
@@ -198,9 +193,10 @@ barycenter_result<T> minimise_lbfgs(Evaluate&& evaluate, std::vector<T> const& z
 /// The L-BFGS barycentre of a measure with a differentiable cost model (any smoothing; soft_min
 /// is the intended one, the hard measures have their own methods in dba.hpp and mba.hpp).
 /// weights: one per series, >= 0, not all 0 (empty: uniform). iterations: the L-BFGS
-/// iterations (completed line searches), over every run (a run whose line search gives up away
-/// from a stationary point is followed by another from the best point; see minimise_lbfgs). The gradients of all pairs (z, x_k) of an
-/// evaluation run as one batch on the host threads; learn/cuda.cuh runs them on a GPU.
+/// iterations (completed line searches), over every run (a run that ends away from a stationary
+/// point is followed by another from the best point; see minimise_lbfgs). The gradients of all
+/// pairs (z, x_k) of an evaluation run as one batch on the host threads; learn/cuda.cuh runs
+/// them on a GPU.
 template <alignment_measure Measure, std::floating_point T>
 barycenter_result<T> lbfgs_barycenter(Measure const& m, batch_view<T const> series,
                                       std::type_identity_t<std::span<T const>> weights = {},

@@ -30,14 +30,14 @@ inline constexpr std::size_t checkpoint_table_bytes = std::size_t(256) << 20;
 /// one more forward, and about 2 sqrt(n / 16) rows held (checkpoint_interval).
 inline constexpr std::size_t checkpoint_rows_bytes = std::size_t(64) << 20;
 
-/// The checkpoint interval of an n x m training problem whose kept rows hold `arrays` values of
-/// T per column (checkpoint_interval: 1 while they fit in checkpoint_rows_bytes).
 /// The bytes of one kept row of an n x m training problem: m + H + 1 values in each of `arrays`.
 template <class T>
 std::size_t checkpoint_row_bytes(index_t m, int arrays) {
   return static_cast<std::size_t>((m + strip_rows<T> + 1) * arrays) * sizeof(T);
 }
 
+/// The checkpoint interval of an n x m training problem whose kept rows hold `arrays` values of
+/// T per column (checkpoint_interval: 1 while they fit in checkpoint_rows_bytes).
 template <class T>
 index_t training_checkpoint_interval(index_t n, index_t m, int arrays) {
   constexpr index_t H = strip_rows<T>;

@@ -156,7 +156,6 @@ decode_chunks_kernel(device_stream s, std::uint16_t const* g_lut, std::uint32_t*
     merge_store<T>(s.raw, s.count, first_elem + i, sym[i], out);
 }
 
-
 /// Discards an error that an earlier runtime call left pending, so that the status encode and
 /// decode return is their own: they read their launches' status with cudaGetLastError, which
 /// also returns, say, the out-of-memory of the caller's own cudaMalloc that failed and was
