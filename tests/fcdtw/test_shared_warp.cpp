@@ -260,6 +260,20 @@ TEST_CASE("shared-warp: sample range and overlapping outputs are refused", "[fcd
   CHECK_THROWS_WITH(cdist_shared_vjp(p.w.view(), Xc, p.Y(), G, batch_view<double>{xs.data(), p.bx, p.nx, p.d},
                                      GY, dv.data(), {}, p.options()),
                     Catch::Contains("GX overlaps the input X"));
+  // GX or C over the series' knots, which the dv pass reads after both are written (a
+  // reviewer's case: dv off by 9.7, finite, no error)
+  std::vector<double> kx(p.xs.size());
+  std::copy(p.xk.begin(), p.xk.end(), kx.begin());
+  auto ok = p.options();
+  ok.x_knots = kx.data();
+  CHECK_THROWS_WITH(cdist_shared_vjp(p.w.view(), p.X(), p.Y(), G, batch_view<double>{kx.data(), p.bx, p.nx, p.d},
+                                     GY, dv.data(), {}, ok),
+                    Catch::Contains("GX overlaps the input x_knots"));
+  CHECK_THROWS_WITH(cdist_shared_vjp(p.w.view(), p.X(), p.Y(), G, GX, GY, dv.data(),
+                                     matrix_view<double>{kx.data(), p.bx, p.by}, ok),
+                    Catch::Contains("C overlaps the input x_knots"));
+  CHECK_THROWS_WITH(cdist_shared(p.w.view(), p.X(), p.Y(), matrix_view<double>{kx.data(), p.bx, p.by}, ok),
+                    Catch::Contains("C overlaps the input x_knots"));
   // samples whose squared differences overflow: refused as distances() refuses them (C was inf)
   p.xs[3] = 1e200;
   CHECK_THROWS_WITH(cdist_shared(p.w.view(), p.X(), p.Y(), Cv, p.options()),

@@ -229,6 +229,24 @@ TEST_CASE("batched and pairwise forms equal per-pair fits, for any thread count"
   CHECK_THROWS_WITH(fit(uniform_interpolant(resilin::as_const(x0)), uniform_interpolant(resilin::as_const(Y[0])), o,
                         {}, x0),
                     Catch::Contains("gx overlaps the input x"));
+  // gx or gy over explicit knots, which the final gradient reads after zeroing gx and gy (a
+  // reviewer's case: NaN gradients, no error); gx = gy stays allowed for y = x
+  std::vector<double> knots(static_cast<std::size_t>(xl[0] * d));
+  for (index_t i = 0; i < xl[0]; ++i) knots[static_cast<std::size_t>(i)] = double(i) / double(xl[0] - 1);
+  auto const xk = knotted_interpolant(resilin::as_const(x0), knots.data());
+  std::vector<double> g0(static_cast<std::size_t>(Y.length(0) * d));
+  series_view<double> const gy0{g0.data(), Y.length(0), d};
+  CHECK_THROWS_WITH(fit(xk, uniform_interpolant(resilin::as_const(Y[0])), o, {},
+                        series_view<double>{knots.data(), xl[0], d}),
+                    Catch::Contains("gx overlaps the input x's knots"));
+  CHECK_THROWS_WITH(fit(uniform_interpolant(resilin::as_const(Y[0])), xk, o, {}, gy0,
+                        series_view<double>{knots.data(), xl[0], d}),
+                    Catch::Contains("gy overlaps the input y's knots"));
+  std::vector<double> gxx(static_cast<std::size_t>(xl[0] * d), 0.0), ga(gxx), gb(gxx);
+  series_view<double> const gs{gxx.data(), xl[0], d};
+  fit(xk, xk, o, {}, gs, gs);
+  fit(xk, xk, o, {}, series_view<double>{ga.data(), xl[0], d}, series_view<double>{gb.data(), xl[0], d});
+  for (std::size_t k = 0; k < gxx.size(); ++k) CHECK(gxx[k] == Approx(ga[k] + gb[k]).margin(1e-12));
 }
 
 TEST_CASE("float fits descend too", "[fcdtw][solver]") {

@@ -1,5 +1,8 @@
 #include <support/catch.hpp>
 
+#include <array>
+#include <span>
+
 #include "test_util.hpp"
 
 using namespace lct_test;
@@ -192,5 +195,56 @@ TEST_CASE("the writer refuses what the reader would refuse", "[lct][container]")
     lct::encoded_tensor bad = e;
     bad.bits[1] = 1;  // one bit cannot hold the chunk's 1024 codes
     REQUIRE_THROWS_AS(lct::to_container(bad), lct::format_error);
+  }
+}
+
+namespace {
+template <class R>
+concept parses = requires(R&& r) { lct::parse_container(std::forward<R>(r)); };
+}  // namespace
+
+TEST_CASE("a container parsed from a temporary keeps its bytes; other temporaries do not compile",
+          "[lct][container]") {
+  // parse_container(to_container(e)) left raw and stream pointing into freed memory, which a
+  // decode then read (AddressSanitizer: heap-use-after-free)
+  auto const g = gaussian_bf16(2 * 4096, 0.03f, 11);
+  lct::encoded_tensor e;
+  lct::encode(lct::dtype::bf16, g.data(), 4096, nullptr, e);
+  lct::container const c = lct::parse_container(lct::to_container(e));
+  REQUIRE(c.storage != nullptr);
+  CHECK(c.raw.data() >= c.storage->data());
+  CHECK(c.stream.data() + c.stream.size() <= c.storage->data() + c.storage->size());
+  lct::container const copy = c;  // copies share the bytes
+  std::vector<std::uint16_t> out(4096);
+  lct::decode(copy.view(), out.data(), out.size() * 2);
+  CHECK(std::equal(out.begin(), out.end(), g.begin()));
+  // named buffers and views parse as before; other temporaries are refused
+  STATIC_REQUIRE(parses<std::vector<std::uint8_t>&>);
+  STATIC_REQUIRE(parses<std::vector<std::uint8_t>>);
+  STATIC_REQUIRE(parses<std::span<std::uint8_t const>>);
+  STATIC_REQUIRE(!parses<std::array<std::uint8_t, 64>>);
+}
+
+TEST_CASE("decoding into a buffer that overlaps the encoded bytes is refused", "[lct][container]") {
+  // in-place decompression wrote the output over the sections it was reading: 7139 of 10000
+  // bf16 bytes (12153 of 20000 fp32 ones) came back wrong, without an error
+  for (auto t : {lct::dtype::bf16, lct::dtype::fp32}) {
+    auto const c = sample_container(t, 5000, 12);
+    std::uint64_t const out_bytes = 5000 * lct::element_bytes(t);
+    std::vector<std::uint32_t> buf((c.size() + out_bytes) / 4 + 2);  // 4-byte aligned
+    auto* const bytes = reinterpret_cast<std::uint8_t*>(buf.data());
+    std::copy(c.begin(), c.end(), bytes);
+    std::span<std::uint8_t const> const in(bytes, c.size());
+    CHECK_THROWS_WITH(lct::decode_container(in, bytes, out_bytes),
+                      Catch::Contains("the output overlaps the encoded"));
+    lct::container const p = lct::parse_container(in);
+    CHECK_THROWS_WITH(lct::decode(p.view(), bytes + c.size() / 8 * 4, out_bytes),
+                      Catch::Contains("the output overlaps the encoded"));
+    // right after the input: fine, and the same as into a separate buffer
+    std::vector<std::uint8_t> separate(out_bytes);
+    lct::decode(p.view(), separate.data(), out_bytes);
+    std::uint8_t* const after = bytes + (c.size() + 3) / 4 * 4;
+    lct::decode(p.view(), after, out_bytes);
+    CHECK(std::equal(separate.begin(), separate.end(), after));
   }
 }

@@ -157,19 +157,22 @@ void check_shared(XB X, YB Y, warp_view<T> const& phi, shared_warp_options<T> co
   check_knot_grid(knot_grid<T>{o.y_knots, Y.max_length}, "y_knots");
 }
 
-/// Outputs (GX, GY, dv, C) apart from the inputs (X, Y, G, the warp) and each other: they are
-/// written while the inputs are read (C = G gave GY off by 1.8).
+/// Outputs (GX, GY, dv, C) apart from the inputs (X, Y, G, the warp, the series' knots) and
+/// each other: they are written while the inputs are read (C = G gave GY off by 1.8; GX over
+/// x_knots gave dv off by 9.7, the knots being read again after GX was written).
 template <class T>
 void check_shared_outputs(batch_view<T const> X, batch_view<T const> Y, warp_view<T> const& phi,
                           matrix_view<T const> G, batch_view<T> gx, batch_view<T> gy, T* dv,
-                          matrix_view<T> C) {
+                          matrix_view<T> C, shared_warp_options<T> const& o) {
   using resilin::detail::region;
   index_t const knots = phi.grid.size;
   resilin::detail::check_disjoint(
       {region(gx, "GX"), region(gy, "GY"), region(static_cast<T const*>(dv), dv ? knots : 0, "dv"),
        region(C, "C")},
       {region(X, "X"), region(Y, "Y"), region(G, "G"), region(phi.values, knots, "the warp's values"),
-       region(phi.grid.knots, phi.grid.knots ? knots : 0, "the warp's knots")});
+       region(phi.grid.knots, phi.grid.knots ? knots : 0, "the warp's knots"),
+       region(o.x_knots, o.x_knots ? X.max_length : 0, "x_knots"),
+       region(o.y_knots, o.y_knots ? Y.max_length : 0, "y_knots")});
 }
 
 /// Everything the value and the VJP share: the mesh, Xt and Yt.
@@ -270,7 +273,7 @@ void cdist_shared(warp_view<value_of<XB>> phi, XB xs, YB ys, matrix_view<value_o
                                C.cols == Y.batch,
                            "C must be a non-null (", X.batch, ", ", Y.batch, "), got (", C.rows,
                            ", ", C.cols, ")");
-  detail::check_shared_outputs<T>(X, Y, phi, {}, {}, {}, nullptr, C);
+  detail::check_shared_outputs<T>(X, Y, phi, {}, {}, {}, nullptr, C, o);
   detail::shared_state<T> const s(phi, X, Y, o);
   parallel_for(X.batch, o.threads, [&](index_t i, int) {
     for (index_t j = 0; j < Y.batch; ++j) C(i, j) = s.cost(i, j);
@@ -303,7 +306,7 @@ void cdist_shared_vjp(warp_view<value_of<XB>> phi, XB xs, YB ys,
   if (gys.data) resilin::detail::check_same_shape(gys, Y, "GY", "Y");
   require(!C.data || (C.rows == X.batch && C.cols == Y.batch), "C must be (", X.batch, ", ",
           Y.batch, "), got (", C.rows, ", ", C.cols, ")");
-  detail::check_shared_outputs<T>(X, Y, phi, G, gxs, gys, dv, C);
+  detail::check_shared_outputs<T>(X, Y, phi, G, gxs, gys, dv, C, o);
   detail::shared_state<T> const s(phi, X, Y, o);
   index_t const P = s.P, d = s.d, n = P * d, bx = X.batch, by = Y.batch, M = P - 1;
   // Per x row i, from the differences a_ij: E_i = sum_j G_ij a_ij and, for dv, element by

@@ -271,9 +271,15 @@ fit_result<T> fit(interpolant<T> const& x, interpolant<T> const& y, fit_options 
           ", ", gy.channels, ")");
   {
     using resilin::detail::region;
-    std::string const e = resilin::detail::gradients_overlap_error(
+    std::string e = resilin::detail::gradients_overlap_error(
         region(x.values, "x"), region(y.values, "y"), region(gx, "gx"), region(gy, "gy"), {},
         region(initial_logits, "initial_logits"));
+    // explicit knots are read again after gx and gy are zeroed (gx over them gave NaN
+    // gradients); each output alone, as gx = gy is allowed above
+    auto const x_knots = region(x.grid.knots, x.grid.knots ? x.length() : 0, "x's knots");
+    auto const y_knots = region(y.grid.knots, y.grid.knots ? y.length() : 0, "y's knots");
+    if (e.empty()) e = resilin::detail::disjoint_error({region(gx, "gx")}, {x_knots, y_knots});
+    if (e.empty()) e = resilin::detail::disjoint_error({region(gy, "gy")}, {x_knots, y_knots});
     require(e.empty(), e);
   }
   detail::fit_buffers<T> buf;

@@ -9,6 +9,8 @@
 // refuses the input with a format_error naming the field; it allocates O(C) only after the
 // total size implied by the header has been matched against the input size.
 #include <cstdint>
+#include <memory>
+#include <ranges>
 #include <span>
 #include <string>
 #include <vector>
@@ -83,7 +85,9 @@ inline std::vector<std::uint8_t> to_container(encoded_tensor const& t) {
   return out;
 }
 
-/// A parsed, validated container; raw planes and stream point into the input buffer.
+/// A parsed, validated container; raw planes and stream point into the input buffer, which the
+/// container keeps alive itself when it was parsed from a temporary vector (`storage`, shared
+/// by copies).
 struct container {
   dtype type = dtype::bf16;
   std::uint64_t count = 0;
@@ -93,6 +97,7 @@ struct container {
   codebook book;
   std::vector<std::uint32_t> offsets, bits;
   std::span<std::uint8_t const> raw, stream;
+  std::shared_ptr<std::vector<std::uint8_t> const> storage;  ///< the bytes of an rvalue input, or null
 
   [[nodiscard]] stream_view view() const noexcept {
     return {type, count, chunk_log2, key_ref, &book, raw, offsets, bits, stream};
@@ -103,7 +108,25 @@ struct parse_options {
   bool verify_checksum = true;   ///< off only for tests/fuzzing of the structural checks
 };
 
-inline container parse_container(std::span<std::uint8_t const> in, parse_options const& opt = {}) {
+inline container parse_container(std::span<std::uint8_t const> in, parse_options const& opt = {});
+
+/// parse_container of a temporary vector (parse_container(to_container(e))): the container
+/// takes the bytes over, so its sections stay valid (they dangled: a decode read freed memory).
+inline container parse_container(std::vector<std::uint8_t>&& in, parse_options const& opt = {}) {
+  auto bytes = std::make_shared<std::vector<std::uint8_t> const>(std::move(in));
+  container c = parse_container(std::span<std::uint8_t const>(*bytes), opt);
+  c.storage = std::move(bytes);
+  return c;
+}
+
+/// Other temporaries whose bytes would die with the call are refused at compile time: keep them
+/// in a named object, or decode at once with decode_container.
+template <class R>
+  requires(std::ranges::contiguous_range<R> && !std::ranges::borrowed_range<R> &&
+           !std::same_as<std::remove_cvref_t<R>, std::vector<std::uint8_t>>)
+container parse_container(R&&, parse_options const& = {}) = delete;
+
+inline container parse_container(std::span<std::uint8_t const> in, parse_options const& opt) {
   auto fail = [](errc e, std::string const& m) { RESILIN_LCT_THROW(format_error(e, "container: " + m)); };
   detail::reader r(in);
   auto magic = r.bytes(8, "magic");

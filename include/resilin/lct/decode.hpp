@@ -287,17 +287,28 @@ inline void check_view(stream_view const& v, std::string const& what = "decode")
 }  // namespace detail
 
 /// Decodes into `out`, which must hold count * element_bytes(type) bytes, aligned to the element
-/// size.
+/// size, and must not overlap the encoded sections (no in-place decompression: refused).
 inline void decode(stream_view const& v, void* out, std::uint64_t out_bytes, decode_options const& opt = {}) {
   detail::check_view(v);
-  if (out_bytes < v.count * element_bytes(v.type))
+  std::uint64_t const need = v.count * element_bytes(v.type);
+  if (out_bytes < need)
     RESILIN_LCT_THROW(invalid_argument("decode: output buffer of " + std::to_string(out_bytes) + " bytes, need " +
-                                       std::to_string(v.count * element_bytes(v.type))));
+                                       std::to_string(need)));
   if (v.count == 0) return;
   if (out == nullptr) RESILIN_LCT_THROW(invalid_argument("decode: null output"));
   if (!is_aligned_for(v.type, out))
     RESILIN_LCT_THROW(invalid_argument("decode: output is not aligned to its element size (" +
                                        std::to_string(element_bytes(v.type)) + " bytes)"));
+  // out is written while the sections are read: a container decoded into its own buffer came
+  // back with 71 % of its bytes wrong, and no error
+  char const* const overlapped = overlaps(out, need, v.raw.data(), v.raw.size_bytes())           ? "raw plane"
+                                 : overlaps(out, need, v.stream.data(), v.stream.size_bytes())   ? "exponent stream"
+                                 : overlaps(out, need, v.offsets.data(), v.offsets.size_bytes()) ? "chunk offsets"
+                                 : overlaps(out, need, v.bits.data(), v.bits.size_bytes())       ? "chunk bit counts"
+                                                                                                 : nullptr;
+  if (overlapped)
+    RESILIN_LCT_THROW(invalid_argument(std::string("decode: the output overlaps the encoded ") + overlapped +
+                                       ", which is read while the output is written: decode into a separate buffer"));
   auto tables = std::make_unique<detail::decode_tables>();
   std::uint32_t codes[257] = {};
   canonical_codes(v.book->lengths(), codes);

@@ -27,6 +27,13 @@ inline bool is_aligned_to(void const* p, std::size_t bytes) noexcept {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 inline bool is_aligned_for(dtype t, void const* p) noexcept { return is_aligned_to(p, element_bytes(t)); }
+/// Whether the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte (an empty or null
+/// range shares none). Addresses only: host or device memory alike.
+inline bool overlaps(void const* a, std::uint64_t a_bytes, void const* b, std::uint64_t b_bytes) noexcept {
+  if (a == nullptr || b == nullptr || a_bytes == 0 || b_bytes == 0) return false;
+  auto const pa = reinterpret_cast<std::uintptr_t>(a), pb = reinterpret_cast<std::uintptr_t>(b);
+  return pa < pb + b_bytes && pb < pa + a_bytes;
+}
 /// Width of the coded exponent field (the symbol alphabet is 2^exponent_bits).
 RESILIN_LCT_HD constexpr unsigned exponent_bits(dtype t) noexcept { return t == dtype::fp16 ? 5u : 8u; }
 RESILIN_LCT_HD constexpr unsigned exponent_shift(dtype t) noexcept {

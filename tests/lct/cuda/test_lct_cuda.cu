@@ -188,6 +188,12 @@ TEST_CASE("CUDA codec refuses bad parameters before launching anything", "[lct][
   CHECK(cc::decode(ds, dec.p + 1, dws.p, cc::decode_workspace_bytes()) == cudaErrorInvalidValue);
   dbuf<std::uint8_t> roomy(cc::decode_workspace_bytes() + 8);   // large enough from any offset
   CHECK(cc::decode(ds, dec.p, roomy.p + 2, cc::decode_workspace_bytes()) == cudaErrorInvalidValue);
+  // an output or workspace over the sections or each other: written while they are read (the
+  // host decoder gave 71 % wrong bytes decoding a container in place)
+  CHECK(cc::decode(ds, raw.p, dws.p, cc::decode_workspace_bytes()) == cudaErrorInvalidValue);
+  CHECK(cc::decode(ds, dec.p, reinterpret_cast<std::uint8_t*>(offsets.p), cc::decode_workspace_bytes()) ==
+        cudaErrorInvalidValue);
+  CHECK(cc::decode(ds, dec.p, dec.p + 64, cc::decode_workspace_bytes()) == cudaErrorInvalidValue);
   dbuf<std::uint32_t> stream_ok(cc::max_stream_words(lct::dtype::bf16, n, lct::default_chunk_log2));
   out.stream = stream_ok.p;
   CHECK(cc::encode(lct::dtype::bf16, in.p + 1, n - 1, book.lengths(), lct::default_chunk_log2, out, ws.p, wsb) ==

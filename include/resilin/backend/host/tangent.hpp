@@ -379,9 +379,18 @@ T oriented_tangent_pass(measure<Cost, Smooth> const& m, series_view<T const> x, 
   for (index_t g = segments - 1; g >= 0; --g) {
     if (g + 1 < segments) forward_segment(g, true);  // the last one is still in place
     for (index_t i = last_of(g) - 1; i >= first_of(g); --i) {
-      std::fill(a_prev.begin(), a_prev.end(), T(0));
-      std::fill(da_prev.begin(), da_prev.end(), T(0));
       index_range const cols = band.row(i);
+      if (i > 0) {
+        // row i adds into row i - 1's columns [lo_i - 1, hi_i], which then reads [lo, hi] of
+        // its own: clear those alone (the whole row made a narrow band O(n k), quadratic)
+        index_range const above = band.row(i - 1);
+        auto const lo = static_cast<std::ptrdiff_t>(std::max<index_t>(0, std::min(cols.lo - 1, above.lo)));
+        auto const hi = static_cast<std::ptrdiff_t>(std::max(cols.hi, above.hi)) + 1;
+        if (lo < hi) {
+          std::fill(a_prev.begin() + lo, a_prev.begin() + hi, T(0));
+          std::fill(da_prev.begin() + lo, da_prev.begin() + hi, T(0));
+        }
+      }
       for (index_t j = cols.hi; j >= cols.lo; --j) {
         auto const u = static_cast<std::size_t>(j);
         T const a = a_cur[u], da = da_cur[u];

@@ -167,7 +167,8 @@ inline void discard_pending_error() noexcept { (void)cudaGetLastError(); }
 /// cudaErrorInvalidValue for a book that is not complete for s.type (or whose escape payload
 /// is not s.type's exponent width), key_ref outside the alphabet, missing sections,
 /// offsets/bits/stream or the workspace not 4-byte aligned, or `out` not aligned to its
-/// element size (a GPU faults on misaligned words where the host tolerates them).
+/// element size (a GPU faults on misaligned words where the host tolerates them), and for an
+/// `out` or workspace that overlaps the sections or each other (written while they are read).
 /// The workspace must stay alive until the work completes; read_decode_error() reports a
 /// corrupt chunk (a chunk table entry that disagrees with its region, counts that do not add
 /// up, or threads' runs of codes that do not join: a wrong gap field) after the stream has been
@@ -185,6 +186,15 @@ inline cudaError_t decode(device_stream const& s, void* out, void* workspace, st
                       s.stream == nullptr || !is_aligned_to(s.offsets, 4) || !is_aligned_to(s.bits, 4) ||
                       !is_aligned_to(s.stream, 4) || !is_aligned_for(s.type, out)))
     return cudaErrorInvalidValue;
+  {
+    std::uint64_t const C = chunk_count(s.count, s.chunk_log2);
+    std::uint64_t const out_bytes = s.count * element_bytes(s.type);
+    std::uint64_t const ws_bytes = decode_workspace_bytes();
+    for (auto const& [p, bytes] : {std::pair<void const*, std::uint64_t>{s.raw, raw_plane_bytes(s.type, s.count)},
+                                   {s.offsets, 4 * (C + 1)}, {s.bits, 4 * C}, {s.stream, 4 * s.stream_words}})
+      if (overlaps(out, out_bytes, p, bytes) || overlaps(workspace, ws_bytes, p, bytes)) return cudaErrorInvalidValue;
+    if (overlaps(out, out_bytes, workspace, ws_bytes)) return cudaErrorInvalidValue;
+  }
   auto* lut = static_cast<std::uint16_t*>(workspace);
   auto* error = reinterpret_cast<std::uint32_t*>(static_cast<char*>(workspace) + lut_size * sizeof(std::uint16_t));
   detail::discard_pending_error();
