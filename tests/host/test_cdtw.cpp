@@ -782,3 +782,62 @@ TEMPLATE_TEST_CASE("strip traversal: checkpointed training gives the bits of the
         same(r::measures::soft_dtw<T>(T(0.3), band));   // DTW's lanes, in the log domain here
       }
 }
+
+TEMPLATE_TEST_CASE("alignment passes: checkpointed tables give the bits of the whole table",
+                   "[cdtw][checkpoint]", float, double) {
+  // alignment_path, alignment_matrix and move_occupancy kept the whole strip table at any size
+  // (a 16000 x 16000 DTW path 1962 MB, where value_and_grad keeps 69 MB); past
+  // checkpoint_table_bytes they now keep checkpoint rows and recompute each strip (the path's
+  // traceback, strip by strip from the last). Forced here on small pairs: every interval must
+  // give the whole table's bits, both orientations (the strips run along the longer series).
+  using T = TestType;
+  namespace rh = r::host_detail;
+  std::uint64_t seed = 900;
+  for (auto [n, k] : {std::pair<index_t, index_t>{1, 1}, {1, 40}, {40, 1}, {70, 33}, {33, 70}, {129, 100}, {61, 200}})
+    for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(3)})
+      for (bool ties : {false, true}) {  // integer samples: hard ties everywhere
+        auto x = resilin_test::cast<T>(random_values(static_cast<std::size_t>(n), ++seed));
+        auto y = resilin_test::cast<T>(random_values(static_cast<std::size_t>(k), ++seed));
+        if (ties) {
+          for (auto& v : x) v = std::round(v);
+          for (auto& v : y) v = std::round(v);
+        }
+        r::series_view<T const> const xs{x.data(), n, 1}, ys{y.data(), k, 1};
+        INFO("n " << n << " m " << k << " band kind " << int(band.type()) << " ties " << ties);
+        auto const paths = [&](auto const& meas) {
+          rh::workspace<T> ws;
+          T whole = 0, kept = 0;
+          auto const p0 = rh::alignment_path(meas, xs, ys, &whole, ws, 0);
+          CHECK_FALSE(ws.table.checkpointed());
+          for (index_t every : {1, 2, 3}) {
+            INFO("checkpoint interval " << every);
+            auto const p1 = rh::alignment_path(meas, xs, ys, &kept, ws, every);
+            CHECK(ws.table.checkpointed());
+            CHECK(kept == whole);
+            CHECK(p1 == p0);
+          }
+        };
+        paths(r::measures::dtw(band));
+        paths(r::measures::msm(1.0, band));
+        auto const matrices = [&](auto const& meas) {
+          rh::workspace<T> ws;
+          std::vector<T> e0(static_cast<std::size_t>(n * k)), e1(e0.size()), d0(e0), u0(e0), l0(e0), d1(e0), u1(e0), l1(e0);
+          auto const mv = [&](std::vector<T>& v) { return r::matrix_view<T>{v.data(), n, k}; };
+          T const whole = rh::alignment_matrix(meas, xs, ys, mv(e0), ws, 0);
+          T const occ = rh::move_occupancy(meas, xs, ys, mv(d0), mv(u0), mv(l0), ws, 0);
+          for (index_t every : {1, 2, 3}) {
+            INFO("checkpoint interval " << every);
+            CHECK(rh::alignment_matrix(meas, xs, ys, mv(e1), ws, every) == whole);
+            CHECK(ws.table.checkpointed());
+            CHECK(resilin_test::bitwise_equal(e1, e0));
+            CHECK(rh::move_occupancy(meas, xs, ys, mv(d1), mv(u1), mv(l1), ws, every) == occ);
+            CHECK(resilin_test::bitwise_equal(d1, d0));
+            CHECK(resilin_test::bitwise_equal(u1, u0));
+            CHECK(resilin_test::bitwise_equal(l1, l0));
+          }
+        };
+        matrices(r::measures::soft_dtw<T>(T(0.3), band));
+        matrices(r::measures::soft_msm<T>(T(0.5), T(1), band));
+        matrices(r::measures::dtw(band));
+      }
+}

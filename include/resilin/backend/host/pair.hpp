@@ -57,6 +57,16 @@ std::size_t checkpoint_rows_bytes_of(index_t n, index_t m, int arrays, index_t e
   return static_cast<std::size_t>(rows) * checkpoint_row_bytes<T>(m, arrays);
 }
 
+/// The checkpoint interval of a log-domain forward that keeps R alone for an n x m problem
+/// whose R takes r_bytes: 0 (R whole) up to checkpoint_table_bytes, and beyond wherever the
+/// checkpoint rows, spanning all m columns, would take more (a narrow band).
+template <class T>
+index_t log_domain_checkpoint(index_t n, index_t m, std::size_t r_bytes) {
+  if (r_bytes <= checkpoint_table_bytes) return 0;
+  index_t const k = training_checkpoint_interval<T>(n, m, 1);
+  return checkpoint_rows_bytes_of<T>(n, m, 1, k) < r_bytes ? k : 0;
+}
+
 /// Whether a table of `packs` SIMD packs of T is kept whole (at most kept_table_bytes).
 template <class T>
 constexpr bool kept_whole(std::size_t packs) noexcept {
@@ -242,14 +252,8 @@ T oriented_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x
     index_t const per_vector = 3 + lane_cost<T, Cost>::gradient_term_packs(x.channels);
     if (kept_whole<T>(static_cast<std::size_t>(per_vector) * r_packs)) side = per_vector;
   }
-  // R itself (one pack per vector and step) up to checkpoint_table_bytes, and beyond wherever
-  // the checkpoint rows, spanning all m columns, would take more (a narrow band)
-  std::size_t const r_bytes = r_packs * sizeof(simd::pack<T>);
-  index_t every = 0;
-  if (side == 0 && r_bytes > checkpoint_table_bytes) {
-    index_t const k = training_checkpoint_interval<T>(x.length, y.length, 1);
-    if (checkpoint_rows_bytes_of<T>(x.length, y.length, 1, k) < r_bytes) every = k;
-  }
+  // R itself (one pack per vector and step), or checkpoints (log_domain_checkpoint)
+  index_t const every = side == 0 ? log_domain_checkpoint<T>(x.length, y.length, r_packs * sizeof(simd::pack<T>)) : 0;
   T const v = forward(p, lanes, ws.rowbuf, &ws.table, side, every);
   backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);
   return v;
@@ -311,19 +315,46 @@ T value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x, series_
   return divergence_of(sxy, sxx, syy);
 }
 
+/// The forward of the alignment passes below: R alone, or checkpoints where R would be large
+/// (every < 0: log_domain_checkpoint; else that interval, 0 for R whole, as tests force it).
+template <class T, class P, class Lanes>
+T alignment_forward(P const& p, Lanes& lanes, workspace<T>& ws, index_t every) {
+  auto const r_packs = static_cast<std::size_t>(strip_vectors<T> * strip_steps<T>(p.band, p.x.length));
+  if (every < 0) every = log_domain_checkpoint<T>(p.x.length, p.y.length, r_packs * sizeof(simd::pack<T>));
+  return forward(p, lanes, ws.rowbuf, &ws.table, 0, every);
+}
+
+/// One(m', x', y', transposed) with the strips across the longer series, as the training pass
+/// orients them: the pair as given when y is not longer, else swapped with the tie-preserving
+/// transpose, which has R's bits (plain_value_and_grad); `transposed` says which, for the
+/// caller to map (i, j) and the up and left moves back. With x the shorter, each strip of H
+/// rows spanned all of y with H - 1 rows of padding (a 1 x 4e6 path kept 1194 MB for an R of
+/// 32 MB).
+template <class T, class Cost, class Smooth, class One>
+decltype(auto) along_longer(measure<Cost, Smooth> const& m, series_view<T const> x,
+                            series_view<T const> y, One&& one) {
+  if (y.length <= x.length) return one(m, x, y, std::false_type{});
+  return one(tie_preserving_transposed(m), y, x, std::true_type{});
+}
+
 /// S(x, y) and the soft alignment matrix E(i, j) = dS/dR(i, j), the probability that the
 /// alignment passes through (i, j) (for DTW costs: dS/dDelta(i, j)). E is (n, m), overwritten.
 template <class T, class Cost, class Smooth>
 T alignment_matrix(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
-                   matrix_view<T> e, workspace<T>& ws) {
+                   matrix_view<T> e, workspace<T>& ws, index_t every = -1) {
   for (index_t k = 0; k < e.rows * e.cols; ++k) e.data[k] = T(0);
-  auto const p = make_problem(m, x, y);
-  lane_cost<T, Cost> lanes;
-  T const v = forward(p, lanes, ws.rowbuf, &ws.table);
-  backward(p, ws.table, T(1), lanes, ws.g_up, ws.g_diag,
-           [&](index_t i, index_t j, T a, step3<T>) { e(i, j) = a; }, series_view<T>{},
-           series_view<T>{});
-  return v;
+  return along_longer(m, x, y, [&](auto const& mo, series_view<T const> xo, series_view<T const> yo, auto swapped) {
+    auto const p = make_problem(mo, xo, yo);
+    lane_cost<T, typename std::remove_cvref_t<decltype(mo)>::cost_type> lanes;
+    T const v = alignment_forward(p, lanes, ws, every);
+    backward(p, ws.table, T(1), lanes, ws.g_up, ws.g_diag,
+             [&](index_t i, index_t j, T a, step3<T>) {
+               if constexpr (decltype(swapped)::value) e(j, i) = a;
+               else e(i, j) = a;
+             },
+             series_view<T>{}, series_view<T>{});
+    return v;
+  });
 }
 
 /// S(x, y) and the expected use of each move into every cell: diag(i, j), up(i, j) and
@@ -331,55 +362,91 @@ T alignment_matrix(measure<Cost, Smooth> const& m, series_view<T const> x, serie
 /// the soft alignment (move occupancy) matrix and up / left the split-merge occupancies.
 template <class T, class Cost, class Smooth>
 T move_occupancy(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
-                 matrix_view<T> diag, matrix_view<T> up, matrix_view<T> left, workspace<T>& ws) {
+                 matrix_view<T> diag, matrix_view<T> up, matrix_view<T> left, workspace<T>& ws,
+                 index_t every = -1) {
   for (matrix_view<T> o : {diag, up, left})
     if (o.data) for (index_t k = 0; k < o.rows * o.cols; ++k) o.data[k] = T(0);
-  auto const p = make_problem(m, x, y);
-  lane_cost<T, Cost> lanes;
-  T const v = forward(p, lanes, ws.rowbuf, &ws.table);
-  backward(p, ws.table, T(1), lanes, ws.g_up, ws.g_diag,
-           [&](index_t i, index_t j, T, step3<T> g) {
-             if (diag.data) diag(i, j) = g.diag;
-             if (up.data) up(i, j) = g.up;
-             if (left.data) left(i, j) = g.left;
-           },
-           series_view<T>{}, series_view<T>{});
-  return v;
+  return along_longer(m, x, y, [&](auto const& mo, series_view<T const> xo, series_view<T const> yo, auto swapped) {
+    auto const p = make_problem(mo, xo, yo);
+    lane_cost<T, typename std::remove_cvref_t<decltype(mo)>::cost_type> lanes;
+    T const v = alignment_forward(p, lanes, ws, every);
+    backward(p, ws.table, T(1), lanes, ws.g_up, ws.g_diag,
+             [&](index_t i, index_t j, T, step3<T> g) {
+               // transposed: its up moves are x's left ones, and the other way round
+               constexpr bool t = decltype(swapped)::value;
+               index_t const r = t ? j : i, c = t ? i : j;
+               if (diag.data) diag(r, c) = g.diag;
+               if (up.data) up(r, c) = t ? g.left : g.up;
+               if (left.data) left(r, c) = t ? g.up : g.left;
+             },
+             series_view<T>{}, series_view<T>{});
+    return v;
+  });
 }
 
 /// The optimal path of a hard measure from (0, 0) to (n-1, m-1), ties broken diag > up > left
-/// (where the value is +inf, a path in the band through those ties).
+/// (where the value is +inf, a path in the band through those ties). The traceback reads R
+/// strip by strip, recomputed from checkpoints where R would be large (a 16000 x 16000 path
+/// kept 1962 MB; value_and_grad of the same pair, 69 MB).
 template <class T, class Cost>
 std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const& m,
                                                    series_view<T const> x, series_view<T const> y,
-                                                   T* value_out, workspace<T>& ws) {
-  auto const p = make_problem(m, x, y);
-  lane_cost<T, Cost> lanes;
-  T const v = forward(p, lanes, ws.rowbuf, &ws.table);
+                                                   T* value_out, workspace<T>& ws,
+                                                   index_t every = -1) {
   std::vector<std::array<index_t, 2>> path;
-  index_t i = x.length - 1, j = y.length - 1;
-  path.push_back({i, j});
-  while (i > 0 || j > 0) {
-    step3<T> const c = m.cost.step(x, y, i, j);
-    step3<T> const w = cell_weights(m.smooth, c, ws.table.at(i - 1, j - 1), ws.table.at(i - 1, j),
-                                    ws.table.at(i, j - 1));
-    // the chosen move where it stays in the band; where every candidate is +inf (step costs
-    // that overflow) the ties took the diagonal off the grid's first row or column, and moves
-    // out of the band. An in-band cell has an in-band predecessor: the rows' ends never
-    // decrease and consecutive rows touch.
-    bool const diag_in = i > 0 && j > 0 && p.band.contains(i - 1, j - 1);
-    bool const up_in = i > 0 && p.band.contains(i - 1, j);
-    bool const left_in = j > 0 && p.band.contains(i, j - 1);
-    if (w.diag == T(1) && diag_in) { --i; --j; }
-    else if (w.up == T(1) && up_in) { --i; }
-    else if (w.left == T(1) && left_in) { --j; }
-    else if (diag_in) { --i; --j; }
-    else if (up_in) { --i; }
-    else { --j; }
-    path.push_back({i, j});
-  }
+  T const v = along_longer(m, x, y, [&](auto const& mo, series_view<T const> xo, series_view<T const> yo, auto swapped) {
+    constexpr bool t = decltype(swapped)::value;
+    constexpr index_t H = strip_rows<T>;
+    auto const p = make_problem(mo, xo, yo);
+    lane_cost<T, typename std::remove_cvref_t<decltype(mo)>::cost_type> lanes;
+    T const value = alignment_forward(p, lanes, ws, every);
+    strip_table<T>& table = ws.table;
+    lanes.begin_pair(p.cost, p.x, p.y);
+    table.segment_first = -1;
+    index_t loaded = -1;  // the strip whose cells the table holds (checkpointed)
+    T const* above = nullptr;  // R(loaded * H - 1, j) at [j + 1]
+    // checkpointed: the strip of the path's row i in the table (the path's rows never
+    // increase: strips load last to first), and the row above it
+    auto const focus = [&](index_t i) {
+      if (!table.checkpointed() || i / H == loaded) return;
+      loaded = i / H;
+      above = load_strip(p, lanes, table, loaded, strip_geometry<T>(p.band, p.x.length, loaded * H));
+    };
+    auto const r_at = [&](index_t i, index_t j) -> T {  // i in row focus()'s strip, or just above
+      if (table.checkpointed() && i >= 0 && i + 1 == loaded * H) return above[j + 1];
+      return table.at(i, j);
+    };
+    index_t i = xo.length - 1, j = yo.length - 1;
+    path.reserve(static_cast<std::size_t>(i + j + 1));  // a path has at most n + m - 1 cells
+    auto const emit = [&] { path.push_back(t ? std::array<index_t, 2>{j, i} : std::array<index_t, 2>{i, j}); };
+    emit();
+    while (i > 0 || j > 0) {
+      focus(i);
+      step3<T> const c = mo.cost.step(xo, yo, i, j);
+      T const rd = r_at(i - 1, j - 1), ru = r_at(i - 1, j), rl = r_at(i, j - 1);
+      step3<T> const w = cell_weights(mo.smooth, c, rd, ru, rl);
+      // the chosen move where it stays in the band; where every candidate is +inf (step costs
+      // that overflow) the ties took the diagonal off the grid's first row or column, and moves
+      // out of the band. An in-band cell has an in-band predecessor: the rows' ends never
+      // decrease and consecutive rows touch. Transposed, x's up moves are its left ones: the
+      // fallbacks keep x's order diag > up > left.
+      bool const diag_in = i > 0 && j > 0 && p.band.contains(i - 1, j - 1);
+      bool const up_in = i > 0 && p.band.contains(i - 1, j);
+      bool const left_in = j > 0 && p.band.contains(i, j - 1);
+      if (w.diag == T(1) && diag_in) { --i; --j; }
+      else if (w.up == T(1) && up_in) { --i; }
+      else if (w.left == T(1) && left_in) { --j; }
+      else if (diag_in) { --i; --j; }
+      else if (t ? left_in : up_in) { if (t) --j; else --i; }
+      else { if (t) --i; else --j; }
+      emit();
+    }
+    lanes.end_pair();
+    return value;
+  });
   if (value_out) *value_out = v;  // last: the traceback reads x and y
-  return {path.rbegin(), path.rend()};
+  std::reverse(path.begin(), path.end());
+  return path;
 }
 
 }  // namespace resilin::host_detail

@@ -323,6 +323,27 @@ inline index_t checkpoint_interval(index_t strips, std::size_t row_bytes, std::s
   return ceil_sqrt(strips);
 }
 
+/// Strip s of a checkpointed table (table.every > 0), taken in decreasing order of s after a
+/// forward: its cells recomputed into table.cells from the row above it, where table.at() then
+/// finds them (two levels: the rows of its segment first); lanes.begin_strip(s * H) done.
+/// Returns that row, R(i0 - 1, j) at [j + 1]. A whole table: lanes.begin_strip alone, null.
+template <class T, class P, class Lanes>
+T const* load_strip(P const& p, Lanes& lanes, strip_table<T>& table, index_t s, strip_geometry<T> const& geo) {
+  using V = simd::pack<T>;
+  constexpr int K = strip_vectors<T>, H = K * V::width;
+  if (table.every > 1 && (table.segment_first < 0 || s < table.segment_first))
+    recompute_segment(p, lanes, table, s / table.every * table.every, s);  // s ends a segment
+  lanes.begin_strip(s * H);
+  if (!table.checkpointed()) return nullptr;
+  T const* const row_above = table.row_above(s);
+  table.scratch_row.assign(row_above, row_above + table.row_size);
+  V last[K];
+  forward_strip(p, lanes, s, geo, table.scratch_row,
+                table.cells.reserve(static_cast<std::size_t>((geo.t1 - geo.t0 + 1) * K)),
+                static_cast<strip_table<T>*>(nullptr), last);
+  return row_above;
+}
+
 /// Backward sweep over a stored table. With A = seed * dR(n-1,m-1)/dR(i,j) and G = A * weights
 /// (the expected use of each move into (i, j)), calls lanes.accumulate(q, t, in, G) (lane costs
 /// that cache partials: accumulate_terms of the stored terms, or accumulate_cached) for the
@@ -350,17 +371,8 @@ void backward(P const& p, strip_table<T>& table, T seed, Lanes& lanes, std::vect
   for (index_t s = strips - 1; s >= 0; --s) {
     index_t const i0 = s * H;
     strip_geometry<T> const geo(p.band, n, i0);
-    if (table.every > 1 && (table.segment_first < 0 || s < table.segment_first))
-      recompute_segment(p, lanes, table, s / table.every * table.every, s);  // s ends a segment
-    lanes.begin_strip(i0);
-    T const* const row_above = table.checkpointed() ? table.row_above(s) : nullptr;
-    if (row_above) {  // the strip's cells again, from the row above it (cells hold one strip)
-      table.scratch_row.assign(row_above, row_above + table.row_size);
-      V last[K];
-      forward_strip(p, lanes, s, geo, table.scratch_row,
-                    table.cells.reserve(static_cast<std::size_t>((geo.t1 - geo.t0 + 1) * K)),
-                    static_cast<strip_table<T>*>(nullptr), last);
-    }
+    // checkpointed: the strip's cells again, from the row above it (cells hold one strip)
+    T const* const row_above = load_strip(p, lanes, table, s, geo);
     // R(i0 - 1, j): the table's previous strip, or the kept row
     auto const above = [&](index_t j) { return row_above ? row_above[j + 1] : table.at(i0 - 1, j); };
     int const seed_o = static_cast<int>(n - 1 - i0);

@@ -46,6 +46,8 @@ class table_buffer {
     }
     return data_.get();
   }
+  /// Entries the buffer holds now.
+  std::size_t capacity() const noexcept { return capacity_; }
   V* data() noexcept { return data_.get(); }
   V const* data() const noexcept { return data_.get(); }
 };
