@@ -203,3 +203,42 @@ TEST_CASE("the dispatcher picks the method of the measure", "[learn][barycenter]
           rl::barycenter(r::measures::hard_soft_msm(1.0), xs, {}, opt);
         }).find("no barycentre method") != std::string::npos);
 }
+
+TEST_CASE("medoid: blocks of rows give the whole matrix's medoid", "[learn][medoid]") {
+  // the medoid start held the whole (n, n) matrix (3.2 GB for 20000 series in double); it now
+  // takes rows in blocks of at most 64 MiB, here forced down to one, three and all rows
+  r::index_t const n = 37, len = 5;
+  auto values = random_values(static_cast<std::size_t>(n * len), 77);
+  for (r::index_t k = 0; k < len; ++k) values[static_cast<std::size_t>(20 * len + k)] = values[static_cast<std::size_t>(9 * len + k)];
+  auto const X = r::make_batch(std::span<double const>(values), n, len, 1);
+  auto const m = r::measures::soft_dtw(0.5);
+  std::vector<double> d(static_cast<std::size_t>(n * n));
+  r::pairwise(r::host, m, X, X, r::matrix_view<double>{d.data(), n, n});
+  for (bool uniform : {true, false}) {
+    std::vector<double> w(static_cast<std::size_t>(n), 1.0);
+    if (!uniform)
+      for (r::index_t k = 0; k < n; ++k) w[static_cast<std::size_t>(k)] = 0.5 + 0.1 * double(k % 7);
+    r::index_t want = 0;  // brute force: argmin_j sum_k w_k d(j, k), the first on ties
+    double best = 0;
+    for (r::index_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (r::index_t k = 0; k < n; ++k) s += w[static_cast<std::size_t>(k)] * d[static_cast<std::size_t>(j * n + k)];
+      if (j == 0 || s < best) { want = j; best = s; }
+    }
+    for (std::size_t rows : {std::size_t(1), std::size_t(3), std::size_t(n)}) {
+      INFO("rows per block " << rows << ", uniform weights " << uniform);
+      r::index_t calls = 0;
+      r::index_t const got = rl::detail::medoid_by_rows<double>(
+          n, std::span<double const>(w),
+          [&](r::index_t first, r::index_t count, r::matrix_view<double> out) {
+            ++calls;
+            CHECK(count <= static_cast<r::index_t>(rows));
+            r::pairwise(r::host, m, X.subbatch(first, count), X, out);
+          },
+          rows * static_cast<std::size_t>(n) * sizeof(double));
+      CHECK(got == want);
+      CHECK(calls == (n + static_cast<r::index_t>(rows) - 1) / static_cast<r::index_t>(rows));
+    }
+    CHECK(rl::detail::medoid_index(m, X, std::span<double const>(w), 1, rl::barycenter_objective{}) == want);
+  }
+}

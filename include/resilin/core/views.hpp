@@ -36,6 +36,10 @@ struct batch_view {
   RESILIN_HD series_view<T> operator[](index_t b) const noexcept {
     return {data + b * max_length * channels, length(b), channels};
   }
+  /// Series [first, first + count) as a batch of their own (the same layout and lengths).
+  RESILIN_HD batch_view subbatch(index_t first, index_t count) const noexcept {
+    return {data + first * max_length * channels, count, max_length, channels, lengths ? lengths + first : nullptr};
+  }
 };
 
 /// A dense row-major matrix view (rows, cols), e.g. a pairwise distance matrix or E.

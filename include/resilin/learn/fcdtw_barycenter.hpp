@@ -175,12 +175,11 @@ std::vector<T> fcdtw_initial_centroid(fcdtw::fit_options const& fo, batch_view<T
   if (opt.init == init_method::euclidean_mean) return euclidean_mean(series, w, length);
   require(opt.init == init_method::medoid, "init must be euclidean_mean or medoid, got ",
           static_cast<int>(opt.init));
-  index_t const n = series.batch;
-  std::vector<T> d(static_cast<std::size_t>(n * n));
   fcdtw::fit_options o = fo;
   o.threads = opt.threads;
-  fcdtw::pairwise_distances(o, series, series, matrix_view<T>{d.data(), n, n});
-  index_t const best = medoid_of(std::span<T const>(d), n, w);
+  index_t const best = medoid_by_rows<T>(series.batch, w, [&](index_t first, index_t count, matrix_view<T> out) {
+    fcdtw::pairwise_distances(o, series.subbatch(first, count), series, out);
+  });
   std::vector<double> acc(static_cast<std::size_t>(length * series.channels), 0.0);
   add_resampled(series[best], length, 1.0, acc);
   return std::vector<T>(acc.begin(), acc.end());

@@ -270,9 +270,7 @@ std::vector<neighbor<value_of<QB>>> k_nearest_neighbors(host_backend exec, measu
   for (index_t begin = 0; begin < Q.batch; begin += block) {
     index_t const end = std::min(Q.batch, begin + block);
     d.resize(static_cast<std::size_t>((end - begin) * R.batch));
-    batch_view<T const> const rows{Q.data + begin * Q.max_length * Q.channels, end - begin,
-                                   Q.max_length, Q.channels, Q.lengths ? Q.lengths + begin : nullptr};
-    pairwise(exec, m, rows, R, matrix_view<T>{d.data(), end - begin, R.batch});
+    pairwise(exec, m, Q.subbatch(begin, end - begin), R, matrix_view<T>{d.data(), end - begin, R.batch});
     for (index_t a = begin; a < end; ++a)
       search_detail::k_smallest(d.data() + (a - begin) * R.batch, R.batch, k, out.data() + a * k);
   }
