@@ -40,6 +40,24 @@ double l1(std::vector<double> const& a) {
   return s;
 }
 
+
+/// Soft-DTW of univariate x and y by the plain recursion in long double (log1p of the
+/// min-shifted sum): the reference of the accuracy tests below.
+double soft_dtw_long_double(std::vector<double> const& x, std::vector<double> const& y, double gamma) {
+  std::size_t const n = x.size(), m = y.size();
+  long double const inf = std::numeric_limits<long double>::infinity(), g = gamma;
+  std::vector<long double> R((n + 1) * (m + 1), inf);
+  R[0] = 0;
+  for (std::size_t i = 1; i <= n; ++i)
+    for (std::size_t j = 1; j <= m; ++j) {
+      long double const a = R[(i - 1) * (m + 1) + j - 1], b = R[(i - 1) * (m + 1) + j], c = R[i * (m + 1) + j - 1];
+      long double const lo = std::min({a, b, c});
+      long double const d = static_cast<long double>(x[i - 1]) - y[j - 1];
+      R[i * (m + 1) + j] = d * d + lo - g * std::log1p(std::exp(-(a - lo) / g) + std::exp(-(b - lo) / g) +
+                                                       std::exp(-(c - lo) / g) - 1);
+    }
+  return static_cast<double>(R.back());
+}
 }  // namespace
 
 TEST_CASE("n = m = 4096, gamma = 1e-4, values around 1e4: finite, bounded, equal to the oracle",
@@ -314,6 +332,53 @@ TEST_CASE("soft-DTW of a series against a slightly perturbed copy keeps its rela
   for (float const v : out) CHECK(std::abs(v - exact) <= 1e-4 * exact);
   // the divergence, D(x, y) > 0 for x != y (it came out 0)
   CHECK(r::value(r::measures::soft_dtw_divergence(1.0f), r::view(x), r::view(y)) > 0.0f);
+}
+
+TEST_CASE("double soft-DTW values keep about 1e-12 of relative accuracy near the exponential domain's limit",
+          "[numerics]") {
+  // The exponential domain's error is a few ulp of gamma per cell whatever S; with float's rerun
+  // threshold (|S| < 4096 eps gamma (n + m)) a double S just above it came out 1.1e-5 off (a
+  // reviewer's case: alternating +-1 against a perturbed copy, gamma = 0.05). Against a long
+  // double log-domain recursion, at several multiples of that old threshold.
+  constexpr int n = 10;
+  double const gamma = 0.05;
+  double const old_threshold = 4096 * std::numeric_limits<double>::epsilon() * gamma * 2 * n;
+  for (double factor : {1.05, 1.3, 2.0, 8.0, 1e3, 1e6}) {
+    std::vector<double> x(n), y(n), w(n);
+    double sw = 0;
+    for (int i = 0; i < n; ++i) {
+      w[static_cast<std::size_t>(i)] = ((i * 7) % 5 - 2) * 0.5 + 0.1;
+      sw += w[static_cast<std::size_t>(i)] * w[static_cast<std::size_t>(i)];
+    }
+    double const p = std::sqrt(factor * old_threshold / sw);
+    for (int i = 0; i < n; ++i) {
+      x[static_cast<std::size_t>(i)] = i % 2 ? -1.0 : 1.0;
+      y[static_cast<std::size_t>(i)] = x[static_cast<std::size_t>(i)] + p * w[static_cast<std::size_t>(i)];
+    }
+    double const want = soft_dtw_long_double(x, y, gamma);
+    INFO("S / old threshold " << factor << ", S " << want);
+    auto const m = r::measures::soft_dtw(gamma);
+    CHECK(std::abs(r::value(m, r::view(x), r::view(y)) - want) <= 1e-12 * std::abs(want));
+    std::vector<double> gx(n), gy(n);
+    CHECK(std::abs(r::value_and_grad(m, r::view(x), r::view(y), r::view(gx), r::view(gy)) - want) <=
+          1e-12 * std::abs(want));
+  }
+}
+
+TEST_CASE("a soft-min whose other candidates are below 1's rounding keeps them (log1p)", "[numerics]") {
+  // log(1 + e_mid + e_hi) dropped sums below eps: an error of gamma eps per cell, all of a
+  // small S (a reviewer's case: float S(x, x) = -4.5e-8 at gamma = 0.01 came out 1.1e-3 off,
+  // 1.1e-5 at 0.02). Against a long double recursion.
+  std::vector<float> const x{0.0f, 0.37f, 1.5f, 1.87f, 3.0f};
+  for (double gamma : {0.01, 0.02, 0.05}) {
+    std::vector<double> const xd(x.begin(), x.end());
+    double const want = soft_dtw_long_double(xd, xd, gamma);
+    INFO("gamma " << gamma << ", S(x, x) " << want);
+    float const got = r::value(r::measures::soft_dtw(static_cast<float>(gamma)), r::view(x), r::view(x));
+    CHECK(std::abs(got - want) <= 1e-5 * std::abs(want));
+    double const got_d = r::value(r::measures::soft_dtw(gamma), r::view(xd), r::view(xd));
+    CHECK(std::abs(got_d - want) <= 1e-12 * std::abs(want));
+  }
 }
 
 TEST_CASE("a band that holds one path has the exact sum of its costs at any gamma", "[numerics][band]") {

@@ -407,7 +407,7 @@ TEST_CASE("soft-MSM: the transition cost and its partials", "[soft_msm]") {
   // the gate: ~c strictly between, c + softmin of squares outside, g = 1/2 at u = 0
   CHECK(std::abs(cost.transition(0.0, -1.0, 1.0) - 1.0) < 1e-9);
   CHECK(std::abs(cost.transition(2.0, 0.0, 1.0) - (1.0 + oracle::softmin({4.0, 1.0}, 0.5))) < 1e-9);
-  CHECK(cost.transition(1.0, 1.0, 3.0) == 1.0 + 0.5 * oracle::softmin({0.0, 4.0}, 0.5));
+  CHECK(cost.transition(1.0, 1.0, 3.0) == Approx(1.0 + 0.5 * oracle::softmin({0.0, 4.0}, 0.5)).epsilon(1e-15));
   // no NaN for huge values (u^2 overflows in float)
   r::soft_msm_cost<float> const fc{1.0f, 1.0f, 1e-9f};
   float const big = 3e9f;

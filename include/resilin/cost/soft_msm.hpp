@@ -71,7 +71,7 @@ RESILIN_HD RESILIN_INLINE soft_min2_result<V> soft_min2(V a, V b, T gamma) noexc
     V const gap = select(lo == hi, zero, lo - hi);  // <= 0; no inf - inf
     V const e = exp(gap * math::inverse_temperature(gamma));  // in [0, 1]
     V const s = one + e;
-    return {lo - log(s) * gamma, e / s};
+    return {lo - math::log1p_nonneg<T>(e) * gamma, e / s};
   }
   return {lo, select(lo == hi, V(T(0.5)), zero)};
 }

@@ -119,8 +119,7 @@ struct soft_min {
 
     /// log Z, Z = 1 + e_mid + e_hi (the minimum's term is 1).
     RESILIN_HD RESILIN_INLINE V log_normaliser() const noexcept {
-      using math::log;
-      return log(V(T(1)) + (e_mid + e_hi));
+      return math::log1p_nonneg<T>(e_mid + e_hi);
     }
     RESILIN_HD RESILIN_INLINE V value_from(V log_z, T g) const noexcept {
       using math::select;
