@@ -34,6 +34,10 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   using base = strip_series<T, true>;
   T c = 1, gamma = 1, eps = T(1e-9);
   T neg_inverse_gamma = -1;
+  /// Set by the caller for S(x, x) with both gradients into one buffer (a divergence's self
+  /// terms): then the diagonal cells give each transition's two partials on the one sample as
+  /// their sum (self_diagonal).
+  bool sums_self = false;
   std::vector<T> e_column;        // exp(-(y_j - y_{j-1})^2 / gamma), laid out as the reversed y
   std::vector<V> e_row;           // exp(-(x_i - x_{i-1})^2 / gamma) of the strip's rows
 
@@ -173,8 +177,33 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   /// The step costs of vector q (and, with Partials, its transitions' partials).
   template <bool Partials>
   RESILIN_INLINE step3<V> evaluate(int q, index_t t) noexcept {
-    if (this->overflow) [[unlikely]] return guarded_costs<Partials>(q, t);
-    return costs_of<Partials, false>(q, t);
+    step3<V> const costs = this->overflow ? guarded_costs<Partials>(q, t) : costs_of<Partials, false>(q, t);
+    if constexpr (Partials)
+      if (sums_self) [[unlikely]] self_diagonal(q, t);
+    return costs;
+  }
+
+  /// sums_self: at a diagonal cell (i, i) of S(x, x) a transition's v and o are one sample,
+  /// whose partials carry stiff terms +-h S a (h up to 1 / (2 sqrt(eps)) at u = 0) that
+  /// cancelled only through separate sums (x's per strip, y's per pair): a soft-MSM
+  /// divergence's gradient came out 17 % off in float at gamma = 300, 5e-10 in double. The
+  /// lane gives that sample their sum, -dT/dp (the three partials sum to 0), whose stiff term
+  /// h b S is 0 there (b = 0), and nothing through the other slot; the move's partials are 0.
+  [[gnu::noinline, gnu::cold]] void self_diagonal(int q, index_t t) noexcept {
+    index_t const twice = t - this->i0;  // lane o = qW + k is at (i0 + o, t - o): diagonal at 2o
+    if (twice < 0 || twice % 2 != 0) return;
+    index_t const k = twice / 2 - q * base::W;
+    if (k < 0 || k >= base::W) return;
+    int const lane = static_cast<int>(k);
+    for (index_t ch = 0; ch < this->x.channels; ++ch) {
+      auto const u = static_cast<std::size_t>(q * this->x.channels + ch);
+      transition_partials<V>& up = partials[2 * u];     // v = x_i, o = y_j: one sample here
+      transition_partials<V>& left = partials[2 * u + 1];  // v = y_j, o = x_i
+      up.v.set(lane, -up.p[lane]);
+      up.o.set(lane, T(0));
+      left.o.set(lane, -left.p[lane]);
+      left.v.set(lane, T(0));
+    }
   }
 
   /// evaluate() for pairs whose differences may overflow (strip_series::overflow): the

@@ -246,6 +246,8 @@ T oriented_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x
     }
   }
   lane_cost<T, Cost> lanes;
+  if constexpr (requires { lanes.sums_self; })  // S(x, x), both gradients into one buffer
+    lanes.sums_self = x.data == y.data && x.length == y.length && gx.data != nullptr && gx.data == gy.data;
   auto const r_packs = static_cast<std::size_t>(strip_vectors<T> * strip_steps<T>(p.band, x.length));
   index_t side = 0;  // lanes that cache partials: keep every cell's backward data where it fits
   if constexpr (caches_partials<lane_cost<T, Cost>>) {
