@@ -183,24 +183,25 @@ T value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T co
 
 /// hard_min with the ties of the transposed problem, where the up and left moves trade places:
 /// diag > left > up there picks the moves that hard_min's diag > up > left picks in x's
-/// orientation (value_and_grad's and alignment_path's path). The same minimum.
+/// orientation (value_and_grad's and alignment_path's path). The same minimum. RESILIN_HD as
+/// the cell functions that call it (nvcc warned where a CUDA program takes a host path).
 struct hard_min_transposed_ties {
   void validate() const noexcept {}
   template <class V>
-  V combine(step3<V> v) const noexcept { return hard_min{}.combine(v); }
+  RESILIN_HD V combine(step3<V> v) const noexcept { return hard_min{}.combine(v); }
   template <class V>
-  step3<V> weights(step3<V> v) const noexcept {
+  RESILIN_HD step3<V> weights(step3<V> v) const noexcept {
     step3<V> const w = hard_min{}.weights(step3<V>{v.diag, v.left, v.up});
     return {w.diag, w.left, w.up};
   }
   template <class V>
-  step3<V> weights_tangent(step3<V> const&, step3<V> const&) const noexcept { return {V(0), V(0), V(0)}; }
+  RESILIN_HD step3<V> weights_tangent(step3<V> const&, step3<V> const&) const noexcept { return {V(0), V(0), V(0)}; }
   template <class V>
-  step3<V> weights_tangent_along_costs(step3<V> const&, step3<V> const&, step3<V> const&) const noexcept {
+  RESILIN_HD step3<V> weights_tangent_along_costs(step3<V> const&, step3<V> const&, step3<V> const&) const noexcept {
     return {V(0), V(0), V(0)};
   }
   template <class V>
-  value_weights_and_entropy<V> combine_weights_and_entropy(step3<V> v) const noexcept {
+  RESILIN_HD value_weights_and_entropy<V> combine_weights_and_entropy(step3<V> v) const noexcept {
     return {combine(v), weights(v), V(0)};
   }
 };
