@@ -223,6 +223,7 @@ TEST_CASE("a container parsed from a temporary keeps its bytes; other temporarie
   STATIC_REQUIRE(parses<std::vector<std::uint8_t>>);
   STATIC_REQUIRE(parses<std::span<std::uint8_t const>>);
   STATIC_REQUIRE(!parses<std::array<std::uint8_t, 64>>);
+  STATIC_REQUIRE(!parses<std::vector<std::uint8_t> const>);
 }
 
 TEST_CASE("decoding into a buffer that overlaps the encoded bytes is refused", "[lct][container]") {

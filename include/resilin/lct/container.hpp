@@ -123,7 +123,7 @@ inline container parse_container(std::vector<std::uint8_t>&& in, parse_options c
 /// in a named object, or decode at once with decode_container.
 template <class R>
   requires(std::ranges::contiguous_range<R> && !std::ranges::borrowed_range<R> &&
-           !std::same_as<std::remove_cvref_t<R>, std::vector<std::uint8_t>>)
+           !std::same_as<R, std::vector<std::uint8_t>>)  // a const vector's bytes cannot move
 container parse_container(R&&, parse_options const& = {}) = delete;
 
 inline container parse_container(std::span<std::uint8_t const> in, parse_options const& opt) {

@@ -281,21 +281,25 @@ T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
 
 /// The sum over the channels c of one(x_c, y_c, gx_c, gy_c), each channel of x and y copied to a
 /// one-channel series in `buffer` and the gradients one adds to gx_c and gy_c (zeroed first)
-/// added to column c of gx and gy: how an independent-channels measure is differentiated. one
-/// must not resize `buffer`.
+/// added to column c of gx and gy: how an independent-channels measure is differentiated. S(x,
+/// x) into one gradient buffer stays that within each channel (one copy, one buffer), as the
+/// soft-MSM lanes' self terms need it (sums_self). one must not resize `buffer`.
 template <class T, class One>
 T sum_over_channels(series_view<T const> x, series_view<T const> y, series_view<T> gx,
                     series_view<T> gy, std::vector<T>& buffer, One&& one) {
   index_t const n = x.length, k = y.length;
+  bool const self = x.data == y.data && n == k && gx.data != nullptr && gx.data == gy.data;
   buffer.resize(static_cast<std::size_t>(2 * (n + k)));
   T* const base = buffer.data();
   series_view<T> const gxc{base + n + k, n, 1}, gyc{base + 2 * n + k, k, 1};
   T sum = T(0);
   for (index_t c = 0; c < x.channels; ++c) {
     std::fill(gxc.data, gxc.data + n + k, T(0));  // gxc and gyc are adjacent
-    sum += one(copy_channel(x, c, base), copy_channel(y, c, base + n), gxc, gyc);
+    series_view<T const> const xc = copy_channel(x, c, base);
+    sum += self ? one(xc, xc, gxc, gxc) : one(xc, copy_channel(y, c, base + n), gxc, gyc);
     for (index_t i = 0; i < n; ++i) gx(i, c) += gxc.data[i];
-    for (index_t j = 0; j < k; ++j) gy(j, c) += gyc.data[j];
+    if (!self)
+      for (index_t j = 0; j < k; ++j) gy(j, c) += gyc.data[j];
   }
   return sum;
 }
