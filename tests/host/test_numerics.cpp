@@ -381,6 +381,30 @@ TEST_CASE("a soft-min whose other candidates are below 1's rounding keeps them (
   }
 }
 
+TEST_CASE("a band that holds one path: value() has value_and_grad()'s bits", "[numerics][band]") {
+  // value() takes such pairs through the min (the soft-min of one finite candidate is that
+  // candidate), value_and_grad() through the soft-min: the same bits, for every soft measure,
+  // one row, one column, the diagonal of a radius-0 or slope-1 band
+  std::uint64_t seed = 40;
+  for (auto [n, k] : {std::pair<r::index_t, r::index_t>{1, 1}, {1, 300}, {300, 1}, {77, 77}})
+    for (auto const band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::itakura(1.0)}) {
+      if (n != k && band.type() != r::band_spec{}.type()) continue;
+      auto const x = random_values(static_cast<std::size_t>(n), ++seed);
+      auto const y = random_values(static_cast<std::size_t>(k), ++seed);
+      INFO("n " << n << " m " << k << " band kind " << int(band.type()));
+      auto const same = [&](auto const& m) {
+        std::vector<double> gx(static_cast<std::size_t>(n)), gy(static_cast<std::size_t>(k));
+        double const v = r::value(m, r::view(x), r::view(y));
+        CHECK(v == r::value_and_grad(m, r::view(x), r::view(y), r::view(gx), r::view(gy)));
+      };
+      for (double gamma : {1e-3, 1.0, 1e3}) {
+        same(r::measures::soft_dtw(gamma, band));
+        same(r::measures::soft_msm(gamma, 1.0, band));
+        same(r::measures::soft_cdtw(gamma, band));
+      }
+    }
+}
+
 TEST_CASE("a band that holds one path has the exact sum of its costs at any gamma", "[numerics][band]") {
   // A radius-0 band (or an Itakura slope of 1) with n = m leaves the diagonal alone. The
   // exponential domain gave the 50 x 50 float pair below 6e-5 off at gamma = 1; the log domain
