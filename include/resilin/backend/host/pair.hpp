@@ -109,17 +109,17 @@ inline constexpr bool soft_dtw_problem<T, dtw_cost<D>, soft_min<T>> = vector_dis
 template <class T, class Cost, class Smooth>
 T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
               workspace<T>& ws) {
+  band_geometry const band = m.band.geometry(x.length, y.length);
   if constexpr (!std::is_same_v<Smooth, hard_min>) {
     // A band that holds one path: every cell has one finite candidate, of which the soft-min is
     // that candidate exactly (its other terms are exp(-inf) = 0, log1p(0) = 0). The min gives
     // the same bits without the exponentials and the logarithm (the strips' padding lanes paid
-    // them too: soft-DTW at n = 1 took 155 ns per cell).
-    if (m.band.geometry(x.length, y.length).single_path())
-      return plain_value(measure<Cost, hard_min>{m.cost, {}, m.band, false, false}, x, y, ws);
+    // them too: soft-DTW at n = 1 took 166 ns per cell).
+    if (band.single_path()) return plain_value(measure<Cost, hard_min>{m.cost, {}, m.band, false, false}, x, y, ws);
   }
   if constexpr (soft_dtw_problem<T, Cost, Smooth>) {  // the exponential domain where it is exact
     using D = typename Cost::distance_type;
-    if (exp_domain_applies<T, D>(x, y, m.smooth.gamma, m.band.geometry(x.length, y.length))) {
+    if (exp_domain_applies<T, D>(x, y, m.smooth.gamma, band)) {
       // the rolling rows along the shorter series, as the lock-step groups orient pairs
       auto const o = oriented_pair<T>::of(x, y);
       auto const p = make_problem(m, o.x, o.y);
@@ -334,8 +334,10 @@ T value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x, series_
 /// (every < 0: log_domain_checkpoint; else that interval, 0 for R whole, as tests force it).
 template <class T, class P, class Lanes>
 T alignment_forward(P const& p, Lanes& lanes, workspace<T>& ws, index_t every) {
-  auto const r_packs = static_cast<std::size_t>(strip_vectors<T> * strip_steps<T>(p.band, p.x.length));
-  if (every < 0) every = log_domain_checkpoint<T>(p.x.length, p.y.length, r_packs * sizeof(simd::pack<T>));
+  if (every < 0) {
+    auto const r_packs = static_cast<std::size_t>(strip_vectors<T> * strip_steps<T>(p.band, p.x.length));
+    every = log_domain_checkpoint<T>(p.x.length, p.y.length, r_packs * sizeof(simd::pack<T>));
+  }
   return forward(p, lanes, ws.rowbuf, &ws.table, 0, every);
 }
 
@@ -352,24 +354,34 @@ decltype(auto) along_longer(measure<Cost, Smooth> const& m, series_view<T const>
   return one(tie_preserving_transposed(m), y, x, std::true_type{});
 }
 
-/// S(x, y) and the soft alignment matrix E(i, j) = dS/dR(i, j), the probability that the
-/// alignment passes through (i, j) (for DTW costs: dS/dDelta(i, j)). E is (n, m), overwritten.
-template <class T, class Cost, class Smooth>
-T alignment_matrix(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
-                   matrix_view<T> e, workspace<T>& ws, index_t every = -1) {
-  for (index_t k = 0; k < e.rows * e.cols; ++k) e.data[k] = T(0);
+/// S(x, y), calling visit(i, j, A, G) for every in-band cell with its adjoint A = dS/dR(i, j)
+/// and G the expected use of each move into it, in x's orientation (backward's visit), whichever
+/// series the strips run along (transposed, up and left trade places back).
+template <class T, class Cost, class Smooth, class Visit>
+T visit_alignment(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                  workspace<T>& ws, index_t every, Visit&& visit) {
   return along_longer(m, x, y, [&](auto const& mo, series_view<T const> xo, series_view<T const> yo, auto swapped) {
     auto const p = make_problem(mo, xo, yo);
     lane_cost<T, typename std::remove_cvref_t<decltype(mo)>::cost_type> lanes;
     T const v = alignment_forward(p, lanes, ws, every);
     backward(p, ws.table, T(1), lanes, ws.g_up, ws.g_diag,
-             [&](index_t i, index_t j, T a, step3<T>) {
-               if constexpr (decltype(swapped)::value) e(j, i) = a;
-               else e(i, j) = a;
+             [&](index_t i, index_t j, T a, step3<T> g) {
+               if constexpr (decltype(swapped)::value) visit(j, i, a, step3<T>{g.diag, g.left, g.up});
+               else visit(i, j, a, g);
              },
              series_view<T>{}, series_view<T>{});
     return v;
   });
+}
+
+/// S(x, y) and the soft alignment matrix E(i, j) = dS/dR(i, j), the probability that the
+/// alignment passes through (i, j) (for DTW costs: dS/dDelta(i, j)). E is (n, m), overwritten.
+/// every: as alignment_forward's.
+template <class T, class Cost, class Smooth>
+T alignment_matrix(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                   matrix_view<T> e, workspace<T>& ws, index_t every = -1) {
+  for (index_t k = 0; k < e.rows * e.cols; ++k) e.data[k] = T(0);
+  return visit_alignment(m, x, y, ws, every, [&](index_t i, index_t j, T a, step3<T>) { e(i, j) = a; });
 }
 
 /// S(x, y) and the expected use of each move into every cell: diag(i, j), up(i, j) and
@@ -381,21 +393,10 @@ T move_occupancy(measure<Cost, Smooth> const& m, series_view<T const> x, series_
                  index_t every = -1) {
   for (matrix_view<T> o : {diag, up, left})
     if (o.data) for (index_t k = 0; k < o.rows * o.cols; ++k) o.data[k] = T(0);
-  return along_longer(m, x, y, [&](auto const& mo, series_view<T const> xo, series_view<T const> yo, auto swapped) {
-    auto const p = make_problem(mo, xo, yo);
-    lane_cost<T, typename std::remove_cvref_t<decltype(mo)>::cost_type> lanes;
-    T const v = alignment_forward(p, lanes, ws, every);
-    backward(p, ws.table, T(1), lanes, ws.g_up, ws.g_diag,
-             [&](index_t i, index_t j, T, step3<T> g) {
-               // transposed: its up moves are x's left ones, and the other way round
-               constexpr bool t = decltype(swapped)::value;
-               index_t const r = t ? j : i, c = t ? i : j;
-               if (diag.data) diag(r, c) = g.diag;
-               if (up.data) up(r, c) = t ? g.left : g.up;
-               if (left.data) left(r, c) = t ? g.up : g.left;
-             },
-             series_view<T>{}, series_view<T>{});
-    return v;
+  return visit_alignment(m, x, y, ws, every, [&](index_t i, index_t j, T, step3<T> g) {
+    if (diag.data) diag(i, j) = g.diag;
+    if (up.data) up(i, j) = g.up;
+    if (left.data) left(i, j) = g.left;
   });
 }
 
