@@ -53,7 +53,7 @@ void check_paired(Measure const& m, r::index_t n, r::index_t k, r::index_t d) {
   CHECK(plan.rest.size() == static_cast<std::size_t>(groups ? 5 : B));
   // fewer groups than workers that run at once: none formed (the pairs spread over the threads
   // instead); threads beyond the cores share them and do not count (20000 threads for 300
-  // series of 16 took every pair out of the groups: 1.59 s instead of 0.15 s)
+  // series of 16 took every pair out of the groups: 1.22 s instead of 0.05 s)
   unsigned const cores = std::thread::hardware_concurrency();
   for (int threads : {3, 100000}) {
     INFO("threads " << threads << ", cores " << cores);

@@ -186,7 +186,7 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   /// sums_self: at a diagonal cell (i, i) of S(x, x) a transition's v and o are one sample,
   /// whose partials carry stiff terms +-h S a (h up to 1 / (2 sqrt(eps)) at u = 0) that
   /// cancelled only through separate sums (x's per strip, y's per pair): a soft-MSM
-  /// divergence's gradient came out 17 % off in float at gamma = 300, 5e-10 in double. The
+  /// divergence's gradient came out 17 % off in float at gamma = 300. The
   /// lane gives that sample their sum, -dT/dp (the three partials sum to 0), whose stiff term
   /// h b S is 0 there (b = 0), and nothing through the other slot; the move's partials are 0.
   [[gnu::noinline, gnu::cold]] void self_diagonal(int q, index_t t) noexcept {
