@@ -9,9 +9,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <new>
 #include <random>
+#include <span>
 #include <vector>
 #include <support/catch.hpp>
 #include <resilin/resilin.hpp>
@@ -254,5 +256,29 @@ TEST_CASE("alignment paths and matrices of thin pairs keep checkpoints, not a pa
   double total = 0;  // every column of the 4-row grid is visited: E sums to at least m
   for (double p : e) total += p;
   CHECK(total >= double(m) * (1 - 1e-9));
+}
+
+TEST_CASE("pairwise plans its lock-step groups a block of pairs at a time", "[memory]") {
+  // the plan held an index per pair, and its grouping another while formed: 1500 x 1500 series
+  // of 3 held 16 bytes per pair beside its 8-byte output
+  namespace rh = r::host_detail;
+  r::index_t const N = 1500, n = 3;
+  auto const x = random_series(static_cast<std::size_t>(N * n), 7);
+  auto const X = r::make_batch(std::span<double const>(x), N, n);
+  std::vector<double> out(static_cast<std::size_t>(N * N));
+  auto const soft = r::measures::soft_dtw(1.0);
+  std::size_t const bytes = peak_of([&] {
+    r::pairwise(r::host.with_threads(2), soft, X, X, r::matrix_view<double>{out.data(), N, N});
+  });
+  INFO("peak " << bytes << " bytes for " << N * N << " pairs");
+  CHECK(bytes < static_cast<std::size_t>(rh::batch_plan_pairs) * 40);
+  CHECK(static_cast<std::size_t>(N * N) * 16 > static_cast<std::size_t>(rh::batch_plan_pairs) * 40);
+  // the pairs on both sides of each block's end, and a sample elsewhere, have value()'s bits
+  bool same = true;
+  for (r::index_t k = 0; k < N * N; k += k % rh::batch_plan_pairs < 3 || k % rh::batch_plan_pairs > rh::batch_plan_pairs - 4 ? 1 : 997) {
+    double const v = r::value(soft, X[k / N], X[k % N]);
+    same = same && std::memcmp(&v, &out[static_cast<std::size_t>(k)], sizeof v) == 0;
+  }
+  CHECK(same);
 }
 #endif
