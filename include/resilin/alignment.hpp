@@ -484,16 +484,32 @@ void pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
 
 namespace detail {
 
+/// How many blocks of Y each row of pairwise_grads is split into: one where X alone gives
+/// enough tasks, else enough for about pairwise_grads_row_tasks in all (a gradient of one series
+/// against many ran on one thread). From the shapes alone, so the bits do not depend on the
+/// thread count.
+inline constexpr index_t pairwise_grads_row_tasks = 64;
+inline index_t pairwise_grads_blocks(index_t x_batch, index_t y_batch) noexcept {
+  if (x_batch <= 0 || x_batch >= pairwise_grads_row_tasks || y_batch <= 1) return 1;
+  return std::min(y_batch, (pairwise_grads_row_tasks + x_batch - 1) / x_batch);
+}
+/// The most tasks pairwise_grads_rows runs at once (its callers' worker count).
+inline index_t pairwise_grads_tasks(index_t x_batch, index_t y_batch) noexcept {
+  return std::max(x_batch * pairwise_grads_blocks(x_batch, y_batch), y_batch);
+}
+
 /// The body of pairwise_grads and sharp_pairwise_grads, their arguments checked. pass(one, x, y,
 /// gx, gy, seed, worker) adds seed dS/dx to gx and seed dS/dy to gy (one buffer for y = x: both
 /// partials) and returns S(x, y), for a measure `one` with a single alignment and no divergence.
-/// For each X[a] (one task, so deterministic): GX[a] = sum_b w(a, b) dM(X[a], Y[b]) / dX[a] and
-/// out(a, b) = M(X[a], Y[b]), b in order, combined as value_and_grad combines them (per channel
-/// for independent channels: the same values). A divergence's self terms are computed once per
-/// series, not once per pair: S(y, y) for every series of Y when out is given, and S(x, x) with
-/// its gradient once per series of X, seeded with -sum_b w(a, b) / 2 (where that leaves GX[a]
-/// not finite, as weights near the largest finite value can, the row again with S(x, x) per
-/// pair, as value_and_grad interleaves them). `workers`: pass's worker ids are below it.
+/// GX[a] = sum_b w(a, b) dM(X[a], Y[b]) / dX[a] and out(a, b) = M(X[a], Y[b]), combined as
+/// value_and_grad combines them (per channel for independent channels: the same values). Each
+/// row is one task, or, for few rows (pairwise_grads_blocks), blocks of consecutive b, each
+/// summed in order into its own buffer, the buffers then in order: deterministic for any thread
+/// count. A divergence's self terms are computed once per series, not once per pair: S(y, y) for
+/// every series of Y when out is given, and S(x, x) with its gradient once per series of X,
+/// seeded with -sum_b w(a, b) / 2 (where that leaves GX[a] not finite, as weights near the
+/// largest finite value can, the row again with S(x, x) per pair, as value_and_grad interleaves
+/// them). `workers` (pass's worker ids are below it): resolve_threads of pairwise_grads_tasks.
 template <class Cost, class Smooth, class T, class Pass>
 void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batch_view<T const> X,
                          batch_view<T const> Y, batch_view<T> gxs, matrix_view<T> out,
@@ -503,6 +519,7 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
   auto one = split ? m.single_channel() : m;
   one.divergence = false;
   std::vector<std::vector<T>> buffers(static_cast<std::size_t>(workers));
+  std::vector<std::vector<T>> gy_scratch(static_cast<std::size_t>(workers));
   // f(x_c, y_c, gx_c, gy_c, c) summed over the channels c of an independent-channels measure
   // (sum_over_channels: each channel copied, its gradients added back), else f on the series
   auto const channels = [&](series_view<T const> x, series_view<T const> y, series_view<T> gx,
@@ -525,50 +542,92 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
       });
     });
   }
-  parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
-    series_view<T> const gpad{gxs.data + a * X.max_length * X.channels, X.max_length, X.channels};
+  auto const seed_of = [&](index_t a, index_t b) { return weights.data ? weights(a, b) : T(1); };
+  std::vector<T> self_x(static_cast<std::size_t>(X.batch * terms));
+  // S(x, x) of row a with its gradient added to gx, seeded with the row's weights halved and summed
+  auto const self_term = [&](index_t a, series_view<T> gx, int w) {
+    if (!m.divergence || Y.batch == 0) return;
+    T half = T(0);
+    for (index_t b = 0; b < Y.batch; ++b) half += seed_of(a, b) / T(2);
+    channels(X[a], X[a], gx, gx, w, [&](auto x, auto x2, auto g, auto g2, index_t c) {
+      self_x[static_cast<std::size_t>(a * terms + c)] = pass(one, x, x2, g, g2, -half, w);
+      return T(0);
+    });
+  };
+  // the pairs (a, b), b in [b0, b1), added to gx; per_pair: each with its own S(x, x), seeded
+  // -w(a, b) / 2 as value_and_grad seeds it (else self_term's, done before)
+  auto const pairs = [&](index_t a, index_t b0, index_t b1, series_view<T> gx, bool per_pair, int w) {
+    std::vector<T>& scratch = gy_scratch[static_cast<std::size_t>(w)];
+    for (index_t b = b0; b < b1; ++b) {
+      scratch.assign(static_cast<std::size_t>(Y.length(b) * Y.channels), T(0));
+      series_view<T> const gy{scratch.data(), Y.length(b), Y.channels};
+      T const v = channels(X[a], Y[b], gx, gy, w, [&](auto x, auto y, auto gxc, auto gyc, index_t c) {
+        T const sxy = pass(one, x, y, gxc, gyc, seed_of(a, b), w);
+        if (!m.divergence) return sxy;
+        auto const k = static_cast<std::size_t>(a * terms + c);
+        if (per_pair) self_x[k] = pass(one, x, x, gxc, gxc, -seed_of(a, b) / T(2), w);
+        return divergence_of(sxy, self_x[k], self_values ? self_y[static_cast<std::size_t>(b * terms + c)] : T(0));
+      });
+      if (out.data) out(a, b) = v;
+    }
+  };
+  auto const padded = [&](index_t a) {
+    return series_view<T>{gxs.data + a * X.max_length * X.channels, X.max_length, X.channels};
+  };
+  // weights near the largest finite value can overflow the summed seed or the cross terms'
+  // sum, which the pairs' interleaving cancels: then the row again, pair by pair
+  auto const redo_if_overflowed = [&](index_t a, int w) {
+    series_view<T> const gpad = padded(a);
     series_view<T> const gx{gpad.data, X.length(a), X.channels};
-    auto const seed_of = [&](index_t b) { return weights.data ? weights(a, b) : T(1); };
-    std::vector<T> self_x(static_cast<std::size_t>(terms)), gy_scratch;
-    // once: S(x, x) with its gradient once, seeded with the row's weights halved and summed; else
-    // with every pair, seeded -w(a, b) / 2 as value_and_grad seeds it
-    auto const row = [&](bool once) {
-      zero(gpad);
-      if (m.divergence && once && Y.batch > 0) {
-        T half = T(0);
-        for (index_t b = 0; b < Y.batch; ++b) half += seed_of(b) / T(2);
-        channels(X[a], X[a], gx, gx, w, [&](auto x, auto x2, auto g, auto g2, index_t c) {
-          self_x[static_cast<std::size_t>(c)] = pass(one, x, x2, g, g2, -half, w);
-          return T(0);
-        });
-      }
-      for (index_t b = 0; b < Y.batch; ++b) {
-        gy_scratch.assign(static_cast<std::size_t>(Y.length(b) * Y.channels), T(0));
-        series_view<T> const gy{gy_scratch.data(), Y.length(b), Y.channels};
-        T const v = channels(X[a], Y[b], gx, gy, w, [&](auto x, auto y, auto gxc, auto gyc, index_t c) {
-          T const sxy = pass(one, x, y, gxc, gyc, seed_of(b), w);
-          if (!m.divergence) return sxy;
-          auto const k = static_cast<std::size_t>(c);
-          if (!once) self_x[k] = pass(one, x, x, gxc, gxc, -seed_of(b) / T(2), w);
-          return divergence_of(sxy, self_x[k], self_values ? self_y[static_cast<std::size_t>(b * terms) + k] : T(0));
-        });
-        if (out.data) out(a, b) = v;
-      }
-    };
-    row(true);
-    // weights near the largest finite value can overflow the summed seed or the cross terms'
-    // sum, which the pairs' interleaving cancels: then the row again, pair by pair
     auto const finite = [](T g) { return std::isfinite(g); };
-    if (m.divergence && !std::all_of(gx.data, gx.data + gx.length * gx.channels, finite)) row(false);
+    if (!m.divergence || std::all_of(gx.data, gx.data + gx.length * gx.channels, finite)) return;
+    zero(gpad);
+    pairs(a, 0, Y.batch, gx, true, w);
+  };
+  index_t const blocks = pairwise_grads_blocks(X.batch, Y.batch);
+  if (blocks == 1) {
+    parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
+      series_view<T> const gpad = padded(a);
+      series_view<T> const gx{gpad.data, X.length(a), X.channels};
+      zero(gpad);
+      self_term(a, gx, w);
+      pairs(a, 0, Y.batch, gx, false, w);
+      redo_if_overflowed(a, w);
+    });
+    return;
+  }
+  // few rows: block k of row a sums its pairs into partial (a, k) (block 0 starts with the self
+  // term, which every block's values need first), then each row sums its blocks in order
+  index_t const per_block = (Y.batch + blocks - 1) / blocks;
+  index_t const row = X.max_length * X.channels;
+  std::vector<T> partial(static_cast<std::size_t>(X.batch * blocks * row), T(0));
+  auto const partial_of = [&](index_t a, index_t k) {
+    return series_view<T>{partial.data() + (a * blocks + k) * row, X.length(a), X.channels};
+  };
+  parallel_for(X.batch, exec.threads, [&](index_t a, int w) { self_term(a, partial_of(a, 0), w); });
+  parallel_for(X.batch * blocks, exec.threads, [&](index_t task, int w) {
+    index_t const a = task / blocks, k = task % blocks;
+    index_t const b0 = std::min(Y.batch, k * per_block), b1 = std::min(Y.batch, b0 + per_block);
+    pairs(a, b0, b1, partial_of(a, k), false, w);
+  });
+  parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
+    series_view<T> const gpad = padded(a);
+    zero(gpad);
+    index_t const size = X.length(a) * X.channels;
+    for (index_t k = 0; k < blocks; ++k) {
+      T const* const p = partial_of(a, k).data;
+      for (index_t e = 0; e < size; ++e) gpad.data[e] += p[e];
+    }
+    redo_if_overflowed(a, w);
   });
 }
 
 }  // namespace detail
 
 /// GX[a] = sum_b weights(a, b) dM(X[a], Y[b]) / dX[a] (weights default to ones), and, when
-/// out is given, out(a, b) = M(X[a], Y[b]) (value_and_grad's values). Each X[a] is owned by one
-/// task: deterministic. A divergence's self terms S(x, x) and S(y, y) are computed once per
-/// series, not once per pair.
+/// out is given, out(a, b) = M(X[a], Y[b]) (value_and_grad's values). The rows of X run in
+/// parallel, and for fewer than 64 rows blocks of Y too; deterministic for any thread count. A
+/// divergence's self terms S(x, x) and S(y, y) are computed once per series, not once per pair.
 template <class Cost, class Smooth, batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>
 void pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
@@ -579,7 +638,7 @@ void pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
   detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
-  int const workers = resolve_threads(exec.threads, std::max(X.batch, Y.batch));
+  int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X.batch, Y.batch));
   std::vector<host_detail::workspace<T>> ws(static_cast<std::size_t>(workers));
   detail::pairwise_grads_rows(exec, m, X, Y, gxs, out, weights, workers,
                               [&](auto const& one, series_view<T const> x, series_view<T const> y,

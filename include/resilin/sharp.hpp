@@ -133,8 +133,8 @@ void sharp_pairwise(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
 /// pairwise_grads of the sharp value: GX[a] = sum_b weights(a, b) d sharp(X[a], Y[b]) / dX[a]
 /// (weights default to ones) and, when out is given, out(a, b) = sharp(X[a], Y[b]) (the bits of
 /// sharp_value and sharp_pairwise). pairwise_grads' rules: GX of X's shape, padding exactly 0,
-/// finite weights, the outputs apart from the inputs and each other. Each X[a] is owned by one task:
-/// deterministic. A divergence's self terms are computed once per series (pairwise_grads).
+/// finite weights, the outputs apart from the inputs and each other; deterministic for any thread
+/// count. A divergence's self terms are computed once per series (pairwise_grads).
 template <class Cost, class Smooth, batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>
 void sharp_pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
@@ -146,7 +146,7 @@ void sharp_pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB 
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
   detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
-  int const workers = resolve_threads(exec.threads, std::max(X.batch, Y.batch));
+  int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X.batch, Y.batch));
   std::vector<host_detail::tangent_workspace<T>> ws(static_cast<std::size_t>(workers));
   detail::pairwise_grads_rows(exec, m, X, Y, gxs, out, weights, workers,
                               [&ws](auto const& one, series_view<T const> x, series_view<T const> y,

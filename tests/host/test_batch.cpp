@@ -60,10 +60,12 @@ void check_paired(Measure const& meas, char const* name) {
   }
 }
 
+// A and B: fewer than 64 rows of X also split Y into blocks (pairwise_grads_blocks), whose
+// partial sums must give the same bits for any thread count
 template <class T, class Measure>
-void check_pairwise(Measure const& meas, char const* name) {
-  INFO(name);
-  r::index_t const A = 9, B = 13, d = 3;
+void check_pairwise(Measure const& meas, char const* name, r::index_t const A = 9, r::index_t const B = 13) {
+  INFO(name << ", " << A << " x " << B);
+  r::index_t const d = 3;
   ragged<T> const X(A, 17, d, 21), Y(B, 21, d, 22);
   std::vector<T> single(static_cast<std::size_t>(A * B));
   for (r::index_t a = 0; a < A; ++a)
@@ -130,6 +132,10 @@ TEMPLATE_TEST_CASE("pairwise and pairwise_grads equal single calls (ragged, 1/2/
   check_pairwise<T>(r::measures::soft_dtw_divergence(T(0.5)), "divergence");
   check_pairwise<T>(r::measures::soft_dtw_divergence(T(0.2), r::band_spec::radius(4)), "divergence radius 4");
   check_pairwise<T>(r::measures::dtw(), "DTW");
+  // one series against many (blocks of 3 pairs, the last ones empty), and 70 rows (no blocks)
+  check_pairwise<T>(r::measures::soft_dtw_divergence(T(0.5)), "divergence", 1, 150);
+  check_pairwise<T>(r::measures::soft_msm_divergence(T(0.5), T(0.3)), "soft-MSM divergence", 2, 40);
+  check_pairwise<T>(r::measures::soft_dtw(T(0.5)), "soft-DTW", 70, 3);
 }
 
 TEST_CASE("pairwise divergence of a set with itself: zero diagonal, symmetric, non-negative", "[batch][divergence]") {
