@@ -486,16 +486,22 @@ namespace detail {
 
 /// How many blocks of Y each row of pairwise_grads is split into: one where X alone gives
 /// enough tasks, else enough for about pairwise_grads_row_tasks in all (a gradient of one series
-/// against many ran on one thread). From the shapes alone, so the bits do not depend on the
-/// thread count.
+/// against many ran on one thread), their partial sums within pairwise_grads_block_bytes (64
+/// blocks of a 10^6-sample row would take 512 MB). From the shapes alone, so the bits do not
+/// depend on the thread count. row_bytes: one padded gradient row of X.
 inline constexpr index_t pairwise_grads_row_tasks = 64;
-inline index_t pairwise_grads_blocks(index_t x_batch, index_t y_batch) noexcept {
+inline constexpr std::size_t pairwise_grads_block_bytes = std::size_t(64) << 20;
+inline index_t pairwise_grads_blocks(index_t x_batch, index_t y_batch, std::size_t row_bytes) noexcept {
   if (x_batch <= 0 || x_batch >= pairwise_grads_row_tasks || y_batch <= 1) return 1;
-  return std::min(y_batch, (pairwise_grads_row_tasks + x_batch - 1) / x_batch);
+  auto const rows_fit = static_cast<index_t>(pairwise_grads_block_bytes / std::max<std::size_t>(row_bytes, 1));
+  index_t const by_memory = std::max<index_t>(1, rows_fit / x_batch);
+  return std::min({y_batch, (pairwise_grads_row_tasks + x_batch - 1) / x_batch, by_memory});
 }
 /// The most tasks pairwise_grads_rows runs at once (its callers' worker count).
-inline index_t pairwise_grads_tasks(index_t x_batch, index_t y_batch) noexcept {
-  return std::max(x_batch * pairwise_grads_blocks(x_batch, y_batch), y_batch);
+template <class T>
+index_t pairwise_grads_tasks(batch_view<T const> X, index_t y_batch) noexcept {
+  auto const row_bytes = static_cast<std::size_t>(X.max_length * X.channels) * sizeof(T);
+  return std::max(X.batch * pairwise_grads_blocks(X.batch, y_batch, row_bytes), y_batch);
 }
 
 /// The body of pairwise_grads and sharp_pairwise_grads, their arguments checked. pass(one, x, y,
@@ -584,7 +590,8 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
     zero(gpad);
     pairs(a, 0, Y.batch, gx, true, w);
   };
-  index_t const blocks = pairwise_grads_blocks(X.batch, Y.batch);
+  index_t const row = X.max_length * X.channels;
+  index_t const blocks = pairwise_grads_blocks(X.batch, Y.batch, static_cast<std::size_t>(row) * sizeof(T));
   if (blocks == 1) {
     parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
       series_view<T> const gpad = padded(a);
@@ -599,7 +606,6 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
   // few rows: block k of row a sums its pairs into partial (a, k) (block 0 starts with the self
   // term, which every block's values need first), then each row sums its blocks in order
   index_t const per_block = (Y.batch + blocks - 1) / blocks;
-  index_t const row = X.max_length * X.channels;
   std::vector<T> partial(static_cast<std::size_t>(X.batch * blocks * row), T(0));
   auto const partial_of = [&](index_t a, index_t k) {
     return series_view<T>{partial.data() + (a * blocks + k) * row, X.length(a), X.channels};
@@ -638,7 +644,7 @@ void pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
   detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
-  int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X.batch, Y.batch));
+  int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X, Y.batch));
   std::vector<host_detail::workspace<T>> ws(static_cast<std::size_t>(workers));
   detail::pairwise_grads_rows(exec, m, X, Y, gxs, out, weights, workers,
                               [&](auto const& one, series_view<T const> x, series_view<T const> y,

@@ -146,7 +146,7 @@ void sharp_pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB 
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
   detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
-  int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X.batch, Y.batch));
+  int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X, Y.batch));
   std::vector<host_detail::tangent_workspace<T>> ws(static_cast<std::size_t>(workers));
   detail::pairwise_grads_rows(exec, m, X, Y, gxs, out, weights, workers,
                               [&ws](auto const& one, series_view<T const> x, series_view<T const> y,

@@ -281,4 +281,20 @@ TEST_CASE("pairwise plans its lock-step groups a block of pairs at a time", "[me
   }
   CHECK(same);
 }
+
+TEST_CASE("pairwise_grads of one long series against many keeps its partial sums within bounds", "[memory]") {
+  // fewer than 64 rows split Y into blocks with a partial gradient each: 16 of a 2^20-sample row
+  // would take 128 MiB; they stay within pairwise_grads_block_bytes (the sums: test_batch)
+  std::size_t const n = std::size_t(1) << 20, B = 16;
+  auto const x = random_series(n, 8), y = random_series(B, 9);
+  auto const X = r::make_batch(std::span<double const>(x), 1, static_cast<r::index_t>(n));
+  auto const Y = r::make_batch(std::span<double const>(y), static_cast<r::index_t>(B), 1);
+  std::vector<double> g(n);
+  std::size_t const bytes = peak_of([&] {
+    r::pairwise_grads(r::host.with_threads(2), r::measures::soft_dtw(1.0), X, Y, r::make_batch(g, 1, static_cast<r::index_t>(n)));
+  });
+  INFO("peak " << bytes << " bytes");
+  CHECK(bytes < r::detail::pairwise_grads_block_bytes + (std::size_t(16) << 20));
+  CHECK(std::all_of(g.begin(), g.end(), [](double v) { return std::isfinite(v); }));
+}
 #endif
