@@ -230,6 +230,48 @@ TEST_CASE("an empty cluster takes the series farthest from its centroid", "[lear
   CHECK(d.inertia < 1e-25);
 }
 
+TEST_CASE("k-means settles where the assignment undoes an empty cluster's repair", "[learn][kmeans]") {
+  // two exact duplicates shorter than the mean length and one other series, k = 3: the repair
+  // moved a duplicate into the empty cluster, its twin's centroid tied with it and took it back,
+  // and MSM, the soft-DTW divergence and soft-DTW repeated that until max_iter (50 iterations,
+  // not converged). Now it stops there, with centroids, assignments and inertia that agree.
+  r::dataset<double> ds;
+  std::vector<double> const a{1, 2, 3}, b{0, 9, 0, 9, 0, 9, 0};
+  ds.push_back("a", std::span<double const>(a));
+  ds.push_back("a", std::span<double const>(a));
+  ds.push_back("b", std::span<double const>(b));
+  auto const check = [&](auto const& m, char const* name) {
+    INFO(name);
+    rl::kmeans_options o;
+    o.k = 3;
+    o.restarts = 1;
+    o.max_iter = 50;
+    o.barycenter.max_iter = 5;
+    auto const res = rl::kmeans(m, ds.view(), o);
+    CHECK(res.converged);
+    CHECK(res.iterations <= 3);
+    CHECK(ari_with_truth(ds, res.assignments) == 1.0);
+    // every series at its nearest reported centroid (ties: the first), and the inertia their sum
+    double inertia = 0;
+    for (r::index_t i = 0; i < ds.size(); ++i) {
+      r::index_t best = -1;
+      double best_v = 0;
+      for (std::size_t c = 0; c < res.centroids.size(); ++c) {
+        auto const& cent = res.centroids[c];
+        double const v = r::value(m, ds.series(i), r::series_view<double const>{cent.values.data(), cent.length, 1});
+        if (best < 0 || v < best_v) { best = static_cast<r::index_t>(c); best_v = v; }
+      }
+      CHECK(res.assignments[static_cast<std::size_t>(i)] == best);
+      inertia += best_v;
+    }
+    CHECK(res.inertia == Approx(inertia).epsilon(1e-12).margin(1e-12));
+  };
+  check(r::measures::msm(), "msm");
+  check(r::measures::soft_dtw_divergence(0.1), "soft-DTW divergence");
+  check(r::measures::soft_dtw(0.1), "soft-DTW");
+  check(r::measures::dtw(), "DTW");
+}
+
 TEST_CASE("every centroid has the target length, also where no barycentre replaced its seed",
           "[learn][kmeans]") {
   // three constant series of lengths 3, 5 and 4: DTW 0 between any two, so no cluster ever has

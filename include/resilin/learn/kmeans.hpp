@@ -182,12 +182,16 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
     return sum;
   };
   r.inertia = total(value);
+  bool may_repair = true;
   for (int it = 1; it <= opt.max_iter; ++it) {
     std::vector<std::vector<index_t>> members(static_cast<std::size_t>(k));
     for (index_t i = 0; i < n; ++i) members[static_cast<std::size_t>(which[static_cast<std::size_t>(i)])].push_back(i);
     // An empty cluster takes the series with the largest gap to its own centroid, from a
-    // cluster that keeps at least one member; none with a positive gap: it stays empty.
-    for (index_t j = 0; j < k; ++j) {
+    // cluster that keeps at least one member; none with a positive gap, or the previous
+    // iteration's repairs undone by its assignment: it stays empty.
+    std::vector<index_t> const before = which;
+    bool repaired = false;
+    for (index_t j = 0; j < k && may_repair; ++j) {
       if (!members[static_cast<std::size_t>(j)].empty()) continue;
       auto const now = stack(std::span<barycenter_result<T> const>(r.centroids));
       std::vector<double> const self_c = ops.self(now.view(), threads);
@@ -207,6 +211,7 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
       which[static_cast<std::size_t>(far)] = j;
       r.centroids[static_cast<std::size_t>(j)] = as_centroid(series[far], bopt.length);
       value[static_cast<std::size_t>(far)] = self[static_cast<std::size_t>(far)];
+      repaired = true;
     }
     for (index_t j = 0; j < k; ++j) {
       auto const& mj = members[static_cast<std::size_t>(j)];
@@ -219,6 +224,10 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
     r.iterations = it;
     double const inertia = total(value);
     if (opt.progress) opt.progress("kmeans", it, inertia);
+    // the assignment undid the repairs (the moved series' exact duplicate kept its centroid, and
+    // the tie sent it back): repairing again would undo again, up to max_iter times, so the
+    // next iteration updates the centroids of these assignments as they are
+    may_repair = !(repaired && next == before);
     bool const settled =
         next == which || (opt.tol > 0 && std::abs(inertia - r.inertia) <= opt.tol * std::abs(inertia));
     r.inertia = inertia;
