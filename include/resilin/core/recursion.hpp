@@ -52,7 +52,9 @@ RESILIN_HD RESILIN_INLINE value_and_weights<V> cell_value_and_weights(Smooth con
 
 /// The divergence S(x,y) - S(x,x)/2 - S(y,y)/2 from its three values. The halved self terms
 /// are summed before they are subtracted, so that swapping x and y, which swaps them, gives the
-/// same bits (S(x, y) = S(y, x) exactly, and addition commutes).
+/// same bits (S(x, y) = S(y, x) exactly, and addition commutes). The three values reach about
+/// -gamma (n + m) ln 3, so the difference carries an absolute error of a few ulp of that: at
+/// large gamma the divergence loses its digits (README, Quickstart).
 template <class T>
 RESILIN_HD constexpr T divergence_of(T sxy, T sxx, T syy) noexcept {
   return sxy - (T(0.5) * sxx + T(0.5) * syy);
