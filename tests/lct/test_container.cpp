@@ -174,13 +174,29 @@ TEST_CASE("the writer refuses what the reader would refuse", "[lct][container]")
   {
     lct::encoded_tensor bad = e;
     bad.raw.pop_back();
-    throws_with(bad, "section sizes");
+    throws_with(bad, "to_container: the raw plane (bytes) has 2999, expected 3000 for 3000 elements");
   }
   {
     lct::encoded_tensor bad = e;
     bad.count += 1;
-    throws_with(bad, "section sizes");
+    throws_with(bad, "expected 3001 for 3001 elements");
   }
+  {
+    lct::encoded_tensor bad = e;
+    bad.stream.resize(bad.stream.size() + 4);
+    throws_with(bad, "the exponent stream (bytes) has ");
+  }
+  {
+    lct::encoded_tensor bad = e;
+    bad.shape = {3, 7};
+    throws_with(bad, "to_container: shape {3, 7} does not multiply to the element count 3000");
+  }
+  // every refusal names the value: the dtypes of a mismatched book, an invalid dtype's number
+  lct::compressed_tensor ct(lct::dtype::bf16);
+  REQUIRE_THROWS_WITH(ct.set_codebook(lct::codebook::build(lct::dtype::fp16, lct::histogram{})),
+                      "lct: invalid argument: compressed_tensor: codebook is for fp16, the tensor is bf16");
+  REQUIRE_THROWS_WITH(lct::compressed_tensor(static_cast<lct::dtype>(7)), Catch::Matchers::Contains("compressed_tensor: invalid dtype 7"));
+  REQUIRE_THROWS_WITH(lct::encode(static_cast<lct::dtype>(7), g.data(), 10, nullptr, e), Catch::Matchers::Contains("encode: invalid dtype 7"));
   {
     lct::encoded_tensor bad = e;
     bad.key_ref = 256;

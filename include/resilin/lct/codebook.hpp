@@ -46,7 +46,7 @@ class codebook {
   /// pseudo-count max(1, total / 10000).
   static codebook build(dtype t, histogram const& key_hist, std::uint32_t id = 0,
                         unsigned max_len = max_code_length) {
-    if (!is_valid(t)) RESILIN_LCT_THROW(invalid_argument("codebook::build: invalid dtype"));
+    if (!is_valid(t)) RESILIN_LCT_THROW(invalid_argument(invalid_dtype_message("codebook::build", t)));
     if (max_len < 2 || max_len > max_code_length)
       RESILIN_LCT_THROW(invalid_argument("codebook::build: max_len " + std::to_string(max_len) +
                                          " outside [2, " + std::to_string(max_code_length) + "]"));

@@ -28,21 +28,26 @@ class compressed_tensor {
 
   explicit compressed_tensor(dtype t) : compressed_tensor(t, options{}) {}
   compressed_tensor(dtype t, options const& opt) : type_(t), opt_(opt) {
-    if (!is_valid(t)) RESILIN_LCT_THROW(invalid_argument("compressed_tensor: invalid dtype"));
+    if (!is_valid(t)) RESILIN_LCT_THROW(invalid_argument(invalid_dtype_message("compressed_tensor", t)));
     enc_.type = t;
   }
 
   /// Uses a precomputed book from now on (it must be for this dtype).
   void set_codebook(codebook const& b) {
-    if (!b.empty() && b.type() != type_) RESILIN_LCT_THROW(invalid_argument("compressed_tensor: codebook dtype mismatch"));
+    if (!b.empty() && b.type() != type_) RESILIN_LCT_THROW(invalid_argument("compressed_tensor: codebook is for " + std::string(name(b.type())) +
+                                         ", the tensor is " + std::string(name(type_))));
     book_ = b;
     stats_ = {};
   }
   [[nodiscard]] codebook const& current_codebook() const noexcept { return book_; }
 
   /// Encodes n elements (bit patterns), replacing the previous contents; buffers are reused.
+  /// Where it throws, the object holds no contents (as before its first encode) and keeps its
+  /// book and statistics.
   void encode(void const* data, std::uint64_t n) {
+    contents_ = false;  // a failed encode leaves no contents (lct::encode empties enc_)
     lct::encode(type_, data, n, book_.empty() ? nullptr : &book_, enc_, opt_.encode, &scratch_);
+    contents_ = true;
     // the first encode with data: keep its fresh book (an empty tensor's book holds only the
     // escape and would make the next encode escape nearly everything)
     if (book_.empty() && n > 0) book_ = enc_.book;
@@ -74,8 +79,9 @@ class compressed_tensor {
     return a;
   }
 
-  /// Decodes into a caller buffer of at least size() * element_bytes bytes. Before the first
-  /// encode there are no contents to decode (invalid_argument), as for to_container().
+  /// Decodes into a caller buffer of at least size() * element_bytes bytes. Without contents
+  /// (before the first encode, after a failed one) it throws invalid_argument, as to_container()
+  /// does.
   void decode_into(void* out, std::uint64_t out_bytes) const {
     require_contents("decode");
     lct::decode(enc_.view(), out, out_bytes, opt_.decode);
@@ -93,8 +99,8 @@ class compressed_tensor {
   [[nodiscard]] std::uint64_t size() const noexcept { return enc_.count; }
   [[nodiscard]] std::uint64_t original_bytes() const noexcept { return enc_.original_bytes(); }
   /// Bytes the contents take as a container (header, book, chunk table, planes, stream,
-  /// checksum); 0 before the first encode.
-  [[nodiscard]] std::uint64_t compressed_bytes() const noexcept { return encodes_ ? container_size(enc_) : 0; }
+  /// checksum); 0 without contents (before the first encode, after a failed one).
+  [[nodiscard]] std::uint64_t compressed_bytes() const noexcept { return contents_ ? container_size(enc_) : 0; }
   [[nodiscard]] double ratio() const noexcept {
     return enc_.count ? static_cast<double>(original_bytes()) / static_cast<double>(compressed_bytes()) : 0.0;
   }
@@ -120,7 +126,7 @@ class compressed_tensor {
     ++refreshes_;
   }
   void require_contents(char const* what) const {
-    if (encodes_ == 0)
+    if (!contents_)
       RESILIN_LCT_THROW(invalid_argument(std::string("compressed_tensor::") + what + ": nothing encoded yet"));
   }
 
@@ -132,6 +138,7 @@ class compressed_tensor {
   histogram stats_{};
   std::vector<std::uint8_t> decoded_;
   std::uint64_t encodes_ = 0, refreshes_ = 0;
+  bool contents_ = false;  // an encode succeeded, and none failed after it
 };
 
 }  // namespace resilin::lct

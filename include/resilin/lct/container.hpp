@@ -39,6 +39,13 @@ inline std::uint64_t container_size(encoded_tensor const& t) noexcept {
 }
 
 namespace detail {
+/// "{3, 7}" (for messages).
+inline std::string shape_text(std::vector<std::uint64_t> const& dims) {
+  std::string text = "{";
+  for (std::size_t k = 0; k < dims.size(); ++k) text += (k ? ", " : "") + std::to_string(dims[k]);
+  return text + "}";
+}
+
 /// Whether the dimensions multiply to count: 0 if any dimension is 0 (the others may be
 /// anything), else the exact product, which must not overflow 64 bits. The writer and the
 /// reader apply this one rule, so every container written parses.
@@ -63,7 +70,8 @@ inline std::vector<std::uint8_t> to_container(encoded_tensor const& t) {
   std::vector<std::uint64_t> shape = t.shape.empty() ? std::vector<std::uint64_t>{t.count} : t.shape;
   if (shape.size() > max_rank) RESILIN_LCT_THROW(invalid_argument("to_container: rank " + std::to_string(shape.size()) + " > 8"));
   if (!detail::shape_multiplies_to(shape, t.count))
-    RESILIN_LCT_THROW(invalid_argument("to_container: shape does not multiply to the element count"));
+    RESILIN_LCT_THROW(invalid_argument("to_container: shape " + detail::shape_text(shape) +
+                                       " does not multiply to the element count " + std::to_string(t.count)));
   std::vector<std::uint8_t> out;
   out.reserve(64 + t.payload_bytes() + 8 * shape.size() + 200);
   for (std::uint8_t m : container_magic) out.push_back(m);

@@ -258,7 +258,7 @@ inline void merge_chunk(stream_view const& v, std::uint64_t begin, std::uint32_t
 /// Structural checks of a view (sizes of every section), for `what` (decode, to_container);
 /// the container parser does more.
 inline void check_view(stream_view const& v, std::string const& what = "decode") {
-  if (!is_valid(v.type)) RESILIN_LCT_THROW(invalid_argument(what + ": invalid dtype"));
+  if (!is_valid(v.type)) RESILIN_LCT_THROW(invalid_argument(invalid_dtype_message(what, v.type)));
   if (v.book == nullptr || v.book->empty() || v.book->type() != v.type)
     RESILIN_LCT_THROW(invalid_argument(what + ": missing codebook or codebook of another dtype"));
   if (!is_complete_book(v.book->lengths(), alphabet_size(v.type)))
@@ -268,9 +268,16 @@ inline void check_view(stream_view const& v, std::string const& what = "decode")
   if (v.key_ref >= alphabet_size(v.type))
     RESILIN_LCT_THROW(invalid_argument(what + ": key_ref " + std::to_string(v.key_ref) + " outside the alphabet"));
   std::uint64_t const C = chunk_count(v.count, v.chunk_log2);
-  if (v.raw.size() != raw_plane_bytes(v.type, v.count) || v.offsets.size() != C + 1 || v.bits.size() != C ||
-      v.stream.size() != 4ull * v.offsets[C] || v.offsets[0] != 0)
-    RESILIN_LCT_THROW(invalid_argument(what + ": section sizes do not match the element count"));
+  auto const section = [&](char const* name, std::uint64_t got, std::uint64_t want) {
+    if (got != want)
+      RESILIN_LCT_THROW(invalid_argument(what + ": " + name + " has " + std::to_string(got) + ", expected " +
+                                         std::to_string(want) + " for " + std::to_string(v.count) + " elements"));
+  };
+  section("the raw plane (bytes)", v.raw.size(), raw_plane_bytes(v.type, v.count));
+  section("the chunk offsets (entries)", v.offsets.size(), C + 1);
+  section("the chunk bit counts (entries)", v.bits.size(), C);
+  section("the first chunk offset", v.offsets[0], 0);
+  section("the exponent stream (bytes)", v.stream.size(), 4ull * v.offsets[C]);
   for (std::uint64_t c = 0; c < C; ++c) {
     std::uint32_t const cnt = chunk_elements(v.count, v.chunk_log2, c);
     std::uint32_t const bits = v.bits[c] & ~raw_chunk_flag;

@@ -8,6 +8,7 @@
 //         p8[i] = sign << 7 | mantissa bits 16..22
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include <resilin/lct/config.hpp>
@@ -58,6 +59,11 @@ constexpr std::string_view name(dtype t) noexcept {
     case dtype::fp32: return "fp32";
   }
   return "?";
+}
+
+/// "WHAT: invalid dtype N" (host messages name the value, as every refusal does).
+inline std::string invalid_dtype_message(std::string_view what, dtype t) {
+  return std::string(what) + ": invalid dtype " + std::to_string(static_cast<unsigned>(t)) + " (bf16 = 1, fp16 = 2, fp32 = 3)";
 }
 
 /// Parses "bf16", "fp16", "fp32"; returns false on anything else.

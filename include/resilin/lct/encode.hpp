@@ -484,10 +484,11 @@ void encode_typed(void const* data, std::uint64_t n, codebook const* given, enco
 
 /// Encodes n elements (their bit patterns, little endian; data aligned to the element size) of
 /// type t into `out`, reusing its buffers. With `book == nullptr` (or an empty book) a fresh book is built from this tensor's
-/// histogram; otherwise `book` is used as is and out-of-book exponents escape.
+/// histogram; otherwise `book` is used as is and out-of-book exponents escape. Where it throws
+/// (out of memory, a tensor too large), `out` is left empty (count 0, no book), never half written.
 inline void encode(dtype t, void const* data, std::uint64_t n, codebook const* book, encoded_tensor& out,
                    encode_options const& opt = {}, encode_scratch* scratch = nullptr) {
-  if (!is_valid(t)) RESILIN_LCT_THROW(invalid_argument("encode: invalid dtype"));
+  if (!is_valid(t)) RESILIN_LCT_THROW(invalid_argument(invalid_dtype_message("encode", t)));
   if (n > 0 && data == nullptr) RESILIN_LCT_THROW(invalid_argument("encode: null data with n > 0"));
   if (n > 0 && !is_aligned_for(t, data))
     RESILIN_LCT_THROW(invalid_argument("encode: data is not aligned to its element size (" +
@@ -501,11 +502,27 @@ inline void encode(dtype t, void const* data, std::uint64_t n, codebook const* b
   if (book && book->empty()) book = nullptr;
   encode_scratch local;
   encode_scratch& s = scratch ? *scratch : local;
-  switch (t) {
-    case dtype::bf16: detail::encode_typed<dtype::bf16>(data, n, book, out, opt, s); break;
-    case dtype::fp16: detail::encode_typed<dtype::fp16>(data, n, book, out, opt, s); break;
-    case dtype::fp32: detail::encode_typed<dtype::fp32>(data, n, book, out, opt, s); break;
+  auto const run = [&] {
+    switch (t) {
+      case dtype::bf16: detail::encode_typed<dtype::bf16>(data, n, book, out, opt, s); break;
+      case dtype::fp16: detail::encode_typed<dtype::fp16>(data, n, book, out, opt, s); break;
+      case dtype::fp32: detail::encode_typed<dtype::fp32>(data, n, book, out, opt, s); break;
+    }
+  };
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+  try {
+    run();
+  } catch (...) {
+    // out was partly rewritten (count and book of the new tensor, planes or stream of the old
+    // one): left as it is, to_container() wrote a checksummed container that the decoder then
+    // refused as corrupt. It is left empty instead, as a default-constructed one.
+    out = encoded_tensor{};
+    out.type = t;
+    throw;
   }
+#else
+  run();
+#endif
 }
 
 /// Convenience: bf16 / fp16 bit patterns.
