@@ -2,6 +2,7 @@
 // and the value, for every method.
 #include <cmath>
 #include <limits>
+#include <new>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -47,6 +48,35 @@ TEST_CASE("learn: weights whose sum overflows, callbacks that throw, values that
   ko.k = 2;
   ko.barycenter.progress = cancel.progress;
   CHECK_THROWS_WITH(rl::kmeans(sd, xs, ko), "user cancel");
+  // what a callback throws reaches the caller as it is, also a std::length_error or
+  // std::bad_alloc (they came back as resilin::runtime_error "out of memory")
+  struct user_error : std::length_error {
+    using std::length_error::length_error;
+  };
+  auto const caught = [](auto&& run) -> std::string {
+    try {
+      run();
+    } catch (user_error const& e) {
+      return std::string("user_error: ") + e.what();
+    } catch (std::bad_alloc const&) {
+      return "bad_alloc";
+    } catch (std::exception const& e) {
+      return std::string("other: ") + e.what();
+    }
+    return "nothing";
+  };
+  rl::barycenter_options stop;
+  stop.progress = [](std::string_view, int, double) { throw user_error("stop"); };
+  CHECK(caught([&] { rl::barycenter(sd, xs, {}, stop); }) == "user_error: stop");
+  CHECK(caught([&] { rl::barycenter(r::measures::dtw(), xs, {}, stop); }) == "user_error: stop");
+  CHECK(caught([&] { rl::barycenter(r::measures::msm(), xs, {}, stop); }) == "user_error: stop");
+  rl::kmeans_options kstop;
+  kstop.k = 2;
+  kstop.progress = stop.progress;
+  CHECK(caught([&] { rl::kmeans(r::measures::dtw(), xs, kstop); }) == "user_error: stop");
+  kstop.progress = {};
+  kstop.barycenter.progress = [](std::string_view, int, double) { throw std::bad_alloc(); };
+  CHECK(caught([&] { rl::kmeans(sd, xs, kstop); }) == "bad_alloc");
   // squared costs that overflow: DBA and MBA refuse them as L-BFGS does (DBA ran 100 sweeps to
   // an inf loss)
   std::vector<double> big = x;

@@ -45,15 +45,18 @@ barycenter_result<T> barycenter(Measure const& m, batch_view<T const> series,
                                 barycenter_options const& opt = {}) {
   using Cost = typename Measure::cost_type;
   using Smooth = typename Measure::smoothing_type;
-  return detail::reporting_allocation_failure("barycenter", [&]() -> barycenter_result<T> {
+  detail::callback_guard guard;
+  barycenter_options o = opt;
+  o.progress = guard.wrap(opt.progress);
+  return detail::reporting_allocation_failure("barycenter", guard, [&]() -> barycenter_result<T> {
     if constexpr (detail::is_soft_min_v<Smooth> && differentiable_cost_model<Cost, T>) {
-      return lbfgs_barycenter(m, series, weights, opt);
+      return lbfgs_barycenter(m, series, weights, o);
     } else if constexpr (std::is_same_v<Smooth, hard_min> && detail::is_dtw_cost_v<Cost>) {
       detail::require(!m.divergence, "barycenter: DBA averages under DTW, not its divergence");
-      return dba(m, series, weights, opt);
+      return dba(m, series, weights, o);
     } else if constexpr (std::is_same_v<Smooth, hard_min> && detail::is_msm_cost_v<Cost>) {
       detail::require(!m.divergence, "barycenter: MBA averages under MSM, not its divergence");
-      return mba(m, series, weights, opt);
+      return mba(m, series, weights, o);
     } else {
       detail::require(false, "barycenter: no barycentre method for this measure (soft measures "
                              "use L-BFGS, exact DTW uses DBA, exact MSM uses MBA; a hard measure "

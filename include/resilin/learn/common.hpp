@@ -31,11 +31,28 @@ concept alignment_measure = is_measure_v<std::remove_cvref_t<M>>;
 namespace detail {
 using resilin::detail::require;
 
-/// Runs f; an allocation failure (a barycentre length or a batch beyond memory) becomes
-/// resilin::runtime_error naming `what`, the library's error for limits that are not the input's
-/// fault (it was std::bad_alloc).
+/// The caller's progress callbacks, wrapped so that reporting_allocation_failure passes on what
+/// they throw untouched (a callback's std::length_error came back as "out of memory").
+struct callback_guard {
+  bool threw = false;
+  progress_callback wrap(progress_callback const& user) {
+    if (!user) return {};
+    return [this, &user](std::string_view stage, int iteration, double loss) {
+      try {
+        user(stage, iteration, loss);
+      } catch (...) {
+        threw = true;
+        throw;
+      }
+    };
+  }
+};
+
+/// Runs f; an allocation failure of the library's own (a barycentre length or a batch beyond
+/// memory) becomes resilin::runtime_error naming `what`, the library's error for limits that are
+/// not the input's fault (it was std::bad_alloc). What a callback wrapped by `guard` threw passes.
 template <class F>
-decltype(auto) reporting_allocation_failure(char const* what, F&& f) {
+decltype(auto) reporting_allocation_failure(char const* what, callback_guard const& guard, F&& f) {
   auto const failure = [what] {
     return resilin::runtime_error(resilin::detail::message(
         what, ": out of memory (the barycentre length, the series or the batch are too large)"));
@@ -43,8 +60,10 @@ decltype(auto) reporting_allocation_failure(char const* what, F&& f) {
   try {
     return f();
   } catch (std::bad_alloc const&) {
+    if (guard.threw) throw;
     RESILIN_THROW(failure());
   } catch (std::length_error const&) {  // a vector longer than its max_size()
+    if (guard.threw) throw;
     RESILIN_THROW(failure());
   }
 }

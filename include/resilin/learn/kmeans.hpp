@@ -290,8 +290,12 @@ kmeans_result<T> kmeans_with(Ops const& ops, batch_view<T const> series, kmeans_
 /// clusters under the sharp value of m (assignments, inertia and barycentres).
 template <alignment_measure Measure, std::floating_point T>
 kmeans_result<T> kmeans(Measure const& m, batch_view<T const> series, kmeans_options const& opt) {
-  return detail::reporting_allocation_failure("kmeans", [&] {
-    return kmeans_with(measure_ops<Measure>{m, opt.barycenter.objective}, series, opt);
+  detail::callback_guard guard;
+  kmeans_options o = opt;
+  o.progress = guard.wrap(opt.progress);
+  o.barycenter.progress = guard.wrap(opt.barycenter.progress);
+  return detail::reporting_allocation_failure("kmeans", guard, [&] {
+    return kmeans_with(measure_ops<Measure>{m, o.barycenter.objective}, series, o);
   });
 }
 
