@@ -11,7 +11,11 @@
 // without) would otherwise define the same host templates with different pack layouts under
 // one name, and the linker would keep one of them for both (an ODR violation that reads and
 // writes buffers with the wrong element size). With the width in the namespace they are
-// different entities, and a program may mix them safely.
+// different entities, and no call mixes two layouts. Which width a call runs is not settled by
+// it: the front-end templates that call in (resilin::value, the learners) and any other inline
+// code are one entity across the TUs, and the linker keeps one TU's copy, so a narrow TU may run
+// the wide code (on a CPU without that ISA, an illegal instruction). Per-CPU dispatch needs each
+// ISA's code in its own shared library with hidden symbols (README, "CMake").
 #if defined(__AVX512F__) && !defined(RESILIN_NO_AVX512)
 #define RESILIN_SIMD_BYTES 64
 #define RESILIN_HOST_ABI simd64
