@@ -242,8 +242,7 @@ r::learn::kmeans_result<T> kmeans_of(run_settings const& s, Metric const& m, r::
   if (!s.cuda) return kmeans_of(m, data, ko);
   auto const run = [&](auto const& host) {
     using ops = gpu_kmeans_ops<Metric, std::remove_cvref_t<decltype(host)>>;
-    return r::learn::detail::reporting_allocation_failure(
-        "kmeans", [&] { return r::learn::kmeans_with(ops{s, m, host}, data.view(), ko); });
+    return r::learn::detail::kmeans_reporting(ops{s, m, host}, data.view(), ko);
   };
   if constexpr (std::is_same_v<Metric, fast_cdtw_metric>)
     return run(r::learn::fcdtw_ops{fit_options_of(m, ko.barycenter.threads)});

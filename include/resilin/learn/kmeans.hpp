@@ -11,6 +11,7 @@
 // is the divergence, 0 for equal series (negative
 // gaps count as 0).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -182,16 +183,16 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
     return sum;
   };
   r.inertia = total(value);
-  bool may_repair = true;
+  // the previous iteration's repairs (series, cluster) where its assignment undid them
+  std::vector<std::array<index_t, 2>> undone;
   for (int it = 1; it <= opt.max_iter; ++it) {
     std::vector<std::vector<index_t>> members(static_cast<std::size_t>(k));
     for (index_t i = 0; i < n; ++i) members[static_cast<std::size_t>(which[static_cast<std::size_t>(i)])].push_back(i);
     // An empty cluster takes the series with the largest gap to its own centroid, from a
-    // cluster that keeps at least one member; none with a positive gap, or the previous
-    // iteration's repairs undone by its assignment: it stays empty.
+    // cluster that keeps at least one member; none with a positive gap: it stays empty.
     std::vector<index_t> const before = which;
-    bool repaired = false;
-    for (index_t j = 0; j < k && may_repair; ++j) {
+    std::vector<std::array<index_t, 2>> repairs;
+    for (index_t j = 0; j < k; ++j) {
       if (!members[static_cast<std::size_t>(j)].empty()) continue;
       auto const now = stack(std::span<barycenter_result<T> const>(r.centroids));
       std::vector<double> const self_c = ops.self(now.view(), threads);
@@ -211,7 +212,7 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
       which[static_cast<std::size_t>(far)] = j;
       r.centroids[static_cast<std::size_t>(j)] = as_centroid(series[far], bopt.length);
       value[static_cast<std::size_t>(far)] = self[static_cast<std::size_t>(far)];
-      repaired = true;
+      repairs.push_back({far, j});
     }
     for (index_t j = 0; j < k; ++j) {
       auto const& mj = members[static_cast<std::size_t>(j)];
@@ -224,12 +225,15 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
     r.iterations = it;
     double const inertia = total(value);
     if (opt.progress) opt.progress("kmeans", it, inertia);
-    // the assignment undid the repairs (the moved series' exact duplicate kept its centroid, and
-    // the tie sent it back): repairing again would undo again, up to max_iter times, so the
-    // next iteration updates the centroids of these assignments as they are
-    may_repair = !(repaired && next == before);
-    bool const settled =
-        next == which || (opt.tol > 0 && std::abs(inertia - r.inertia) <= opt.tol * std::abs(inertia));
+    // The assignment undid the repairs (the moved series' exact duplicate kept its centroid, and
+    // the tie sent it back). Undone twice in a row the same way, the iterations repeat exactly
+    // (the same assignments, repairs and so centroids): settled, the cluster stays empty. Such
+    // data ran to max_iter unconverged.
+    bool const undid = !repairs.empty() && next == before;
+    bool const cycle = undid && repairs == undone;
+    undone = undid ? std::move(repairs) : std::vector<std::array<index_t, 2>>{};
+    bool const settled = next == which || cycle ||
+                         (opt.tol > 0 && std::abs(inertia - r.inertia) <= opt.tol * std::abs(inertia));
     r.inertia = inertia;
     which = next;
     if (settled) {
@@ -285,18 +289,25 @@ kmeans_result<T> kmeans_with(Ops const& ops, batch_view<T const> series, kmeans_
   return best;
 }
 
+namespace detail {
+/// kmeans_with with kmeans()'s errors: an allocation failure of the library's own becomes
+/// resilin::runtime_error, and what the progress callbacks throw reaches the caller as it is.
+template <class Ops, std::floating_point T>
+kmeans_result<T> kmeans_reporting(Ops const& ops, batch_view<T const> series, kmeans_options const& opt) {
+  callback_guard guard;
+  kmeans_options o = opt;
+  o.progress = guard.wrap(opt.progress);
+  o.barycenter.progress = guard.wrap(opt.barycenter.progress);
+  return reporting_allocation_failure("kmeans", guard, [&] { return kmeans_with(ops, series, o); });
+}
+}  // namespace detail
+
 /// k-means of the series under m (see the top of this file). Every centroid has the length
 /// opt.barycenter.length (0: the mean length of all series). opt.barycenter.objective = sharp
 /// clusters under the sharp value of m (assignments, inertia and barycentres).
 template <alignment_measure Measure, std::floating_point T>
 kmeans_result<T> kmeans(Measure const& m, batch_view<T const> series, kmeans_options const& opt) {
-  detail::callback_guard guard;
-  kmeans_options o = opt;
-  o.progress = guard.wrap(opt.progress);
-  o.barycenter.progress = guard.wrap(opt.barycenter.progress);
-  return detail::reporting_allocation_failure("kmeans", guard, [&] {
-    return kmeans_with(measure_ops<Measure>{m, o.barycenter.objective}, series, o);
-  });
+  return detail::kmeans_reporting(measure_ops<Measure>{m, opt.barycenter.objective}, series, opt);
 }
 
 /// The same for a batch of mutable values.
