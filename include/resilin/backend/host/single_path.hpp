@@ -1,0 +1,113 @@
+#pragma once
+// Bands that hold one path (band_geometry::single_path(): n = 1, m = 1, a radius-0 band with
+// n = m): every cell has at most one finite candidate, of which the soft-min and the min are that
+// candidate exactly, so S is the sum of the path's step costs and its gradient the sum of their
+// partials. A scalar walk over the band's cells gives both, for values and gradients alike (so
+// value() and value_and_grad() keep one value's bits). The strips spent a whole vector of lanes
+// per real cell there: soft-DTW value+grad at n = 10^5, m = 1 took 533 ns per cell.
+#include <cstdint>
+#include <vector>
+#include <resilin/backend/host/simd_abi.hpp>
+#include <resilin/core/band.hpp>
+#include <resilin/core/concepts.hpp>
+#include <resilin/core/math.hpp>
+#include <resilin/core/views.hpp>
+
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
+
+/// The walk's memory: R of the previous and the current row's band cells, every cell's move
+/// (0 diagonal, 1 up, 2 left, 3 none: unreachable), and the adjoints of two rows.
+template <class T>
+struct single_path_workspace {
+  std::vector<T> above, here;
+  std::vector<std::uint8_t> moves;
+  std::vector<index_t> row_first;  // moves index of each row's first band cell
+};
+
+/// The cost of the one move into (i, j): for the MSM family only that move's channel sum (as
+/// msm_step adds it: the transitions are the dear part), else that entry of cost.step.
+template <class T, class Cost>
+T single_move_cost(Cost const& cost, series_view<T const> x, series_view<T const> y, index_t i, index_t j,
+                   int move) noexcept {
+  if constexpr (requires(T a) { cost.move(a, a); cost.transition(a, a, a); }) {
+    T const* xi = x.row(i);
+    T const* yj = y.row(j);
+    T sum = T(0);
+    for (index_t k = 0; k < x.channels; ++k) {
+      if (move == 0) sum += cost.move(xi[k], yj[k]);
+      else if (move == 1) sum += cost.transition(xi[k], x.row(i - 1)[k], yj[k]);
+      else sum += cost.transition(yj[k], y.row(j - 1)[k], xi[k]);
+    }
+    return sum;
+  } else {
+    step3<T> const c = cost.step(x, y, i, j);
+    return move == 0 ? c.diag : move == 1 ? c.up : c.left;
+  }
+}
+
+/// S(x, y) on a band that holds one path (band.single_path()); with `grad`, also adds seed dS/dx
+/// to gx and seed dS/dy to gy (gx and gy may be one buffer for y = x). +inf where the band does
+/// not reach (n-1, m-1), with no gradient.
+template <class T, class Cost>
+T single_path_walk(Cost const& cost, band_geometry const& band, series_view<T const> x,
+                   series_view<T const> y, bool grad, series_view<T> gx, series_view<T> gy, T seed,
+                   single_path_workspace<T>& ws) {
+  T const inf = math::infinity<T>();
+  index_t const n = x.length, m = y.length;
+  ws.moves.clear();
+  ws.row_first.assign(static_cast<std::size_t>(n) + 1, 0);
+  index_range above{0, -1};
+  ws.above.clear();
+  for (index_t i = 0; i < n; ++i) {
+    index_range const r = band.row(i);
+    ws.row_first[static_cast<std::size_t>(i)] = static_cast<index_t>(ws.moves.size());
+    ws.here.assign(static_cast<std::size_t>(r.size()), inf);
+    auto const prev = [&](index_t j) { return above.contains(j) ? ws.above[static_cast<std::size_t>(j - above.lo)] : inf; };
+    for (index_t j = r.lo; j <= r.hi; ++j) {
+      T const diag = i == 0 ? (j == 0 ? T(0) : inf) : prev(j - 1);
+      T const up = i == 0 ? inf : prev(j);
+      T const left = j > r.lo ? ws.here[static_cast<std::size_t>(j - 1 - r.lo)] : inf;
+      int const move = diag < inf ? 0 : up < inf ? 1 : left < inf ? 2 : 3;
+      ws.moves.push_back(static_cast<std::uint8_t>(move));
+      if (move == 3) continue;
+      T const from = move == 0 ? diag : move == 1 ? up : left;
+      ws.here[static_cast<std::size_t>(j - r.lo)] = from + single_move_cost(cost, x, y, i, j, move);
+    }
+    ws.above.swap(ws.here);
+    above = r;
+  }
+  ws.row_first[static_cast<std::size_t>(n)] = static_cast<index_t>(ws.moves.size());
+  T const value = above.contains(m - 1) ? ws.above[static_cast<std::size_t>(m - 1 - above.lo)] : inf;
+  if (!grad || !(value < inf)) return value;
+
+  // backward, last cell first: each cell's adjoint is final when it is reached (its successors
+  // (i, j+1), (i+1, j) and (i+1, j+1) come before it) and goes to its one predecessor
+  std::vector<T>& adj = ws.here;   // row i's adjoints
+  std::vector<T>& adj_above = ws.above;  // row i-1's
+  index_range const last = band.row(n - 1);
+  adj.assign(static_cast<std::size_t>(last.size()), T(0));
+  adj[static_cast<std::size_t>(m - 1 - last.lo)] = seed;
+  for (index_t i = n - 1; i >= 0; --i) {
+    index_range const r = band.row(i);
+    index_range const ra = i > 0 ? band.row(i - 1) : index_range{0, -1};
+    adj_above.assign(static_cast<std::size_t>(ra.size()), T(0));
+    std::uint8_t const* const mv = ws.moves.data() + ws.row_first[static_cast<std::size_t>(i)];
+    for (index_t j = r.hi; j >= r.lo; --j) {
+      T const e = adj[static_cast<std::size_t>(j - r.lo)];
+      int const move = mv[j - r.lo];
+      if (e == T(0) || move == 3) continue;
+      step3<T> usage{T(0), T(0), T(0)};
+      if (move == 0) usage.diag = e;
+      else if (move == 1) usage.up = e;
+      else usage.left = e;
+      cost.step_grad(x, y, i, j, usage, gx, gy);
+      if (move == 0 && i > 0) adj_above[static_cast<std::size_t>(j - 1 - ra.lo)] += e;
+      else if (move == 1) adj_above[static_cast<std::size_t>(j - ra.lo)] += e;
+      else if (move == 2) adj[static_cast<std::size_t>(j - 1 - r.lo)] += e;
+    }
+    adj.swap(adj_above);
+  }
+  return value;
+}
+
+}  // namespace resilin::host_detail
