@@ -28,6 +28,7 @@ void parallel_for(std::uint64_t tasks, unsigned workers, F&& f) {
     f(0u, std::uint64_t{0}, tasks);
     return;
   }
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
   std::vector<std::exception_ptr> errors(workers);
   auto slice = [&](unsigned w) {
     std::uint64_t const b = tasks * w / workers, e = tasks * (w + 1) / workers;
@@ -44,6 +45,16 @@ void parallel_for(std::uint64_t tasks, unsigned workers, F&& f) {
   for (unsigned w = started; w < workers; ++w) slice(w);
   for (auto& t : threads) t.join();
   for (auto& e : errors) if (e) std::rethrow_exception(e);
+#else
+  // without exceptions a failure aborts where it happens (RESILIN_LCT_THROW), and so does a
+  // thread that cannot be started
+  auto slice = [&](unsigned w) { f(w, tasks * w / workers, tasks * (w + 1) / workers); };
+  std::vector<std::thread> threads;
+  threads.reserve(workers - 1);
+  for (unsigned w = 1; w < workers; ++w) threads.emplace_back(slice, w);
+  slice(0);
+  for (auto& t : threads) t.join();
+#endif
 }
 
 }  // namespace resilin::lct::detail
