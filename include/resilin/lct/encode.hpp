@@ -484,8 +484,10 @@ void encode_typed(void const* data, std::uint64_t n, codebook const* given, enco
 
 /// Encodes n elements (their bit patterns, little endian; data aligned to the element size) of
 /// type t into `out`, reusing its buffers. With `book == nullptr` (or an empty book) a fresh book is built from this tensor's
-/// histogram; otherwise `book` is used as is and out-of-book exponents escape. Where it throws
-/// (out of memory, a tensor too large), `out` is left empty (count 0, no book), never half written.
+/// histogram; otherwise `book` is used as is and out-of-book exponents escape. A refusal of the
+/// arguments (dtype, data, alignment, chunk_log2, the book's dtype) leaves `out` as it was; a
+/// failure while encoding (out of memory, a tensor too large) leaves it empty (count 0, no book),
+/// never half written.
 inline void encode(dtype t, void const* data, std::uint64_t n, codebook const* book, encoded_tensor& out,
                    encode_options const& opt = {}, encode_scratch* scratch = nullptr) {
   if (!is_valid(t)) RESILIN_LCT_THROW(invalid_argument(invalid_dtype_message("encode", t)));
