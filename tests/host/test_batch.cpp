@@ -105,7 +105,7 @@ void check_pairwise(Measure const& meas, char const* name, r::index_t const A = 
     }
     INFO("a = " << a);
     for (std::size_t k = 0; k < x.size(); ++k)
-      CHECK(std::abs(double(g1[static_cast<std::size_t>(a * X.max_length * d) + k]) - sum[k]) <= tol * scale * B);
+      CHECK(std::abs(double(g1[static_cast<std::size_t>(a * X.max_length * d) + k]) - sum[k]) <= tol * scale * static_cast<double>(B));
     for (r::index_t k = static_cast<r::index_t>(x.size()); k < X.max_length * d; ++k)
       CHECK(g1[static_cast<std::size_t>(a * X.max_length * d + k)] == T(0));
   }

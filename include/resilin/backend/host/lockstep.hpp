@@ -203,8 +203,10 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
     for (index_t k = 0; k < count; ++k) {
       auto const [x, y] = pair_at(k);
       // independent channels are a sum of per-channel recursions, which the groups do not run
+      // bands that hold one path take the single-pair walk (single_path.hpp), whose bits value() has
       bool fits = std::max(x.length, y.length) <= lockstep_max_length &&
-                  !(m.independent_channels && x.channels > 1);
+                  !(m.independent_channels && x.channels > 1) &&
+                  !m.band.geometry(x.length, y.length).single_path();
       if constexpr (std::same_as<Smooth, soft_min<T>>)
         fits = fits && exp_domain_applies<T, D>(x, y, m.smooth.gamma, m.band.geometry(x.length, y.length));
       if (fits)

@@ -354,13 +354,23 @@ decltype(auto) along_longer(measure<Cost, Smooth> const& m, series_view<T const>
   return one(tie_preserving_transposed(m), y, x, std::true_type{});
 }
 
+/// v, or where the band holds one path value()'s bits of it (the walk of single_path.hpp, whose
+/// costs may round differently from the strips' lanes): the alignment passes return value()'s.
+template <class T, class Cost, class Smooth>
+T value_of_single_path(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                       workspace<T>& ws, T v) {
+  band_geometry const band = m.band.geometry(x.length, y.length);
+  if (!band.single_path()) return v;
+  return single_path_walk(m.cost, band, x, y, false, series_view<T>{}, series_view<T>{}, T(0), ws.path);
+}
+
 /// S(x, y), calling visit(i, j, A, G) for every in-band cell with its adjoint A = dS/dR(i, j)
 /// and G the expected use of each move into it, in x's orientation (backward's visit), whichever
 /// series the strips run along (transposed, up and left trade places back).
 template <class T, class Cost, class Smooth, class Visit>
 T visit_alignment(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                   workspace<T>& ws, index_t every, Visit&& visit) {
-  return along_longer(m, x, y, [&](auto const& mo, series_view<T const> xo, series_view<T const> yo, auto swapped) {
+  T const strips = along_longer(m, x, y, [&](auto const& mo, series_view<T const> xo, series_view<T const> yo, auto swapped) {
     auto const p = make_problem(mo, xo, yo);
     lane_cost<T, typename std::remove_cvref_t<decltype(mo)>::cost_type> lanes;
     T const v = alignment_forward(p, lanes, ws, every);
@@ -372,6 +382,7 @@ T visit_alignment(measure<Cost, Smooth> const& m, series_view<T const> x, series
              series_view<T>{}, series_view<T>{});
     return v;
   });
+  return value_of_single_path(m, x, y, ws, strips);
 }
 
 /// S(x, y) and the soft alignment matrix E(i, j) = dS/dR(i, j), the probability that the
@@ -460,7 +471,7 @@ std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const
     lanes.end_pair();
     return value;
   });
-  if (value_out) *value_out = v;  // last: the traceback reads x and y
+  if (value_out) *value_out = value_of_single_path(m, x, y, ws, v);  // last: the traceback reads x and y
   std::reverse(path.begin(), path.end());
   return path;
 }

@@ -15,13 +15,12 @@
 
 namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
-/// The walk's memory: R of the previous and the current row's band cells, every cell's move
-/// (0 diagonal, 1 up, 2 left, 3 none: unreachable), and the adjoints of two rows.
+/// The walk's memory: R (then the adjoints) of the previous and the current row's band cells,
+/// and every cell's move, row after row (0 diagonal, 1 up, 2 left, 3 none: unreachable).
 template <class T>
 struct single_path_workspace {
   std::vector<T> above, here;
   std::vector<std::uint8_t> moves;
-  std::vector<index_t> row_first;  // moves index of each row's first band cell
 };
 
 /// The cost of the one move into (i, j): for the MSM family only that move's channel sum (as
@@ -55,12 +54,10 @@ T single_path_walk(Cost const& cost, band_geometry const& band, series_view<T co
   T const inf = math::infinity<T>();
   index_t const n = x.length, m = y.length;
   ws.moves.clear();
-  ws.row_first.assign(static_cast<std::size_t>(n) + 1, 0);
   index_range above{0, -1};
   ws.above.clear();
   for (index_t i = 0; i < n; ++i) {
     index_range const r = band.row(i);
-    ws.row_first[static_cast<std::size_t>(i)] = static_cast<index_t>(ws.moves.size());
     ws.here.assign(static_cast<std::size_t>(r.size()), inf);
     auto const prev = [&](index_t j) { return above.contains(j) ? ws.above[static_cast<std::size_t>(j - above.lo)] : inf; };
     for (index_t j = r.lo; j <= r.hi; ++j) {
@@ -76,7 +73,6 @@ T single_path_walk(Cost const& cost, band_geometry const& band, series_view<T co
     ws.above.swap(ws.here);
     above = r;
   }
-  ws.row_first[static_cast<std::size_t>(n)] = static_cast<index_t>(ws.moves.size());
   T const value = above.contains(m - 1) ? ws.above[static_cast<std::size_t>(m - 1 - above.lo)] : inf;
   if (!grad || !(value < inf)) return value;
 
@@ -87,11 +83,13 @@ T single_path_walk(Cost const& cost, band_geometry const& band, series_view<T co
   index_range const last = band.row(n - 1);
   adj.assign(static_cast<std::size_t>(last.size()), T(0));
   adj[static_cast<std::size_t>(m - 1 - last.lo)] = seed;
+  std::size_t first = ws.moves.size();  // row i's first move, counted back from the end
   for (index_t i = n - 1; i >= 0; --i) {
     index_range const r = band.row(i);
     index_range const ra = i > 0 ? band.row(i - 1) : index_range{0, -1};
     adj_above.assign(static_cast<std::size_t>(ra.size()), T(0));
-    std::uint8_t const* const mv = ws.moves.data() + ws.row_first[static_cast<std::size_t>(i)];
+    first -= static_cast<std::size_t>(r.size());
+    std::uint8_t const* const mv = ws.moves.data() + first;
     for (index_t j = r.hi; j >= r.lo; --j) {
       T const e = adj[static_cast<std::size_t>(j - r.lo)];
       int const move = mv[j - r.lo];
