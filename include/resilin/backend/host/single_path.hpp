@@ -3,8 +3,9 @@
 // n = m): every cell has at most one finite candidate, of which the soft-min and the min are that
 // candidate exactly, so S is the sum of the path's step costs and its gradient the sum of their
 // partials. A scalar walk over the band's cells gives both, for values and gradients alike (so
-// value() and value_and_grad() keep one value's bits). The strips spent a whole vector of lanes
-// per real cell there: soft-DTW value+grad at n = 10^5, m = 1 took 533 ns per cell.
+// value() and value_and_grad() keep one value's bits; batches and the alignment passes take its
+// value too). The strips spent a whole vector of lanes per real cell there: soft-DTW value+grad
+// at n = 10^5, m = 1 took 198 ns per cell (now 15.4), at radius 0 with n = m = 10^5 638 (now 29.3).
 #include <cstdint>
 #include <vector>
 #include <resilin/backend/host/simd_abi.hpp>
