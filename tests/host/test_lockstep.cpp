@@ -47,7 +47,8 @@ void check_paired(Measure const& m, r::index_t n, r::index_t k, r::index_t d) {
   auto const Y = r::make_batch(std::span<T const>(ys), B, k, d);
   hd::lockstep_plan const plan =
       hd::plan_lockstep<T>(m, B, [&](r::index_t b) { return std::pair{X[b], Y[b]}; });
-  // pairs of one row or column (a band of one path) take the single-pair walk, alone
+  // pairs of one row or column (a band of one path) take the single-pair walk, alone: its
+  // scalar costs may round differently from the lanes' (contraction), and value() is the walk
   bool const groups = std::min(n, k) > 1;
   CHECK(plan.grouped.size() == static_cast<std::size_t>(groups ? 2 * G : 0));
   CHECK(plan.rest.size() == static_cast<std::size_t>(groups ? 5 : B));

@@ -114,7 +114,8 @@ T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_vie
   band_geometry const band = m.band.geometry(x.length, y.length);
   // a band that holds one path: the sum of its costs (single_path.hpp; soft-DTW at n = 1 took
   // 166 ns per cell through the strips with the soft-min, 40.5 with the min)
-  if (band.single_path()) return single_path_walk(m.cost, band, x, y, false, series_view<T>{}, series_view<T>{}, T(0), ws.path);
+  if constexpr (walks_single_path<Smooth>)
+    if (band.single_path()) return single_path_walk(m.cost, band, x, y, false, series_view<T>{}, series_view<T>{}, T(0), ws.path);
   if constexpr (soft_dtw_problem<T, Cost, Smooth>) {  // the exponential domain where it is exact
     using D = typename Cost::distance_type;
     if (exp_domain_applies<T, D>(x, y, m.smooth.gamma, band)) {
@@ -279,8 +280,10 @@ template <class T, class Cost, class Smooth>
 T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
                        series_view<T const> y, series_view<T> gx, series_view<T> gy, T seed,
                        workspace<T>& ws) {
-  band_geometry const band = m.band.geometry(x.length, y.length);
-  if (band.single_path()) return single_path_walk(m.cost, band, x, y, true, gx, gy, seed, ws.path);
+  if constexpr (walks_single_path<Smooth>) {
+    band_geometry const band = m.band.geometry(x.length, y.length);
+    if (band.single_path()) return single_path_walk(m.cost, band, x, y, true, gx, gy, seed, ws.path);
+  }
   if (y.length <= x.length) return oriented_value_and_grad(m, x, y, gx, gy, seed, ws);
   // soft-DTW's costs are symmetric in x and y: the pair swapped keeps its exponential domain
   if constexpr (soft_dtw_problem<T, Cost, Smooth>) return oriented_value_and_grad(m, y, x, gy, gx, seed, ws);
@@ -359,9 +362,11 @@ decltype(auto) along_longer(measure<Cost, Smooth> const& m, series_view<T const>
 template <class T, class Cost, class Smooth>
 T value_of_single_path(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
                        workspace<T>& ws, T v) {
-  band_geometry const band = m.band.geometry(x.length, y.length);
-  if (!band.single_path()) return v;
-  return single_path_walk(m.cost, band, x, y, false, series_view<T>{}, series_view<T>{}, T(0), ws.path);
+  if constexpr (walks_single_path<Smooth>) {
+    band_geometry const band = m.band.geometry(x.length, y.length);
+    if (band.single_path()) return single_path_walk(m.cost, band, x, y, false, series_view<T>{}, series_view<T>{}, T(0), ws.path);
+  }
+  return v;
 }
 
 /// S(x, y), calling visit(i, j, A, G) for every in-band cell with its adjoint A = dS/dR(i, j)

@@ -6,15 +6,28 @@
 // value() and value_and_grad() keep one value's bits; batches and the alignment passes take its
 // value too). The strips spent a whole vector of lanes per real cell there: soft-DTW value+grad
 // at n = 10^5, m = 1 took 198 ns per cell (now 15.4), at radius 0 with n = m = 10^5 638 (now 29.3).
+#include <array>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 #include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/band.hpp>
 #include <resilin/core/concepts.hpp>
 #include <resilin/core/math.hpp>
 #include <resilin/core/views.hpp>
+#include <resilin/smoothing/hard_min.hpp>
+#include <resilin/smoothing/soft_min.hpp>
 
 namespace resilin::host_detail::inline RESILIN_HOST_ABI {
+
+/// Whether the walk gives the smoothing's value: the soft-min and the min of one finite
+/// candidate are that candidate (a user's smoothing need not be).
+template <class Smooth>
+inline constexpr bool is_soft_min_smoothing = false;
+template <class U>
+inline constexpr bool is_soft_min_smoothing<soft_min<U>> = true;
+template <class Smooth>
+inline constexpr bool walks_single_path = std::is_same_v<Smooth, hard_min> || is_soft_min_smoothing<Smooth>;
 
 /// The walk's memory: R (then the adjoints) of the previous and the current row's band cells,
 /// and every cell's move, row after row (0 diagonal, 1 up, 2 left, 3 none: unreachable).
@@ -25,7 +38,9 @@ struct single_path_workspace {
 };
 
 /// The cost of the one move into (i, j): for the MSM family only that move's channel sum (as
-/// msm_step adds it: the transitions are the dear part), else that entry of cost.step.
+/// msm_step adds it: the transitions are the dear part), else that entry of cost.step. (These
+/// may round differently from the strips' lanes, where the compiler contracts differently: every
+/// value of a single-path pair comes from the walk.)
 template <class T, class Cost>
 T single_move_cost(Cost const& cost, series_view<T const> x, series_view<T const> y, index_t i, index_t j,
                    int move) noexcept {
@@ -54,23 +69,49 @@ T single_path_walk(Cost const& cost, band_geometry const& band, series_view<T co
                    single_path_workspace<T>& ws) {
   T const inf = math::infinity<T>();
   index_t const n = x.length, m = y.length;
+  // a column (m = 1), a row (n = 1) or the diagonal of a radius-0 band (n = m): the path's cells
+  // and moves are known, without the rows' bookkeeping (a batch of 64 x 1 DTW pairs took 5.8 ns
+  // per cell with it, 1.8 in the lock-step groups before they left such pairs to the walk)
+  int const line = m == 1 ? 1 : n == 1 ? 2 : (band.banded() && !band.itakura() && band.half_width == 0) ? 0 : -1;
+  if (line >= 0) {
+    index_t const length = n > m ? n : m;
+    auto const at = [line](index_t k) {  // (i, j) of the path's k-th cell
+      return line == 1 ? std::array<index_t, 2>{k, 0} : line == 2 ? std::array<index_t, 2>{0, k} : std::array<index_t, 2>{k, k};
+    };
+    T value = T(0);  // R(-1, -1)
+    for (index_t k = 0; k < length; ++k) {
+      auto const [i, j] = at(k);
+      value = value + single_move_cost(cost, x, y, i, j, k == 0 ? 0 : line);
+    }
+    if (!grad || !(value < inf)) return value;
+    for (index_t k = length - 1; k >= 0; --k) {  // last cell first, as the rows' backward
+      auto const [i, j] = at(k);
+      int const move = k == 0 ? 0 : line;
+      cost.step_grad(x, y, i, j, step3<T>{move == 0 ? seed : T(0), move == 1 ? seed : T(0), move == 2 ? seed : T(0)}, gx, gy);
+    }
+    return value;
+  }
   ws.moves.clear();
   index_range above{0, -1};
   ws.above.clear();
-  for (index_t i = 0; i < n; ++i) {
-    index_range const r = band.row(i);
-    ws.here.assign(static_cast<std::size_t>(r.size()), inf);
+  band_rows rows(band, 0);
+  for (index_t i = 0; i < n; ++i, rows.next()) {
+    index_range const r = rows.row();
+    // value only, the last row: its cells one after the other, none kept (a 1 x m pair in O(1))
+    bool const keep = grad || i + 1 < n;
+    if (keep) ws.here.resize(static_cast<std::size_t>(r.size()));  // every cell is written below
     auto const prev = [&](index_t j) { return above.contains(j) ? ws.above[static_cast<std::size_t>(j - above.lo)] : inf; };
+    T left = inf;  // R(i, j - 1)
     for (index_t j = r.lo; j <= r.hi; ++j) {
       T const diag = i == 0 ? (j == 0 ? T(0) : inf) : prev(j - 1);
       T const up = i == 0 ? inf : prev(j);
-      T const left = j > r.lo ? ws.here[static_cast<std::size_t>(j - 1 - r.lo)] : inf;
       int const move = diag < inf ? 0 : up < inf ? 1 : left < inf ? 2 : 3;
-      ws.moves.push_back(static_cast<std::uint8_t>(move));
-      if (move == 3) continue;
+      if (grad) ws.moves.push_back(static_cast<std::uint8_t>(move));
       T const from = move == 0 ? diag : move == 1 ? up : left;
-      ws.here[static_cast<std::size_t>(j - r.lo)] = from + single_move_cost(cost, x, y, i, j, move);
+      left = move == 3 ? inf : from + single_move_cost(cost, x, y, i, j, move);
+      if (keep) ws.here[static_cast<std::size_t>(j - r.lo)] = left;
     }
+    if (!keep) return r.hi == m - 1 ? left : inf;
     ws.above.swap(ws.here);
     above = r;
   }
@@ -81,13 +122,15 @@ T single_path_walk(Cost const& cost, band_geometry const& band, series_view<T co
   // (i, j+1), (i+1, j) and (i+1, j+1) come before it) and goes to its one predecessor
   std::vector<T>& adj = ws.here;   // row i's adjoints
   std::vector<T>& adj_above = ws.above;  // row i-1's
-  index_range const last = band.row(n - 1);
+  index_range const last = band_rows(band, n - 1).row();
   adj.assign(static_cast<std::size_t>(last.size()), T(0));
   adj[static_cast<std::size_t>(m - 1 - last.lo)] = seed;
   std::size_t first = ws.moves.size();  // row i's first move, counted back from the end
+  band_rows rows_above(band, n - 2);      // row i - 1
+  index_range r = last;
   for (index_t i = n - 1; i >= 0; --i) {
-    index_range const r = band.row(i);
-    index_range const ra = i > 0 ? band.row(i - 1) : index_range{0, -1};
+    index_range const ra = i > 0 ? rows_above.row() : index_range{0, -1};
+    rows_above.previous();
     adj_above.assign(static_cast<std::size_t>(ra.size()), T(0));
     first -= static_cast<std::size_t>(r.size());
     std::uint8_t const* const mv = ws.moves.data() + first;
@@ -105,6 +148,7 @@ T single_path_walk(Cost const& cost, band_geometry const& band, series_view<T co
       else if (move == 2) adj[static_cast<std::size_t>(j - 1 - r.lo)] += e;
     }
     adj.swap(adj_above);
+    r = ra;
   }
   return value;
 }
