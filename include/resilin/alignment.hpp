@@ -590,39 +590,35 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
     zero(gpad);
     pairs(a, 0, Y.batch, gx, true, w);
   };
+  // block k of row a sums its pairs into partial (a, k), block 0 after the self term (which
+  // every block's values need first); each row then sums its blocks in order. One block: the
+  // row's own GX, nothing to sum
   index_t const row = X.max_length * X.channels;
   index_t const blocks = pairwise_grads_blocks(X.batch, Y.batch, static_cast<std::size_t>(row) * sizeof(T));
-  if (blocks == 1) {
-    parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
-      series_view<T> const gpad = padded(a);
-      series_view<T> const gx{gpad.data, X.length(a), X.channels};
-      zero(gpad);
-      self_term(a, gx, w);
-      pairs(a, 0, Y.batch, gx, false, w);
-      redo_if_overflowed(a, w);
-    });
-    return;
-  }
-  // few rows: block k of row a sums its pairs into partial (a, k) (block 0 starts with the self
-  // term, which every block's values need first), then each row sums its blocks in order
   index_t const per_block = (Y.batch + blocks - 1) / blocks;
-  std::vector<T> partial(static_cast<std::size_t>(X.batch * blocks * row), T(0));
+  std::vector<T> partial(blocks > 1 ? static_cast<std::size_t>(X.batch * blocks * row) : 0, T(0));
   auto const partial_of = [&](index_t a, index_t k) {
-    return series_view<T>{partial.data() + (a * blocks + k) * row, X.length(a), X.channels};
+    T* const data = blocks > 1 ? partial.data() + (a * blocks + k) * row : padded(a).data;
+    return series_view<T>{data, X.length(a), X.channels};
   };
-  parallel_for(X.batch, exec.threads, [&](index_t a, int w) { self_term(a, partial_of(a, 0), w); });
+  parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
+    if (blocks == 1) zero(padded(a));
+    self_term(a, partial_of(a, 0), w);
+  });
   parallel_for(X.batch * blocks, exec.threads, [&](index_t task, int w) {
     index_t const a = task / blocks, k = task % blocks;
     index_t const b0 = std::min(Y.batch, k * per_block), b1 = std::min(Y.batch, b0 + per_block);
     pairs(a, b0, b1, partial_of(a, k), false, w);
   });
   parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
-    series_view<T> const gpad = padded(a);
-    zero(gpad);
-    index_t const size = X.length(a) * X.channels;
-    for (index_t k = 0; k < blocks; ++k) {
-      T const* const p = partial_of(a, k).data;
-      for (index_t e = 0; e < size; ++e) gpad.data[e] += p[e];
+    if (blocks > 1) {
+      series_view<T> const gpad = padded(a);
+      zero(gpad);
+      index_t const size = X.length(a) * X.channels;
+      for (index_t k = 0; k < blocks; ++k) {
+        T const* const p = partial_of(a, k).data;
+        for (index_t e = 0; e < size; ++e) gpad.data[e] += p[e];
+      }
     }
     redo_if_overflowed(a, w);
   });

@@ -233,62 +233,6 @@ struct band_geometry {
   }
 };
 
-/// The rows of a band one after the other, as band_geometry::row(i) gives them, without its two
-/// divisions per row (the single-path walks read every row: they made a radius-0 DTW batch of
-/// 64 x 64 pairs six times slower than the lock-step groups). The quotients of i (m - 1) -+ W by
-/// n - 1 advance by a fixed step with a carry, exactly; an Itakura band takes row() itself.
-class band_rows {
- public:
-  RESILIN_HD constexpr band_rows(band_geometry const& g, index_t i) noexcept : g_(g), i_(i) {
-    if (!incremental()) return;
-    d_ = g.n - 1;
-    step_q_ = (g.m - 1) / d_;
-    step_r_ = (g.m - 1) % d_;
-    split(i * (g.m - 1) - g.half_width, lo_q_, lo_r_);
-    split(i * (g.m - 1) + g.half_width, hi_q_, hi_r_);
-  }
-  /// Row i's columns, as g.row(i).
-  RESILIN_HD constexpr index_range row() const noexcept {
-    if (!incremental()) return g_.row(i_);
-    index_t const lo = lo_q_ + (lo_r_ != 0 ? 1 : 0), hi = hi_q_;  // ceil and floor
-    return {lo < 0 ? 0 : lo, hi > g_.m - 1 ? g_.m - 1 : hi};
-  }
-  RESILIN_HD constexpr index_t index() const noexcept { return i_; }
-  RESILIN_HD constexpr void next() noexcept {
-    ++i_;
-    if (!incremental()) return;
-    step(lo_q_, lo_r_, 1);
-    step(hi_q_, hi_r_, 1);
-  }
-  RESILIN_HD constexpr void previous() noexcept {
-    --i_;
-    if (!incremental()) return;
-    step(lo_q_, lo_r_, -1);
-    step(hi_q_, hi_r_, -1);
-  }
-
- private:
-  RESILIN_HD constexpr bool incremental() const noexcept { return g_.banded() && !g_.itakura(); }
-  // a = q d + r with 0 <= r < d
-  RESILIN_HD constexpr void split(index_t a, index_t& q, index_t& r) const noexcept {
-    q = detail::floor_div(a, d_);
-    r = a - q * d_;
-  }
-  RESILIN_HD constexpr void step(index_t& q, index_t& r, int sign) const noexcept {
-    if (sign > 0) {
-      q += step_q_;
-      r += step_r_;
-      if (r >= d_) { r -= d_; ++q; }
-    } else {
-      q -= step_q_;
-      r -= step_r_;
-      if (r < 0) { r += d_; --q; }
-    }
-  }
-  band_geometry g_;
-  index_t i_ = 0, d_ = 1, step_q_ = 0, step_r_ = 0, lo_q_ = 0, lo_r_ = 0, hi_q_ = 0, hi_r_ = 0;
-};
-
 inline band_geometry band_spec::geometry(index_t n, index_t m) const noexcept {
   if (kind_ == kind::itakura) return band_geometry::make_itakura(n, m, slope_);
   return band_geometry::make(n, m, radius_for(n, m));

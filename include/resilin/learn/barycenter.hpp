@@ -19,8 +19,7 @@
 namespace resilin::learn {
 
 namespace detail {
-template <class S> inline constexpr bool is_soft_min_v = false;
-template <class U> inline constexpr bool is_soft_min_v<soft_min<U>> = true;
+using resilin::is_soft_min_v;
 template <class C> inline constexpr bool is_dtw_cost_v = false;
 template <class D> inline constexpr bool is_dtw_cost_v<dtw_cost<D>> = true;
 template <class C> inline constexpr bool is_msm_cost_v = false;

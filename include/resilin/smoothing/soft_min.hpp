@@ -153,4 +153,10 @@ struct soft_min {
   }
 };
 
+/// Whether a smoothing type is a soft_min (of any value type).
+template <class S>
+inline constexpr bool is_soft_min_v = false;
+template <class U>
+inline constexpr bool is_soft_min_v<soft_min<U>> = true;
+
 }  // namespace resilin

@@ -204,11 +204,11 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
       auto const [x, y] = pair_at(k);
       // independent channels are a sum of per-channel recursions, which the groups do not run
       // bands that hold one path take the single-pair walk (single_path.hpp), whose bits value() has
+      band_geometry const band = m.band.geometry(x.length, y.length);
       bool fits = std::max(x.length, y.length) <= lockstep_max_length &&
-                  !(m.independent_channels && x.channels > 1) &&
-                  !m.band.geometry(x.length, y.length).single_path();
+                  !(m.independent_channels && x.channels > 1) && !band.single_path();
       if constexpr (std::same_as<Smooth, soft_min<T>>)
-        fits = fits && exp_domain_applies<T, D>(x, y, m.smooth.gamma, m.band.geometry(x.length, y.length));
+        fits = fits && exp_domain_applies<T, D>(x, y, m.smooth.gamma, band);
       if (fits)
         by_shape[{x.length, y.length}].push_back(k);
       else

@@ -107,18 +107,29 @@ inline constexpr bool soft_dtw_problem = false;
 template <class T, class D>
 inline constexpr bool soft_dtw_problem<T, dtw_cost<D>, soft_min<T>> = vector_distance<D>;
 
+/// Where the band holds one path (and the smoothing is the soft-min or the min), S(x, y) from the
+/// walk of single_path.hpp to `out`, with grad its gradient added to gx and gy, and true; every
+/// value of such a pair comes from here (its costs may round differently from the strips' lanes).
+template <class T, class Cost, class Smooth>
+bool walked_single_path(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
+                        bool grad, series_view<T> gx, series_view<T> gy, T seed, workspace<T>& ws, T& out) {
+  if constexpr (walks_single_path<Smooth>) {
+    band_geometry const band = m.band.geometry(x.length, y.length);
+    if (!band.single_path()) return false;
+    out = single_path_walk(m.cost, band, x, y, grad, gx, gy, seed, ws.path);
+    return true;
+  }
+  return false;
+}
+
 /// S(x, y) alone, in O(min(n, m)) memory: the rolling buffer runs along the shorter series.
 template <class T, class Cost, class Smooth>
 T plain_value(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
               workspace<T>& ws) {
-  band_geometry const band = m.band.geometry(x.length, y.length);
-  // a band that holds one path: the sum of its costs (single_path.hpp; soft-DTW at n = 1 took
-  // 166 ns per cell through the strips with the soft-min, 40.5 with the min)
-  if constexpr (walks_single_path<Smooth>)
-    if (band.single_path()) return single_path_walk(m.cost, band, x, y, false, series_view<T>{}, series_view<T>{}, T(0), ws.path);
+  if (T walked; walked_single_path(m, x, y, false, series_view<T>{}, series_view<T>{}, T(0), ws, walked)) return walked;
   if constexpr (soft_dtw_problem<T, Cost, Smooth>) {  // the exponential domain where it is exact
     using D = typename Cost::distance_type;
-    if (exp_domain_applies<T, D>(x, y, m.smooth.gamma, band)) {
+    if (exp_domain_applies<T, D>(x, y, m.smooth.gamma, m.band.geometry(x.length, y.length))) {
       // the rolling rows along the shorter series, as the lock-step groups orient pairs
       auto const o = oriented_pair<T>::of(x, y);
       auto const p = make_problem(m, o.x, o.y);
@@ -280,10 +291,7 @@ template <class T, class Cost, class Smooth>
 T plain_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x,
                        series_view<T const> y, series_view<T> gx, series_view<T> gy, T seed,
                        workspace<T>& ws) {
-  if constexpr (walks_single_path<Smooth>) {
-    band_geometry const band = m.band.geometry(x.length, y.length);
-    if (band.single_path()) return single_path_walk(m.cost, band, x, y, true, gx, gy, seed, ws.path);
-  }
+  if (T walked; walked_single_path(m, x, y, true, gx, gy, seed, ws, walked)) return walked;
   if (y.length <= x.length) return oriented_value_and_grad(m, x, y, gx, gy, seed, ws);
   // soft-DTW's costs are symmetric in x and y: the pair swapped keeps its exponential domain
   if constexpr (soft_dtw_problem<T, Cost, Smooth>) return oriented_value_and_grad(m, y, x, gy, gx, seed, ws);
@@ -357,18 +365,6 @@ decltype(auto) along_longer(measure<Cost, Smooth> const& m, series_view<T const>
   return one(tie_preserving_transposed(m), y, x, std::true_type{});
 }
 
-/// v, or where the band holds one path value()'s bits of it (the walk of single_path.hpp, whose
-/// costs may round differently from the strips' lanes): the alignment passes return value()'s.
-template <class T, class Cost, class Smooth>
-T value_of_single_path(measure<Cost, Smooth> const& m, series_view<T const> x, series_view<T const> y,
-                       workspace<T>& ws, T v) {
-  if constexpr (walks_single_path<Smooth>) {
-    band_geometry const band = m.band.geometry(x.length, y.length);
-    if (band.single_path()) return single_path_walk(m.cost, band, x, y, false, series_view<T>{}, series_view<T>{}, T(0), ws.path);
-  }
-  return v;
-}
-
 /// S(x, y), calling visit(i, j, A, G) for every in-band cell with its adjoint A = dS/dR(i, j)
 /// and G the expected use of each move into it, in x's orientation (backward's visit), whichever
 /// series the strips run along (transposed, up and left trade places back).
@@ -387,7 +383,8 @@ T visit_alignment(measure<Cost, Smooth> const& m, series_view<T const> x, series
              series_view<T>{}, series_view<T>{});
     return v;
   });
-  return value_of_single_path(m, x, y, ws, strips);
+  T walked;  // a band of one path: value()'s bits
+  return walked_single_path(m, x, y, false, series_view<T>{}, series_view<T>{}, T(0), ws, walked) ? walked : strips;
 }
 
 /// S(x, y) and the soft alignment matrix E(i, j) = dS/dR(i, j), the probability that the
@@ -476,7 +473,9 @@ std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const
     lanes.end_pair();
     return value;
   });
-  if (value_out) *value_out = value_of_single_path(m, x, y, ws, v);  // last: the traceback reads x and y
+  // last: the traceback reads x and y; a band of one path: value()'s bits
+  if (value_out && !walked_single_path(m, x, y, false, series_view<T>{}, series_view<T>{}, T(0), ws, *value_out))
+    *value_out = v;
   std::reverse(path.begin(), path.end());
   return path;
 }

@@ -23,11 +23,7 @@ namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 /// Whether the walk gives the smoothing's value: the soft-min and the min of one finite
 /// candidate are that candidate (a user's smoothing need not be).
 template <class Smooth>
-inline constexpr bool is_soft_min_smoothing = false;
-template <class U>
-inline constexpr bool is_soft_min_smoothing<soft_min<U>> = true;
-template <class Smooth>
-inline constexpr bool walks_single_path = std::is_same_v<Smooth, hard_min> || is_soft_min_smoothing<Smooth>;
+inline constexpr bool walks_single_path = std::is_same_v<Smooth, hard_min> || is_soft_min_v<Smooth>;
 
 /// The walk's memory: R (then the adjoints) of the previous and the current row's band cells,
 /// and every cell's move, row after row (0 diagonal, 1 up, 2 left, 3 none: unreachable).
@@ -71,7 +67,8 @@ T single_path_walk(Cost const& cost, band_geometry const& band, series_view<T co
   index_t const n = x.length, m = y.length;
   // a column (m = 1), a row (n = 1) or the diagonal of a radius-0 band (n = m): the path's cells
   // and moves are known, without the rows' bookkeeping (a batch of 64 x 1 DTW pairs took 5.8 ns
-  // per cell with it, 1.8 in the lock-step groups before they left such pairs to the walk)
+  // per cell with it, 1.8 in the lock-step groups before they left such pairs to the walk). The
+  // rows below serve the other bands of one path (an Itakura slope of 1).
   int const line = m == 1 ? 1 : n == 1 ? 2 : (band.banded() && !band.itakura() && band.half_width == 0) ? 0 : -1;
   if (line >= 0) {
     index_t const length = n > m ? n : m;
@@ -94,9 +91,8 @@ T single_path_walk(Cost const& cost, band_geometry const& band, series_view<T co
   ws.moves.clear();
   index_range above{0, -1};
   ws.above.clear();
-  band_rows rows(band, 0);
-  for (index_t i = 0; i < n; ++i, rows.next()) {
-    index_range const r = rows.row();
+  for (index_t i = 0; i < n; ++i) {
+    index_range const r = band.row(i);
     // value only, the last row: its cells one after the other, none kept (a 1 x m pair in O(1))
     bool const keep = grad || i + 1 < n;
     if (keep) ws.here.resize(static_cast<std::size_t>(r.size()));  // every cell is written below
@@ -122,15 +118,13 @@ T single_path_walk(Cost const& cost, band_geometry const& band, series_view<T co
   // (i, j+1), (i+1, j) and (i+1, j+1) come before it) and goes to its one predecessor
   std::vector<T>& adj = ws.here;   // row i's adjoints
   std::vector<T>& adj_above = ws.above;  // row i-1's
-  index_range const last = band_rows(band, n - 1).row();
+  index_range const last = band.row(n - 1);
   adj.assign(static_cast<std::size_t>(last.size()), T(0));
   adj[static_cast<std::size_t>(m - 1 - last.lo)] = seed;
   std::size_t first = ws.moves.size();  // row i's first move, counted back from the end
-  band_rows rows_above(band, n - 2);      // row i - 1
   index_range r = last;
   for (index_t i = n - 1; i >= 0; --i) {
-    index_range const ra = i > 0 ? rows_above.row() : index_range{0, -1};
-    rows_above.previous();
+    index_range const ra = i > 0 ? band.row(i - 1) : index_range{0, -1};
     adj_above.assign(static_cast<std::size_t>(ra.size()), T(0));
     first -= static_cast<std::size_t>(r.size());
     std::uint8_t const* const mv = ws.moves.data() + first;
