@@ -99,8 +99,7 @@ T exp_domain_grad(r::measure<r::dtw_cost<r::squared_euclidean>, r::soft_min<T>> 
   namespace rh = r::host_detail;
   r::index_t const n = static_cast<r::index_t>(x.size()) / d, k = static_cast<r::index_t>(y.size()) / d;
   rh::pair_problem<T, r::dtw_cost<r::squared_euclidean>, r::soft_min<T>> const p{
-      meas.cost, meas.smooth, {x.data(), n, d}, {y.data(), k, d},
-      r::band_geometry::make(n, k, meas.band.radius_for(n, k))};
+      meas.cost, meas.smooth, {x.data(), n, d}, {y.data(), k, d}, meas.band.geometry(n, k)};
   REQUIRE(rh::exp_domain_exact<T, r::squared_euclidean>(p.x, p.y, meas.smooth.gamma));
   rh::dtw_lane_cost<T, r::squared_euclidean> lanes;
   rh::exp_rows<T> rows;
@@ -122,8 +121,10 @@ TEMPLATE_TEST_CASE("exp-domain gradients: whole table, rows above every strip an
                    "[expdomain][checkpoint]", float, double) {
   using T = TestType;
   std::uint64_t seed = 400;
-  for (auto [n, k] : {std::pair<r::index_t, r::index_t>{1, 1}, {1, 40}, {40, 1}, {17, 23}, {70, 33}, {33, 70}, {200, 61}})
-    for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(3), r::band_spec::window(0.2)})
+  for (auto [n, k] : {std::pair<r::index_t, r::index_t>{1, 1}, {1, 40}, {40, 1}, {17, 23}, {70, 33}, {33, 70},
+                      {200, 61}, {300, 310}, {310, 300}})
+    for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(1), r::band_spec::radius(3),
+                             r::band_spec::window(0.2), r::band_spec::itakura(1.5), r::band_spec::itakura(3.0)})
       for (r::index_t d : {1, 2}) {
         auto const x = resilin_test::cast<T>(random_values(static_cast<std::size_t>(n * d), ++seed));
         auto const y = resilin_test::cast<T>(random_values(static_cast<std::size_t>(k * d), ++seed));
@@ -145,4 +146,26 @@ TEMPLATE_TEST_CASE("exp-domain gradients: whole table, rows above every strip an
         CHECK(r::value_and_grad(meas, r::view(x, d), r::view(y, d), r::view(gx3, d), r::view(gy3, d)) == whole);
         CHECK(resilin_test::bitwise_equal(gx3, gx1));
       }
+}
+
+TEST_CASE("exp-domain training keeps the band's part of the rows between the strips", "[expdomain][checkpoint]") {
+  namespace rh = r::host_detail;
+  using T = double;
+  constexpr r::index_t H = rh::strip_rows<T>;
+  for (auto [n, radius] : {std::pair<r::index_t, r::index_t>{100000, 32}, {100000, 1}, {4096, 100}}) {
+    INFO("n = m = " << n << ", radius " << radius);
+    auto const band = r::band_spec::radius(radius).geometry(n, n);
+    rh::strip_row_slices<T> slices;
+    slices.plan(band, n);
+    r::index_t const strips = (n + H - 1) / H;
+    CHECK(slices.slots() == strips + 1);
+    // each slot: the band's width plus about 4H (the strip's reads and the skewed writes of the
+    // strip above), not all n + H + 1 entries of a row
+    for (r::index_t s = 0; s < slices.slots(); ++s) CHECK(slices.width(s) <= 2 * radius + 4 * H + 4);
+    CHECK(rh::exp_checkpoint_interval<T>(band, n) == 1);
+  }
+  // the whole grid: rows of n + H + 1 entries, two levels beyond checkpoint_rows_bytes
+  auto const full = r::band_spec{}.geometry(65536, 65536);
+  CHECK(rh::exp_checkpoint_interval<T>(full, 65536) > 1);
+  CHECK(rh::exp_checkpoint_interval<T>(r::band_spec{}.geometry(1024, 1024), 1024) == 1);
 }

@@ -203,6 +203,36 @@ TEST_CASE("training in a narrow band keeps no full-width checkpoint rows", "[mem
   }
 }
 
+TEST_CASE("exponential-domain training in a band keeps the band's part of the rows", "[memory]") {
+  // beyond 32 MB of table the exponential-domain backward recomputes each strip from the row
+  // above it; those rows spanned all m columns, band or not (radius 64, n = m = 200,000: 6250
+  // rows of 200,033 entries in two arrays, 20 GB, so two levels: about 0.5 GB held and a full
+  // row copied per strip, half of the time). Now each keeps the band's part, about 2r + 4H.
+  std::size_t const n = 200000;
+  auto const x = random_series(n, 7), y = random_series(n, 8);
+  std::vector<double> gx(n), gy(n);
+  auto const m = r::measures::soft_dtw(1.0, r::band_spec::radius(64));
+  auto const len = static_cast<r::index_t>(n);
+  r::series_view<double const> const xv{x.data(), len, 1}, yv{y.data(), len, 1};
+  double v = 0;
+  std::size_t const heap = peak_of([&] {
+    v = r::value_and_grad(m, xv, yv, r::series_view<double>{gx.data(), len, 1}, r::series_view<double>{gy.data(), len, 1});
+  });
+  INFO("operator new peak " << heap << " bytes");
+  CHECK(heap < (std::size_t(64) << 20));
+  CHECK(v == r::value(m, xv, yv));  // both in the exponential domain, the same forward
+  // the gradient against central differences of the value at three samples
+  for (std::size_t i : {std::size_t(1000), n / 2, n - 1000}) {
+    std::vector<double> xp = x, xm = x;
+    double const h = 1e-4;
+    xp[i] += h;
+    xm[i] -= h;
+    double const fd = (r::value(m, r::series_view<double const>{xp.data(), len, 1}, yv) -
+                       r::value(m, r::series_view<double const>{xm.data(), len, 1}, yv)) / (2 * h);
+    CHECK(gx[i] == Approx(fd).epsilon(1e-4).margin(1e-4));
+  }
+}
+
 TEST_CASE("alignment paths and matrices of thin pairs keep checkpoints, not a padded table", "[memory]") {
   // the alignment passes kept the whole strip table at any size and in the orientation given:
   // a 1 x 4e6 path kept 1194 MB for an R of 32 MB, a 16000 x 16000 one 1962 MB. The strips

@@ -6,8 +6,9 @@
 // needs no exponential, no logarithm and no step cost, only one division per cell, and it
 // recomputes the weights from the very terms the forward summed. A uniform step cost needs only
 // the adjoint A(i, j) of each cell for its gradient.
-// Memory: the forward keeps only the row above each strip; going up the strips, the backward
-// recomputes one strip's P from that row into a strip-sized buffer (in cache) and sweeps it.
+// Memory: the forward keeps only the band's part of the row above each strip (exp_rows); going
+// up the strips, the backward recomputes one strip's P from it into a strip-sized buffer (in
+// cache) and sweeps it.
 // That costs a second forward but avoids writing and reading a whole-grid table, whose fresh
 // pages cost more than the recomputation. Where even those rows would be large (pair.hpp:
 // checkpoint_rows_bytes), the forward keeps every k-th of them (k about sqrt(n / H)) and the
@@ -25,33 +26,28 @@
 
 namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
-/// Two levels (rows.every = k > 1): the rows above strips s0..s1 of one segment into
-/// rows.segment_* (slot s - s0), recomputed from the kept row above s0 with the forward's bits.
+/// Two levels (rows.every = k > 1): the slots above strips s0..s1 of one segment and the one
+/// below s1 into rows.segment_*, recomputed from the kept slot above s0 with the forward's bits.
+/// (The forward ran on its rolling row, where the entries a strip does not write keep older
+/// rows' values; no cell in the band reads them, and P = 0 there here.)
 template <class T, class P, class Lanes>
 void recompute_exp_segment(P const& p, Lanes& lanes, exp_rows<T>& rows, index_t s0, index_t s1) {
   constexpr int K = strip_vectors<T>, H = K * simd::pack<T>::width;
-  index_t const row = rows.row;
-  auto const size = static_cast<std::size_t>((s1 - s0 + 2) * row);  // and the row below s1
-  rows.segment_m.resize(size);
-  rows.segment_k.resize(size);
-  auto const head = static_cast<std::size_t>(s0 / rows.every * row);
-  std::copy(rows.m.begin() + head, rows.m.begin() + head + row, rows.segment_m.begin());
-  std::copy(rows.k.begin() + head, rows.k.begin() + head + row, rows.segment_k.begin());
+  auto const size = static_cast<std::size_t>(rows.slices.span(s0, s1 + 2));
+  rows.segment_m.assign(size, T(1));
+  rows.segment_k.assign(size, unreachable_k<T>);
+  rows.segment_first = s0;
+  auto const head = static_cast<std::size_t>(rows.kept_start[static_cast<std::size_t>(s0 / rows.every)]);
+  auto const width = static_cast<std::size_t>(rows.slices.width(s0));
+  std::copy(rows.m.begin() + head, rows.m.begin() + head + width, rows.segment_m.begin());
+  std::copy(rows.k.begin() + head, rows.k.begin() + head + width, rows.segment_k.begin());
   T const scale = exp_domain_scale<T>(p.smooth);
   for (index_t s = s0; s < s1; ++s) {
     lanes.begin_strip(s * H);
-    index_t const a = (s - s0) * row;
-    // the forward updated its rolling row in place: columns that a strip does not write keep
-    // the row above's entries (they lie outside the band; the backward reads them as they were)
-    std::copy(rows.segment_m.begin() + a, rows.segment_m.begin() + a + row, rows.segment_m.begin() + a + row);
-    std::copy(rows.segment_k.begin() + a, rows.segment_k.begin() + a + row, rows.segment_k.begin() + a + row);
     exp_value<T> last[K];
-    exp_forward_strip(lanes, strip_geometry<T>(p.band, p.x.length, s * H), scale,
-                      rows.segment_m.data() + a, rows.segment_k.data() + a,
-                      rows.segment_m.data() + a + row, rows.segment_k.data() + a + row,
-                      static_cast<simd::pack<T>*>(nullptr), last);
+    exp_forward_strip(lanes, strip_geometry<T>(p.band, p.x.length, s * H), scale, rows.segment_slot(s),
+                      rows.segment_slot(s + 1), static_cast<simd::pack<T>*>(nullptr), last);
   }
-  rows.segment_first = s0;
 }
 
 /// Adds seed * dR(n-1, m-1)/dx to gx and seed * dR(n-1, m-1)/dy to gy from the rows that
@@ -73,7 +69,6 @@ void backward_exp_domain(P const& p, exp_rows<T>& rows, table_buffer<simd::pack<
   lanes.begin_pair(p.cost, p.x, p.y, gx, gy);
   V const zero(T(0));
   T const scale = exp_domain_scale<T>(p.smooth);
-  index_t const row = m + H + 1;
   index_t offset = whole ? exp_table_packs<T>(p.band, n) : 0;  // past the strip below
   rows.segment_first = -1;
   for (index_t s = strips - 1; s >= 0; --s) {
@@ -82,19 +77,16 @@ void backward_exp_domain(P const& p, exp_rows<T>& rows, table_buffer<simd::pack<
     if (rows.every > 1 && (rows.segment_first < 0 || s < rows.segment_first))
       recompute_exp_segment(p, lanes, rows, s / rows.every * rows.every, s);  // s ends a segment
     lanes.begin_strip(i0);
-    // above_*[j + 1]: P(i0 - 1, j); the row below follows (the recomputed strip rewrites it)
-    bool const two_levels = rows.every > 1;
-    index_t const slot = (two_levels ? s - rows.segment_first : s) * row;
-    T* const above_m = (two_levels ? rows.segment_m : rows.m).data() + slot;
-    T* const above_k = (two_levels ? rows.segment_k : rows.k).data() + slot;
+    // P(i0 - 1, j) at the row index j + 1 of `above`; the slot below follows (the recomputed
+    // strip rewrites it)
+    exp_row_ref<T> const above = rows.backward_above(s);
     index_t const packs = exp_strip_packs(geo);
     offset -= whole ? packs : 0;
     V* const cells = whole ? strip_cells.data() + offset
                            : strip_cells.reserve(static_cast<std::size_t>(packs));
     if (!whole) {  // the strip again, as the forward computed it (it rewrites the next row identically)
       exp_value<T> last[K];
-      exp_forward_strip(lanes, geo, scale, above_m, above_k, above_m + row, above_k + row,
-                        exp_pad_strip(cells), last);
+      exp_forward_strip(lanes, geo, scale, above, rows.backward_below(s), exp_pad_strip(cells), last);
     }
     // step t >= t0 - 2 at cells + (t - t0 + 2) * 2K (the two before t0 unreachable)
     V const* const cells_t0 = cells + 4 * K;
@@ -106,10 +98,18 @@ void backward_exp_domain(P const& p, exp_rows<T>& rows, table_buffer<simd::pack<
     geo.template for_each_step<true>([&](index_t t, auto masked) __attribute__((always_inline)) {
       V const* const r1 = cells_t0 + (t - 1 - geo.t0) * 2 * K;  // left; up of the lane below
       V const* const r2 = r1 - 2 * K;                           // diag of the lane below
-      T const am1 = above_m[t + 1], ak1 = above_k[t + 1], am2 = above_m[t], ak2 = above_k[t];
+      index_t const ra = t - above.first;
+      T const am1 = above.m[ra + 1], ak1 = above.k[ra + 1], am2 = above.m[ra], ak2 = above.k[ra];
       V gd[K], gu[K], gl[K];
 RESILIN_UNROLL(16)
       for (int q = 0; q < K; ++q) {
+        if constexpr (decltype(masked)::value) {
+          if (geo.idle(q, t)) {  // every lane out of the band: zero adjoints and moves, as below
+            gd[q] = gu[q] = gl[q] = zero;
+            if (adj) adj[(t - geo.t0) * K + q] = zero;
+            continue;
+          }
+        }
         V const below_up = q + 1 < K ? gu1[q + 1] : V(g_up[col(t - H + 1)]);
         V const below_diag = q + 1 < K ? gd2[q + 1] : V(g_diag[col(t - H + 2)]);
         V a = simd::shift_in_back(gu1[q], below_up) + gl1[q] + simd::shift_in_back(gd2[q], below_diag);

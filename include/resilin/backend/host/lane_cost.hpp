@@ -39,12 +39,17 @@ struct strip_geometry {
   M start[K], end[K];  // relative to t0
   index_t t0 = 0, t1 = -1;
   index_t full0 = 0, full1 = -1;  // steps at which every lane is in the band (none if empty)
+  // steps at which some lane of vector q is in the band (none if busy_last < busy_first): in a
+  // narrow band most vectors of a step are idle (radius 1: one or two of K)
+  index_t busy_first[K], busy_last[K];
   index_t i0 = 0;
   int rows = 0;  // valid rows in this strip
 
   strip_geometry(band_geometry const& band, index_t n, index_t first_row) noexcept : i0(first_row) {
     t0 = i0 < n ? band.row(i0).lo : 0;  // lane 0 (row i0) starts first: rows' spans never move back
     for (int q = 0; q < K; ++q) {
+      busy_first[q] = 0;
+      busy_last[q] = -1;
       for (int k = 0; k < W; ++k) {
         int const o = q * W + k;
         index_t const i = i0 + o;
@@ -52,6 +57,8 @@ struct strip_geometry {
           index_range const r = band.row(i);
           start[q][k] = static_cast<I>(r.lo + o - t0);
           end[q][k] = static_cast<I>(r.hi + o - t0);
+          if (busy_last[q] < busy_first[q] || r.lo + o < busy_first[q]) busy_first[q] = r.lo + o;
+          if (r.hi + o > busy_last[q]) busy_last[q] = r.hi + o;
           if (r.hi + o > t1) t1 = r.hi + o;
           if (rows == 0 || r.lo + o > full0) full0 = r.lo + o;
           if (rows == 0 || r.hi + o < full1) full1 = r.hi + o;
@@ -89,6 +96,8 @@ struct strip_geometry {
   RESILIN_INLINE M inside(int q, M step_t) const noexcept {
     return (start[q] <= step_t) & (step_t <= end[q]);
   }
+  /// Whether no lane of vector q is in the band at step t.
+  RESILIN_INLINE bool idle(int q, index_t t) const noexcept { return t < busy_first[q] || t > busy_last[q]; }
 };
 
 /// Any cost model: one scalar call per in-band lane.

@@ -45,17 +45,28 @@ index_t training_checkpoint_interval(index_t n, index_t m, int arrays) {
   return checkpoint_interval((n + H - 1) / H, checkpoint_row_bytes<T>(m, arrays), checkpoint_rows_bytes);
 }
 
-/// The bytes of the rows that checkpoints keep for an n x m training problem (rows of m + H + 1
-/// values in `arrays` arrays above every `every`-th strip; two levels add the every + 1 rows of
-/// one segment). The rows span all m columns, band or not, so in a narrow band they can outweigh
-/// the band's cells themselves (radius 1, n = m = 10^6: 3.5 GB of rows and 43 s of copying for a
-/// table of 272 MB); the training forward then keeps the table whole.
+/// The bytes of the rows that a log-domain training forward's checkpoints keep for an n x m
+/// problem (rows of m + H + 1 values in `arrays` arrays above every `every`-th strip; two levels
+/// add the every + 1 rows of one segment). The rows span all m columns, band or not, so in a
+/// narrow band they can outweigh the band's cells themselves (radius 1, n = m = 10^6: 3.5 GB of
+/// rows and 43 s of copying for a table of 272 MB); the training forward then keeps R whole.
 template <class T>
 std::size_t checkpoint_rows_bytes_of(index_t n, index_t m, int arrays, index_t every) {
   constexpr index_t H = strip_rows<T>;
   index_t const strips = (n + H - 1) / H;
   index_t const rows = (strips + every - 1) / every + 1 + (every > 1 ? every + 1 : 0);
   return static_cast<std::size_t>(rows) * checkpoint_row_bytes<T>(m, arrays);
+}
+
+/// The checkpoint interval of an exponential-domain training forward whose table is not kept
+/// whole: 1 (the band's part of the row above every strip, about 1/H of the table) while those
+/// take at most checkpoint_rows_bytes, else about sqrt(strips) (two levels).
+template <class T>
+index_t exp_checkpoint_interval(band_geometry const& band, index_t n) {
+  strip_row_slices<T> slices;
+  slices.plan(band, n);
+  auto const bytes = static_cast<std::size_t>(slices.total()) * 2 * sizeof(T);
+  return bytes <= checkpoint_rows_bytes ? 1 : ceil_sqrt(slices.slots() - 1);
 }
 
 /// The checkpoint interval of a log-domain forward that keeps R alone for an n x m problem
@@ -248,19 +259,12 @@ T oriented_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x
       // from the row above it, and beyond checkpoint_rows_bytes of rows, two levels
       auto const packs = static_cast<std::size_t>(exp_table_packs<T>(p.band, x.length));
       bool const whole = kept_whole<T>(packs);
-      index_t const every = whole ? 1 : training_checkpoint_interval<T>(x.length, y.length, 2);
-      // the rows above the strips span all m columns: in a narrow band they outweigh the band's
-      // cells (radius 1, n = m = 10^6: 6.25 GB), and the log domain below keeps its table
-      if (checkpoint_rows_bytes_of<T>(x.length, y.length, 2, every) <=
-          std::max(packs * sizeof(simd::pack<T>), checkpoint_rows_bytes)) {
-        T const v = forward_exp_domain(p, lanes, ws.exp, every,
-                                       whole ? ws.strip_cells.reserve(packs) : nullptr);
-        // unreachable: the log domain gives zero weights; inaccurate: its error scales with |S|
-        if (v < math::infinity<T>() && exp_domain_accurate(v, m.smooth.gamma, x.length, y.length)) {
-          backward_exp_domain(p, ws.exp, ws.strip_cells, whole, seed, lanes, ws.g_up, ws.g_diag,
-                              gx, gy);
-          return v;
-        }
+      index_t const every = whole ? 1 : exp_checkpoint_interval<T>(p.band, x.length);
+      T const v = forward_exp_domain(p, lanes, ws.exp, every, whole ? ws.strip_cells.reserve(packs) : nullptr);
+      // unreachable: the log domain gives zero weights; inaccurate: its error scales with |S|
+      if (v < math::infinity<T>() && exp_domain_accurate(v, m.smooth.gamma, x.length, y.length)) {
+        backward_exp_domain(p, ws.exp, ws.strip_cells, whole, seed, lanes, ws.g_up, ws.g_diag, gx, gy);
+        return v;
       }
     }
   }
