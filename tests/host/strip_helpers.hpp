@@ -18,7 +18,7 @@ T strip_value_and_grad(resilin::measure<Cost, Smooth> const& m, std::vector<T> c
   resilin::index_t const n = static_cast<resilin::index_t>(x.size()) / d,
                          k = static_cast<resilin::index_t>(y.size()) / d;
   rh::pair_problem<T, Cost, Smooth> const p{m.cost, m.smooth, {x.data(), n, d}, {y.data(), k, d},
-                                            resilin::band_geometry::make(n, k, m.band.radius_for(n, k))};
+                                            m.band.geometry(n, k)};
   rh::lane_cost<T, Cost> lanes;
   std::vector<T> row, g_up, g_diag;
   rh::strip_table<T> table;

@@ -728,30 +728,31 @@ TEMPLATE_TEST_CASE("cdtw: the device block programs equal the host backend", "[c
 
 TEST_CASE("strip traversal: the checkpoint interval", "[checkpoint]") {
   namespace rh = r::host_detail;
-  std::size_t const mib = std::size_t(1) << 20;
   for (r::index_t v : {0, 1, 2, 3, 4, 5, 8, 9, 10, 101, 65535, 65536, 65537})
     CHECK(rh::ceil_sqrt(v) == static_cast<r::index_t>(std::ceil(std::sqrt(static_cast<long double>(v)))));
   CHECK(rh::ceil_sqrt(r::index_t(1) << 40) == r::index_t(1) << 20);
   CHECK(rh::ceil_sqrt((r::index_t(1) << 40) + 1) == (r::index_t(1) << 20) + 1);
   CHECK(rh::ceil_sqrt(r::index_t(3037000499) * 3037000499) == 3037000499);  // near the largest square
-  CHECK(rh::checkpoint_interval(1, 8, 64 * mib) == 1);
-  CHECK(rh::checkpoint_interval(100, mib, 100 * mib) == 1);   // every row fits
-  CHECK(rh::checkpoint_interval(101, mib, 100 * mib) == 11);  // ceil(sqrt(101))
-  CHECK(rh::checkpoint_interval(100, mib, 99 * mib) == 10);
-  // a 65536 x 65536 pair in double with AVX2: 4096 strips of 16 rows, rows of 65553 values; 64
-  // kept rows and a segment of 64 instead of 4096 (2.1 GB)
-  CHECK(rh::checkpoint_interval(4096, 65553 * sizeof(double), rh::checkpoint_rows_bytes) == 64);
-  CHECK(rh::checkpoint_interval(1024, 16401 * sizeof(double), rh::checkpoint_rows_bytes) == 32);
-  CHECK(rh::checkpoint_interval(512, 8209 * sizeof(double), rh::checkpoint_rows_bytes) == 1);
-  // the front end's: the strips and rows of this build's SIMD width
-  auto const expected = [](index_t n, index_t m, std::size_t bytes) {
-    index_t const h = rh::strip_rows<double>, strips = (n + h - 1) / h;
-    return rh::checkpoint_interval(strips, static_cast<std::size_t>(m + h + 1) * bytes, rh::checkpoint_rows_bytes);
-  };
-  CHECK(rh::training_checkpoint_interval<double>(65536, 65536, 1) == expected(65536, 65536, 8));
-  CHECK(rh::training_checkpoint_interval<double>(65536, 65536, 2) == expected(65536, 65536, 16));
-  CHECK(rh::training_checkpoint_interval<double>(65536, 65536, 2) > 1);
-  CHECK(rh::training_checkpoint_interval<double>(4096, 4096, 2) == 1);
+  // the front end's: the slots of the rows between the strips (strip_row_slices), each the
+  // span of the strip's first row and one entry: without a band, m + 1 entries per strip
+  index_t const h = rh::strip_rows<double>;
+  for (auto [n, m] : {std::pair<index_t, index_t>{65536, 65536}, {4096, 4096}, {1000, 70}, {70, 1000}, {1, 1}}) {
+    INFO("n " << n << " m " << m);
+    rh::strip_row_slices<double> slices;
+    slices.plan(r::band_spec{}.geometry(n, m), n);
+    index_t const strips = (n + h - 1) / h, total = strips * (m + 1);
+    CHECK(slices.slots() == strips);
+    CHECK(slices.total() == total);
+    for (int arrays : {1, 2}) {
+      bool const fits = static_cast<std::size_t>(total * arrays) * sizeof(double) <= rh::checkpoint_rows_bytes;
+      CHECK(rh::row_checkpoint_interval<double>(r::band_spec{}.geometry(n, m), n, arrays) ==
+            (fits ? 1 : rh::ceil_sqrt(strips)));
+    }
+  }
+  CHECK(rh::row_checkpoint_interval<double>(r::band_spec{}.geometry(65536, 65536), 65536, 1) > 1);
+  // a narrow band of a long pair: its slots, not m + H + 1 entries per strip (radius 1,
+  // n = m = 10^6: 4 entries per strip, where whole rows took 3.5 GB), every strip's
+  CHECK(rh::row_checkpoint_interval<double>(r::band_spec::radius(1).geometry(1000000, 1000000), 1000000, 1) == 1);
 }
 
 TEMPLATE_TEST_CASE("strip traversal: checkpointed training gives the bits of the whole table",
@@ -759,8 +760,10 @@ TEMPLATE_TEST_CASE("strip traversal: checkpointed training gives the bits of the
   using T = TestType;
   std::uint64_t seed = 600;
   // one strip, several, a partial last strip, one row, one column; bands that cut strips
-  for (auto [n, k] : {std::pair<index_t, index_t>{1, 1}, {1, 40}, {40, 1}, {17, 23}, {70, 33}, {33, 70}, {129, 100}, {200, 61}})
-    for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(3), r::band_spec::window(0.2)})
+  for (auto [n, k] : {std::pair<index_t, index_t>{1, 1}, {1, 40}, {40, 1}, {17, 23}, {70, 33}, {33, 70}, {129, 100},
+                      {200, 61}, {300, 290}})
+    for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(1), r::band_spec::radius(3),
+                             r::band_spec::window(0.2), r::band_spec::itakura(1.5), r::band_spec::itakura(3.0)})
       for (index_t d : {1, 2}) {
         auto const x = resilin_test::cast<T>(random_values(static_cast<std::size_t>(n * d), ++seed));
         auto const y = resilin_test::cast<T>(random_values(static_cast<std::size_t>(k * d), ++seed));
@@ -793,8 +796,10 @@ TEMPLATE_TEST_CASE("alignment passes: checkpointed tables give the bits of the w
   using T = TestType;
   namespace rh = r::host_detail;
   std::uint64_t seed = 900;
-  for (auto [n, k] : {std::pair<index_t, index_t>{1, 1}, {1, 40}, {40, 1}, {70, 33}, {33, 70}, {129, 100}, {61, 200}})
-    for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(3)})
+  for (auto [n, k] : {std::pair<index_t, index_t>{1, 1}, {1, 40}, {40, 1}, {70, 33}, {33, 70}, {129, 100}, {61, 200},
+                      {300, 290}})
+    for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(1), r::band_spec::radius(3),
+                             r::band_spec::itakura(1.5)})
       for (bool ties : {false, true}) {  // integer samples: hard ties everywhere
         auto x = resilin_test::cast<T>(random_values(static_cast<std::size_t>(n), ++seed));
         auto y = resilin_test::cast<T>(random_values(static_cast<std::size_t>(k), ++seed));

@@ -148,7 +148,7 @@ TEMPLATE_TEST_CASE("exp-domain gradients: whole table, rows above every strip an
       }
 }
 
-TEST_CASE("exp-domain training keeps the band's part of the rows between the strips", "[expdomain][checkpoint]") {
+TEST_CASE("exp-domain training keeps the slots of the rows between the strips", "[expdomain][checkpoint]") {
   namespace rh = r::host_detail;
   using T = double;
   constexpr r::index_t H = rh::strip_rows<T>;
@@ -158,14 +158,18 @@ TEST_CASE("exp-domain training keeps the band's part of the rows between the str
     rh::strip_row_slices<T> slices;
     slices.plan(band, n);
     r::index_t const strips = (n + H - 1) / H;
-    CHECK(slices.slots() == strips + 1);
-    // each slot: the band's width plus about 4H (the strip's reads and the skewed writes of the
-    // strip above), not all n + H + 1 entries of a row
-    for (r::index_t s = 0; s < slices.slots(); ++s) CHECK(slices.width(s) <= 2 * radius + 4 * H + 4);
-    CHECK(rh::exp_checkpoint_interval<T>(band, n) == 1);
+    CHECK(slices.slots() == strips);
+    // each slot: the span of its strip's first row and one entry (2r + 2 at most), not all
+    // n + H + 1 entries of a row
+    for (r::index_t s = 0; s < slices.slots(); ++s) {
+      auto const span = band.row(s * H);
+      CHECK(slices.width(s) == span.hi - span.lo + 2);
+      CHECK(slices.width(s) <= 2 * radius + 2);
+    }
+    CHECK(rh::row_checkpoint_interval<T>(band, n, 2) == 1);
   }
   // the whole grid: rows of n + H + 1 entries, two levels beyond checkpoint_rows_bytes
   auto const full = r::band_spec{}.geometry(65536, 65536);
-  CHECK(rh::exp_checkpoint_interval<T>(full, 65536) > 1);
-  CHECK(rh::exp_checkpoint_interval<T>(r::band_spec{}.geometry(1024, 1024), 1024) == 1);
+  CHECK(rh::row_checkpoint_interval<T>(full, 65536, 2) > 1);
+  CHECK(rh::row_checkpoint_interval<T>(r::band_spec{}.geometry(1024, 1024), 1024, 2) == 1);
 }

@@ -233,6 +233,50 @@ TEST_CASE("exponential-domain training in a band keeps the band's part of the ro
   }
 }
 
+TEST_CASE("log-domain training in a narrow band of a long pair keeps checkpoints", "[memory]") {
+  // beyond 256 MiB of R the log domain keeps the rows above the strips instead; those spanned
+  // all m columns, so in a narrow band it kept R whole (hard DTW, radius 1, n = m = 2 * 10^6:
+  // a 1 GB table with AVX-512, 0.5 GB with SSE2). Now it keeps the band's part of each row.
+  namespace rh = r::host_detail;
+  std::size_t const n = 2000000;
+  auto const x = random_series(n, 9), y = random_series(n, 10);
+  auto const len = static_cast<r::index_t>(n);
+  r::series_view<double const> const xv{x.data(), len, 1}, yv{y.data(), len, 1};
+  std::vector<double> gx(n), gy(n);
+  auto const m = r::measures::dtw(r::band_spec::radius(1));
+  rh::workspace<double> ws;
+  double const v = rh::value_and_grad(m, xv, yv, r::series_view<double>{gx.data(), len, 1},
+                                      r::series_view<double>{gy.data(), len, 1}, 1.0, ws);
+  CHECK(ws.table.checkpointed());
+  std::size_t const kept = ws.table.cells.capacity() * sizeof(r::simd::pack<double>) +
+                           (ws.table.rows.capacity() + ws.table.segment_rows.capacity()) * sizeof(double);
+  INFO("table bytes " << kept);
+  CHECK(kept < (std::size_t(64) << 20));
+  // the value against the band's recursion (|i - j| <= 1), rows of three cells
+  double const inf = std::numeric_limits<double>::infinity();
+  double a0 = inf, a1 = inf, a2 = inf;  // R(i - 1, i - 2 .. i)
+  for (std::size_t i = 0; i < n; ++i) {
+    double b0 = inf, b1 = inf, b2 = inf;  // R(i, i - 1 .. i + 1)
+    auto const d = [&](std::size_t j) { return (x[i] - y[j]) * (x[i] - y[j]); };
+    if (i > 0) b0 = d(i - 1) + std::min({a0, a1});  // diag R(i-1, i-2), up R(i-1, i-1)
+    b1 = d(i) + (i == 0 ? 0.0 : std::min({a1, a2, b0}));
+    if (i + 1 < n) b2 = d(i + 1) + std::min(a2, b1);
+    a0 = b0;
+    a1 = b1;
+    a2 = b2;
+  }
+  CHECK(v == Approx(a1).epsilon(1e-12));
+  for (std::size_t i : {std::size_t(10), n / 2, n - 10}) {
+    std::vector<double> xp = x, xm = x;
+    double const h = 1e-4;  // the value is quadratic in x_i along the path: exact differences
+    xp[i] += h;
+    xm[i] -= h;
+    double const fd = (r::value(m, r::series_view<double const>{xp.data(), len, 1}, yv) -
+                       r::value(m, r::series_view<double const>{xm.data(), len, 1}, yv)) / (2 * h);
+    CHECK(gx[i] == Approx(fd).epsilon(1e-5).margin(1e-5));
+  }
+}
+
 TEST_CASE("alignment paths and matrices of thin pairs keep checkpoints, not a padded table", "[memory]") {
   // the alignment passes kept the whole strip table at any size and in the orientation given:
   // a 1 x 4e6 path kept 1194 MB for an R of 32 MB, a 16000 x 16000 one 1962 MB. The strips

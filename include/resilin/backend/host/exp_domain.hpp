@@ -11,10 +11,12 @@
 // delta); everywhere else the log-domain traversal runs. For gradients the forward also keeps
 // the band's part of the row above every strip for the backward of exp_domain_grad.hpp.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <vector>
 #include <resilin/backend/host/lane_cost.hpp>
+#include <resilin/backend/host/row_slices.hpp>
 #include <resilin/backend/host/simd.hpp>
 #include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/band.hpp>
@@ -139,23 +141,13 @@ RESILIN_INLINE exp_value<T> exp_cell(exp_value<T> const& d, exp_value<T> const& 
   return {m, km + kx + ef};
 }
 
-/// A row between the strips, or the part of it a slot keeps: P(i, j) = m[r - first] *
-/// 2^k[r - first] at the row index r = j + 1, for the indices the slot holds.
-template <class T>
-struct exp_row_ref {
-  T* m;
-  T* k;
-  index_t first;
-};
-
-/// One strip of the exponential-domain forward. Reads P(i0 - 1, j) at the row index j + 1 of
-/// `above` (the indices [t0, t1 + 1]), writes P(i0 + H - 1, j) to `below` the same way (the
-/// indices [t0 - H + 2, t1 - H + 2] from 0; below may be above: the writes trail the reads), and
-/// with `out` stores every step's K packs of m then K packs of k at out + (t - t0) * 2K. Returns
-/// the packs of the strip's last step in `last`.
+/// One strip of the exponential-domain forward on the rolling row (row_m, row_k): reads
+/// P(i0 - 1, j) = row_m[j + 1] * 2^row_k[j + 1] and leaves P(i0 + H - 1, j) there for the next
+/// strip (the writes trail the reads), and with `out` stores every step's K packs of m then K
+/// packs of k at out + (t - t0) * 2K. Returns the packs of the strip's last step in `last`.
 template <class T, class Lanes>
-void exp_forward_strip(Lanes& lanes, strip_geometry<T> const& geo, T scale, exp_row_ref<T> above,
-                       exp_row_ref<T> below, simd::pack<T>* out, exp_value<T>* last) {
+void exp_forward_strip(Lanes& lanes, strip_geometry<T> const& geo, T scale, T* row_m, T* row_k,
+                       simd::pack<T>* out, exp_value<T>* last) {
   using V = simd::pack<T>;
   constexpr int W = V::width, K = strip_vectors<T>, H = K * W;
   V const ones(T(1)), unreachable(unreachable_k<T>);
@@ -168,8 +160,8 @@ RESILIN_UNROLL(16)
     for (int q = 0; q < K; ++q) {
       exp_value<T> a1, a2;
       if (q == 0) {
-        a1 = {V(above.m[t + 1 - above.first]), V(above.k[t + 1 - above.first])};
-        a2 = {V(above.m[t - above.first]), V(above.k[t - above.first])};
+        a1 = {V(row_m[t + 1]), V(row_k[t + 1])};
+        a2 = {V(row_m[t]), V(row_k[t])};
       } else {
         a1 = cur[q - 1];
         a2 = prev[q - 1];
@@ -203,8 +195,8 @@ RESILIN_UNROLL(16)
     }
     index_t const jl = t - (H - 1);  // the strip's last row feeds the next strip
     if (jl >= -1) {
-      below.m[jl + 1 - below.first] = next[K - 1].m[W - 1];
-      below.k[jl + 1 - below.first] = next[K - 1].k[W - 1];
+      row_m[jl + 1] = next[K - 1].m[W - 1];
+      row_k[jl + 1] = next[K - 1].k[W - 1];
     }
   });
   for (int q = 0; q < K; ++q) last[q] = cur[q];
@@ -253,64 +245,17 @@ index_t exp_table_packs(band_geometry const& band, index_t n) {
   return total;
 }
 
-/// The parts of the rows between the strips that a problem uses. Strip s reads the row above it
-/// at the row indices [t0, t1 + 1] (column j at j + 1) and writes its last row at
-/// [t0 - H + 2, t1 - H + 2] (from 0); slot s, the row above strip s (slot `strips`: the row below
-/// the last), spans those reads of strip s and writes of strip s - 1 alone. In a band they are
-/// about its width plus 4H entries, where whole rows of m + H + 1 outweighed the band's cells
-/// (radius 32, n = m = 10^5: 5 GB of rows, and half of the time spent copying them). What strip
-/// s reads beyond strip s - 1's writes lies right of every earlier strip's writes (the rows'
-/// spans never move back): P = 0 there, as a slot starts.
-template <class T>
-struct strip_row_slices {
-  std::vector<index_t> first;  // per slot: its first row index
-  std::vector<index_t> start;  // per slot: its place in the slots' storage; start[strips + 1]: the total
-
-  void plan(band_geometry const& band, index_t n) {
-    constexpr int H = strip_vectors<T> * simd::pack<T>::width;
-    index_t const strips = (n + H - 1) / H;
-    first.assign(static_cast<std::size_t>(strips + 1), 0);
-    start.assign(static_cast<std::size_t>(strips + 2), 0);
-    index_t write_lo = 0, write_hi = -1;  // strip s - 1's writes (none above strip 0)
-    for (index_t s = 0; s <= strips; ++s) {
-      index_t lo = write_lo, hi = write_hi;
-      if (s < strips) {
-        strip_geometry<T> const geo(band, n, s * H);
-        index_t const read_lo = s == 0 ? 0 : geo.t0, read_hi = geo.t1 + 1;  // slot 0 holds the origin
-        lo = hi < lo ? read_lo : std::min(lo, read_lo);
-        hi = std::max(hi, read_hi);
-        write_lo = std::max(geo.t0 - H + 2, index_t(0));
-        write_hi = geo.t1 - H + 2;
-      }
-      if (hi < lo) hi = lo - 1;  // nothing: an empty slot
-      auto const su = static_cast<std::size_t>(s);
-      first[su] = lo;
-      start[su + 1] = start[su] + (hi - lo + 1);
-    }
-  }
-  index_t slots() const noexcept { return static_cast<index_t>(first.size()); }
-  index_t width(index_t s) const noexcept {
-    return start[static_cast<std::size_t>(s + 1)] - start[static_cast<std::size_t>(s)];
-  }
-  index_t total() const noexcept { return start.back(); }
-  /// The entries of slots [s0, s1).
-  index_t span(index_t s0, index_t s1) const noexcept {
-    return start[static_cast<std::size_t>(s1)] - start[static_cast<std::size_t>(s0)];
-  }
-};
-
-/// The rows of P = m 2^k that an exponential-domain forward keeps for its backward
-/// (strip_row_slices: slot s above strip s, the band's part of the row alone).
-/// every = 1: every slot, one after another; the forward reads slot s and writes slot s + 1.
-/// every = k > 1 (two levels): the forward runs on one whole rolling row and keeps slot s of
-/// every k-th strip; the backward recomputes the slots of one segment of k strips at a time
-/// into segment_* (and the slot below it). every = 0 (values): the rolling row alone.
+/// The rows of P = m 2^k that an exponential-domain forward keeps for its backward: the forward
+/// runs on one rolling row of m + H + 1 entries (column j at j + 1; the backward's scratch row
+/// after it) and keeps the slot above every `every`-th strip (strip_row_slices: the part its
+/// cells read). every = 1: every strip's; every = k > 1 (two levels): the backward recomputes the
+/// slots of one segment of k strips at a time into segment_*. every = 0 (values): none.
 template <class T>
 struct exp_rows {
-  std::vector<T> m, k;                  // the kept slots
-  std::vector<T> roll_m, roll_k;        // every != 1: the rolling row, m + H + 1 entries
+  std::vector<T> m, k;                  // the kept slots, one after another
+  std::vector<T> roll_m, roll_k;        // the rolling row
   std::vector<T> segment_m, segment_k;  // two levels: one segment's slots
-  std::vector<index_t> kept_start;      // two levels: where kept slot g (strip g * every) begins
+  std::vector<index_t> kept_start;      // where kept slot g (strip g * every) begins
   strip_row_slices<T> slices;
   index_t every = 0;
   index_t segment_first = -1;  // the strip of segment_*'s first slot (-1: none)
@@ -320,58 +265,41 @@ struct exp_rows {
     constexpr int H = strip_vectors<T> * simd::pack<T>::width;
     every = keep_every;
     segment_first = -1;
-    if (every != 1) {
-      auto const row = static_cast<std::size_t>(columns + H + 1);
-      roll_m.assign(row, T(1));
-      roll_k.assign(row, unreachable_k<T>);
-      roll_k[0] = T(0);  // the virtual origin: R(-1, -1) = 0, P = 1 * 2^0
-    }
+    auto const row = static_cast<std::size_t>(columns + H + 1);
+    roll_m.assign(row, T(1));
+    roll_k.assign(row, unreachable_k<T>);
+    roll_k[0] = T(0);  // the virtual origin: R(-1, -1) = 0, P = 1 * 2^0
     if (every == 0) return;
     slices.plan(band, n);
-    if (every == 1) {
-      m.assign(static_cast<std::size_t>(slices.total()), T(1));
-      k.assign(static_cast<std::size_t>(slices.total()), unreachable_k<T>);
-      if (!k.empty()) k[0] = T(0);  // slot 0 starts at row index 0: the origin
-      return;
-    }
-    index_t const kept = (slices.slots() - 1 + every - 1) / every;  // strips 0, k, 2k, ...
+    index_t const kept = (slices.slots() + every - 1) / every;  // strips 0, k, 2k, ...
     kept_start.assign(static_cast<std::size_t>(kept + 1), 0);
     for (index_t g = 0; g < kept; ++g)
       kept_start[static_cast<std::size_t>(g + 1)] = kept_start[static_cast<std::size_t>(g)] + slices.width(g * every);
     m.resize(static_cast<std::size_t>(kept_start.back()));
     k.resize(static_cast<std::size_t>(kept_start.back()));
   }
-  exp_row_ref<T> slot(index_t s) noexcept {
-    auto const a = static_cast<std::size_t>(slices.start[static_cast<std::size_t>(s)]);
-    return {m.data() + a, k.data() + a, slices.first[static_cast<std::size_t>(s)]};
-  }
-  exp_row_ref<T> rolling() noexcept { return {roll_m.data(), roll_k.data(), 0}; }
-  /// Where strip s of the forward reads its row above, and writes the row below.
-  exp_row_ref<T> forward_above(index_t s) noexcept { return every == 1 ? slot(s) : rolling(); }
-  exp_row_ref<T> forward_below(index_t s) noexcept { return every == 1 ? slot(s + 1) : rolling(); }
-  /// Two levels: the forward keeps slot s of its rolling row before strip s (every k-th strip).
+  /// The forward keeps slot s of its rolling row before strip s (every k-th strip).
   void keep(index_t s) {
-    if (every <= 1 || s % every != 0) return;
-    auto const from = static_cast<std::size_t>(slices.first[static_cast<std::size_t>(s)]);
-    auto const width = static_cast<std::size_t>(slices.width(s));
+    if (every == 0 || s % every != 0) return;
     auto const to = static_cast<std::size_t>(kept_start[static_cast<std::size_t>(s / every)]);
-    std::copy(roll_m.begin() + from, roll_m.begin() + from + width, m.begin() + to);
-    std::copy(roll_k.begin() + from, roll_k.begin() + from + width, k.begin() + to);
+    slices.keep(s, roll_m.data(), m.data() + to, T(1));
+    slices.keep(s, roll_k.data(), k.data() + to, unreachable_k<T>);
   }
-  /// Two levels: slot s of the segment in segment_*.
-  exp_row_ref<T> segment_slot(index_t s) noexcept {
-    auto const a = static_cast<std::size_t>(slices.span(segment_first, s));
-    return {segment_m.data() + a, segment_k.data() + a, slices.first[static_cast<std::size_t>(s)]};
+  /// The backward's slot above strip s: kept (every = 1) or in the segment (two levels).
+  std::array<row_slot<T>, 2> slot(index_t s) const noexcept {
+    index_t const first = slices.first[static_cast<std::size_t>(s)], width = slices.width(s);
+    auto const a = static_cast<std::size_t>(every == 1 ? kept_start[static_cast<std::size_t>(s)]
+                                                       : slices.span(segment_first, s));
+    T const* const sm = every == 1 ? m.data() : segment_m.data();
+    T const* const sk = every == 1 ? k.data() : segment_k.data();
+    return {row_slot<T>{sm + a, first, width}, row_slot<T>{sk + a, first, width}};
   }
-  /// The backward's row above strip s (the recomputed strip writes the slot below it).
-  exp_row_ref<T> backward_above(index_t s) noexcept { return every > 1 ? segment_slot(s) : slot(s); }
-  exp_row_ref<T> backward_below(index_t s) noexcept { return every > 1 ? segment_slot(s + 1) : slot(s + 1); }
 };
 
 /// Forward of a soft_min problem with uniform step costs: returns R(n-1, m-1). Value only
-/// (keep_every 0) it needs O(m) memory in rows. With keep_every = 1 the band's part of the row
-/// above every strip stays in rows (exp_rows), from which backward_exp_domain recomputes the
-/// strip; with keep_every = k > 1 every k-th of them (two levels).
+/// (keep_every 0) it needs O(m) memory in rows. With keep_every = 1 the slot of the row above
+/// every strip stays in rows (exp_rows), from which backward_exp_domain recomputes the strip;
+/// with keep_every = k > 1 every k-th of them (two levels).
 /// With `table` (exp_table_packs packs) it also stores every strip there (exp_pad_strip
 /// layout), one after the other.
 template <class T, class P, class Lanes>
@@ -389,7 +317,7 @@ T forward_exp_domain(P const& p, Lanes& lanes, exp_rows<T>& rows, index_t keep_e
     strip_geometry<T> const geo(p.band, n, s * H);
     lanes.begin_strip(s * H);
     rows.keep(s);
-    exp_forward_strip(lanes, geo, scale, rows.forward_above(s), rows.forward_below(s),
+    exp_forward_strip(lanes, geo, scale, rows.roll_m.data(), rows.roll_k.data(),
                       table ? exp_pad_strip(table) : nullptr, last);
     if (table) table += exp_strip_packs(geo);
     lanes.end_strip();

@@ -14,10 +14,12 @@
 // checkpoint_rows_bytes), the forward keeps every k-th of them (k about sqrt(n / H)) and the
 // backward recomputes the rows of k strips at a time first: a third forward, about 2 sqrt(n / H)
 // rows held, the same bits.
+#include <array>
 #include <cstddef>
 #include <vector>
 #include <resilin/backend/host/exp_domain.hpp>
 #include <resilin/backend/host/lane_cost.hpp>
+#include <resilin/backend/host/row_slices.hpp>
 #include <resilin/backend/host/simd.hpp>
 #include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/backend/host/table_buffer.hpp>
@@ -26,27 +28,32 @@
 
 namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 
-/// Two levels (rows.every = k > 1): the slots above strips s0..s1 of one segment and the one
-/// below s1 into rows.segment_*, recomputed from the kept slot above s0 with the forward's bits.
-/// (The forward ran on its rolling row, where the entries a strip does not write keep older
-/// rows' values; no cell in the band reads them, and P = 0 there here.)
+/// Two levels (rows.every = k > 1): the slots above strips s0..s1 of one segment into
+/// rows.segment_*, recomputed from the kept slot above s0 with the forward's bits (each strip
+/// from its slot restored into the rolling row).
 template <class T, class P, class Lanes>
 void recompute_exp_segment(P const& p, Lanes& lanes, exp_rows<T>& rows, index_t s0, index_t s1) {
   constexpr int K = strip_vectors<T>, H = K * simd::pack<T>::width;
-  auto const size = static_cast<std::size_t>(rows.slices.span(s0, s1 + 2));
-  rows.segment_m.assign(size, T(1));
-  rows.segment_k.assign(size, unreachable_k<T>);
+  strip_row_slices<T> const& slices = rows.slices;
+  auto const size = static_cast<std::size_t>(slices.span(s0, s1 + 1));
+  rows.segment_m.resize(size);
+  rows.segment_k.resize(size);
   rows.segment_first = s0;
   auto const head = static_cast<std::size_t>(rows.kept_start[static_cast<std::size_t>(s0 / rows.every)]);
-  auto const width = static_cast<std::size_t>(rows.slices.width(s0));
+  auto const width = static_cast<std::size_t>(slices.width(s0));
   std::copy(rows.m.begin() + head, rows.m.begin() + head + width, rows.segment_m.begin());
   std::copy(rows.k.begin() + head, rows.k.begin() + head + width, rows.segment_k.begin());
   T const scale = exp_domain_scale<T>(p.smooth);
   for (index_t s = s0; s < s1; ++s) {
     lanes.begin_strip(s * H);
+    auto const a = static_cast<std::size_t>(slices.span(s0, s)), b = static_cast<std::size_t>(slices.span(s0, s + 1));
+    slices.restore(s, rows.segment_m.data() + a, rows.roll_m.data());
+    slices.restore(s, rows.segment_k.data() + a, rows.roll_k.data());
     exp_value<T> last[K];
-    exp_forward_strip(lanes, strip_geometry<T>(p.band, p.x.length, s * H), scale, rows.segment_slot(s),
-                      rows.segment_slot(s + 1), static_cast<simd::pack<T>*>(nullptr), last);
+    exp_forward_strip(lanes, strip_geometry<T>(p.band, p.x.length, s * H), scale, rows.roll_m.data(),
+                      rows.roll_k.data(), static_cast<simd::pack<T>*>(nullptr), last);
+    slices.keep(s + 1, rows.roll_m.data(), rows.segment_m.data() + b, T(1));
+    slices.keep(s + 1, rows.roll_k.data(), rows.segment_k.data() + b, unreachable_k<T>);
   }
 }
 
@@ -77,16 +84,19 @@ void backward_exp_domain(P const& p, exp_rows<T>& rows, table_buffer<simd::pack<
     if (rows.every > 1 && (rows.segment_first < 0 || s < rows.segment_first))
       recompute_exp_segment(p, lanes, rows, s / rows.every * rows.every, s);  // s ends a segment
     lanes.begin_strip(i0);
-    // P(i0 - 1, j) at the row index j + 1 of `above`; the slot below follows (the recomputed
-    // strip rewrites it)
-    exp_row_ref<T> const above = rows.backward_above(s);
+    // P(i0 - 1, j) at the row index j + 1 of the slot (unreachable beyond it: only lanes out of
+    // the band read there)
+    std::array<row_slot<T>, 2> const slot = rows.slot(s);
+    row_slot<T> const above_m = slot[0], above_k = slot[1];
     index_t const packs = exp_strip_packs(geo);
     offset -= whole ? packs : 0;
     V* const cells = whole ? strip_cells.data() + offset
                            : strip_cells.reserve(static_cast<std::size_t>(packs));
-    if (!whole) {  // the strip again, as the forward computed it (it rewrites the next row identically)
+    if (!whole) {  // the strip again, as the forward computed it, from its slot in the rolling row
+      rows.slices.restore(s, above_m.data, rows.roll_m.data());
+      rows.slices.restore(s, above_k.data, rows.roll_k.data());
       exp_value<T> last[K];
-      exp_forward_strip(lanes, geo, scale, above, rows.backward_below(s), exp_pad_strip(cells), last);
+      exp_forward_strip(lanes, geo, scale, rows.roll_m.data(), rows.roll_k.data(), exp_pad_strip(cells), last);
     }
     // step t >= t0 - 2 at cells + (t - t0 + 2) * 2K (the two before t0 unreachable)
     V const* const cells_t0 = cells + 4 * K;
@@ -98,8 +108,8 @@ void backward_exp_domain(P const& p, exp_rows<T>& rows, table_buffer<simd::pack<
     geo.template for_each_step<true>([&](index_t t, auto masked) __attribute__((always_inline)) {
       V const* const r1 = cells_t0 + (t - 1 - geo.t0) * 2 * K;  // left; up of the lane below
       V const* const r2 = r1 - 2 * K;                           // diag of the lane below
-      index_t const ra = t - above.first;
-      T const am1 = above.m[ra + 1], ak1 = above.k[ra + 1], am2 = above.m[ra], ak2 = above.k[ra];
+      T const am1 = above_m.at(t + 1, T(1)), ak1 = above_k.at(t + 1, unreachable_k<T>);
+      T const am2 = above_m.at(t, T(1)), ak2 = above_k.at(t, unreachable_k<T>);
       V gd[K], gu[K], gl[K];
 RESILIN_UNROLL(16)
       for (int q = 0; q < K; ++q) {

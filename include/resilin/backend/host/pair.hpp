@@ -21,62 +21,34 @@ namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 /// cost less than recomputing, and a batch reuses them); beyond, the backward recomputes.
 inline constexpr std::size_t kept_table_bytes = std::size_t(32) << 20;
 
-/// Beyond this size a training forward keeps only the row above every strip (about 1/16 of R)
-/// and the backward recomputes each strip from it: one more forward, for long pairs that would
-/// not fit otherwise.
+/// Beyond this size a log-domain training forward keeps only the slot of the row above every
+/// strip (row_slices.hpp: at most 1/H of R) and the backward recomputes each strip from it: one
+/// more forward, for long pairs that would not fit otherwise.
 inline constexpr std::size_t checkpoint_table_bytes = std::size_t(256) << 20;
 
-/// Beyond this size of those rows (about 16384 x 8192 in double, AVX2) it keeps only every k-th of
-/// them, k about sqrt(n / 16), and the backward recomputes the rows of k strips at a time first:
-/// one more forward, and about 2 sqrt(n / 16) rows held (checkpoint_interval).
+/// Beyond this size of those slots (about 16384 x 8192 without a band in double, AVX2) it keeps only
+/// every k-th of them, k about sqrt(strips), and the backward recomputes the slots of k strips at
+/// a time first: one more forward, and about 2 sqrt(strips) slots held (row_checkpoint_interval).
 inline constexpr std::size_t checkpoint_rows_bytes = std::size_t(64) << 20;
 
-/// The bytes of one kept row of an n x m training problem: m + H + 1 values in each of `arrays`.
+/// The checkpoint interval of a training forward that keeps the band's part of the rows
+/// between its strips (strip_row_slices), `arrays` values of T per entry: 1 (the slot above
+/// every strip, about 1/H of the table) while they take at most checkpoint_rows_bytes, else
+/// about sqrt(strips) (two levels: about 2 sqrt(strips) slots held).
 template <class T>
-std::size_t checkpoint_row_bytes(index_t m, int arrays) {
-  return static_cast<std::size_t>((m + strip_rows<T> + 1) * arrays) * sizeof(T);
-}
-
-/// The checkpoint interval of an n x m training problem whose kept rows hold `arrays` values of
-/// T per column (checkpoint_interval: 1 while they fit in checkpoint_rows_bytes).
-template <class T>
-index_t training_checkpoint_interval(index_t n, index_t m, int arrays) {
-  constexpr index_t H = strip_rows<T>;
-  return checkpoint_interval((n + H - 1) / H, checkpoint_row_bytes<T>(m, arrays), checkpoint_rows_bytes);
-}
-
-/// The bytes of the rows that a log-domain training forward's checkpoints keep for an n x m
-/// problem (rows of m + H + 1 values in `arrays` arrays above every `every`-th strip; two levels
-/// add the every + 1 rows of one segment). The rows span all m columns, band or not, so in a
-/// narrow band they can outweigh the band's cells themselves (radius 1, n = m = 10^6: 3.5 GB of
-/// rows and 43 s of copying for a table of 272 MB); the training forward then keeps R whole.
-template <class T>
-std::size_t checkpoint_rows_bytes_of(index_t n, index_t m, int arrays, index_t every) {
-  constexpr index_t H = strip_rows<T>;
-  index_t const strips = (n + H - 1) / H;
-  index_t const rows = (strips + every - 1) / every + 1 + (every > 1 ? every + 1 : 0);
-  return static_cast<std::size_t>(rows) * checkpoint_row_bytes<T>(m, arrays);
-}
-
-/// The checkpoint interval of an exponential-domain training forward whose table is not kept
-/// whole: 1 (the band's part of the row above every strip, about 1/H of the table) while those
-/// take at most checkpoint_rows_bytes, else about sqrt(strips) (two levels).
-template <class T>
-index_t exp_checkpoint_interval(band_geometry const& band, index_t n) {
+index_t row_checkpoint_interval(band_geometry const& band, index_t n, int arrays) {
   strip_row_slices<T> slices;
   slices.plan(band, n);
-  auto const bytes = static_cast<std::size_t>(slices.total()) * 2 * sizeof(T);
-  return bytes <= checkpoint_rows_bytes ? 1 : ceil_sqrt(slices.slots() - 1);
+  std::size_t const bytes = static_cast<std::size_t>(slices.total() * arrays) * sizeof(T);
+  return bytes <= checkpoint_rows_bytes ? 1 : ceil_sqrt(slices.slots());
 }
 
-/// The checkpoint interval of a log-domain forward that keeps R alone for an n x m problem
-/// whose R takes r_bytes: 0 (R whole) up to checkpoint_table_bytes, and beyond wherever the
-/// checkpoint rows, spanning all m columns, would take more (a narrow band).
+/// The checkpoint interval of a log-domain forward that keeps R alone for an n-row problem
+/// whose R takes r_bytes: 0 (R whole) up to checkpoint_table_bytes, else
+/// row_checkpoint_interval's.
 template <class T>
-index_t log_domain_checkpoint(index_t n, index_t m, std::size_t r_bytes) {
-  if (r_bytes <= checkpoint_table_bytes) return 0;
-  index_t const k = training_checkpoint_interval<T>(n, m, 1);
-  return checkpoint_rows_bytes_of<T>(n, m, 1, k) < r_bytes ? k : 0;
+index_t log_domain_checkpoint(band_geometry const& band, index_t n, std::size_t r_bytes) {
+  return r_bytes <= checkpoint_table_bytes ? 0 : row_checkpoint_interval<T>(band, n, 1);
 }
 
 /// Whether a table of `packs` SIMD packs of T is kept whole (at most kept_table_bytes).
@@ -259,7 +231,7 @@ T oriented_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x
       // from the row above it, and beyond checkpoint_rows_bytes of rows, two levels
       auto const packs = static_cast<std::size_t>(exp_table_packs<T>(p.band, x.length));
       bool const whole = kept_whole<T>(packs);
-      index_t const every = whole ? 1 : exp_checkpoint_interval<T>(p.band, x.length);
+      index_t const every = whole ? 1 : row_checkpoint_interval<T>(p.band, x.length, 2);
       T const v = forward_exp_domain(p, lanes, ws.exp, every, whole ? ws.strip_cells.reserve(packs) : nullptr);
       // unreachable: the log domain gives zero weights; inaccurate: its error scales with |S|
       if (v < math::infinity<T>() && exp_domain_accurate(v, m.smooth.gamma, x.length, y.length)) {
@@ -278,7 +250,7 @@ T oriented_value_and_grad(measure<Cost, Smooth> const& m, series_view<T const> x
     if (kept_whole<T>(static_cast<std::size_t>(per_vector) * r_packs)) side = per_vector;
   }
   // R itself (one pack per vector and step), or checkpoints (log_domain_checkpoint)
-  index_t const every = side == 0 ? log_domain_checkpoint<T>(x.length, y.length, r_packs * sizeof(simd::pack<T>)) : 0;
+  index_t const every = side == 0 ? log_domain_checkpoint<T>(p.band, x.length, r_packs * sizeof(simd::pack<T>)) : 0;
   T const v = forward(p, lanes, ws.rowbuf, &ws.table, side, every);
   backward(p, ws.table, seed, lanes, ws.g_up, ws.g_diag, nullptr, gx, gy);
   return v;
@@ -351,7 +323,7 @@ template <class T, class P, class Lanes>
 T alignment_forward(P const& p, Lanes& lanes, workspace<T>& ws, index_t every) {
   if (every < 0) {
     auto const r_packs = static_cast<std::size_t>(strip_vectors<T> * strip_steps<T>(p.band, p.x.length));
-    every = log_domain_checkpoint<T>(p.x.length, p.y.length, r_packs * sizeof(simd::pack<T>));
+    every = log_domain_checkpoint<T>(p.band, p.x.length, r_packs * sizeof(simd::pack<T>));
   }
   return forward(p, lanes, ws.rowbuf, &ws.table, 0, every);
 }
@@ -437,7 +409,7 @@ std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const
     lanes.begin_pair(p.cost, p.x, p.y);
     table.segment_first = -1;
     index_t loaded = -1;  // the strip whose cells the table holds (checkpointed)
-    T const* above = nullptr;  // R(loaded * H - 1, j) at [j + 1]
+    row_slot<T> above;  // R(loaded * H - 1, j) at row index j + 1
     // checkpointed: the strip of the path's row i in the table (the path's rows never
     // increase: strips load last to first), and the row above it
     auto const focus = [&](index_t i) {
@@ -446,7 +418,7 @@ std::vector<std::array<index_t, 2>> alignment_path(measure<Cost, hard_min> const
       above = load_strip(p, lanes, table, loaded, strip_geometry<T>(p.band, p.x.length, loaded * H));
     };
     auto const r_at = [&](index_t i, index_t j) -> T {  // i in row focus()'s strip, or just above
-      if (table.checkpointed() && i >= 0 && i + 1 == loaded * H) return above[j + 1];
+      if (table.checkpointed() && i >= 0 && i + 1 == loaded * H) return above.at(j + 1, math::infinity<T>());
       return table.at(i, j);
     };
     index_t i = xo.length - 1, j = yo.length - 1;

@@ -12,6 +12,7 @@
 #include <vector>
 #include <resilin/backend/host/lane_cost.hpp>
 #include <resilin/backend/host/packs.hpp>
+#include <resilin/backend/host/row_slices.hpp>
 #include <resilin/backend/host/simd.hpp>
 #include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/backend/host/table_buffer.hpp>
@@ -44,13 +45,15 @@ struct strip_table {
   std::vector<index_t> offset, t0, t1;
   table_buffer<V> backward_data;  // per step and vector: 3 weights, then the lane's partials
   index_t side = 0;              // packs per vector in backward_data (0: none kept)
-  // Checkpointed (every > 0): instead of every strip's cells, the row above every `every`-th
-  // strip, R(i0 - 1, j) of strip g * every at rows[g * row_size + j + 1]; `cells` then holds one
-  // recomputed strip. With every > 1 (two levels), the backward first recomputes the rows above
-  // the strips of one segment of `every` strips into segment_rows.
+  // Checkpointed (every > 0): instead of every strip's cells, the slot of the row above every
+  // `every`-th strip (strip_row_slices: the part its cells read), slot g * every at
+  // rows[kept_start[g]]; `cells` then holds one recomputed strip. With every > 1 (two levels),
+  // the backward first recomputes the slots of one segment of `every` strips into segment_rows.
   std::vector<T> rows, segment_rows;
-  index_t row_size = 0, every = 0;
-  index_t segment_first = -1;  // the first strip whose row segment_rows holds (-1: none)
+  strip_row_slices<T> slices;
+  std::vector<index_t> kept_start;
+  index_t row_size = 0, every = 0;  // row_size: the entries of a whole row, m + H + 1
+  index_t segment_first = -1;  // the first strip whose slot segment_rows holds (-1: none)
   std::vector<T> scratch_row;  // the backward's rolling row while it recomputes a strip
 
   void reset(index_t strips, index_t side_packs = 0) {
@@ -64,25 +67,12 @@ struct strip_table {
     t1.assign(static_cast<std::size_t>(strips), -1);
   }
   bool checkpointed() const noexcept { return every > 0; }
-  /// Checkpointed: R(i0 - 1, j) of strip s at row_above(s)[j + 1], for j in [-1, m + H - 1)
-  /// (two levels: s in the segment that segment_rows holds).
-  T const* row_above(index_t s) const noexcept {
-    if (every == 1) return rows.data() + s * row_size;
-    return segment_rows.data() + (s - segment_first) * row_size;
-  }
-  /// Checkpointed: the forward's rolling row before strip s, as at(i0 - 1, j) reads it, to r:
-  /// the previous strip's stored steps give R of its last row at columns
-  /// [t0 - (H - 1), t1 - (H - 1)], +inf elsewhere (the rolling row there may hold an older row's
-  /// values, which no cell in the band reads).
-  void keep_row_above(index_t s, std::vector<T> const& rowbuf, T* r) const noexcept {
-    index_t lo = 0, hi = 0;  // as rowbuf indices; strip 0: the virtual origin R(-1, -1) alone
-    if (s > 0) {
-      auto const prev = static_cast<std::size_t>(s - 1);
-      lo = t0[prev] - (H - 1) + 1;
-      hi = t1[prev] - (H - 1) + 1;
-    }
-    for (index_t k = 0; k < row_size; ++k)
-      r[k] = k >= lo && k <= hi ? rowbuf[static_cast<std::size_t>(k)] : math::infinity<T>();
+  /// Checkpointed: the slot of R(i0 - 1, j) above strip s, column j at row index j + 1 (two
+  /// levels: s in the segment that segment_rows holds).
+  row_slot<T> row_above(index_t s) const noexcept {
+    index_t const first = slices.first[static_cast<std::size_t>(s)], width = slices.width(s);
+    if (every == 1) return {rows.data() + kept_start[static_cast<std::size_t>(s)], first, width};
+    return {segment_rows.data() + slices.span(segment_first, s), first, width};
   }
   /// Vector q's backward data at step t of strip s (the step is stored). The steps of a strip
   /// are stored last first, so that the backward reads ascending addresses.
@@ -248,8 +238,13 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
     if (checkpoint) {
       table->row_size = m + H + 1;
       table->every = checkpoint_every;
-      index_t const kept = (strips + checkpoint_every - 1) / checkpoint_every;
-      table->rows.resize(static_cast<std::size_t>(kept * table->row_size));
+      table->slices.plan(p.band, n);
+      index_t const kept = (strips + checkpoint_every - 1) / checkpoint_every;  // strips 0, k, 2k, ...
+      table->kept_start.assign(static_cast<std::size_t>(kept + 1), 0);
+      for (index_t g = 0; g < kept; ++g)
+        table->kept_start[static_cast<std::size_t>(g + 1)] =
+            table->kept_start[static_cast<std::size_t>(g)] + table->slices.width(g * checkpoint_every);
+      table->rows.resize(static_cast<std::size_t>(table->kept_start.back()));
     } else {
       auto const packs = static_cast<std::size_t>(strip_steps<T>(p.band, n) * K);
       table->cells.reserve(packs);
@@ -268,7 +263,8 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
       table->t1[su] = geo.t1;
       if (checkpoint) {
         if (s % checkpoint_every == 0)
-          table->keep_row_above(s, rowbuf, table->rows.data() + s / checkpoint_every * table->row_size);
+          table->slices.keep(s, rowbuf.data(), table->rows.data() + table->kept_start[static_cast<std::size_t>(s / checkpoint_every)],
+                             inf);
       } else {
         table->offset[su] = table->used;
         table->used += (geo.t1 - geo.t0 + 1) * K;
@@ -284,25 +280,28 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
   return last[o / W][o % W];
 }
 
-/// Two-level checkpoints (table.every > 1): the rows above strips s0..s1 of one segment into
-/// table.segment_rows, recomputed from the kept row above s0 with the forward's bits.
+/// Two-level checkpoints (table.every > 1): the slots above strips s0..s1 of one segment into
+/// table.segment_rows, recomputed from the kept slot above s0 with the forward's bits (each strip
+/// from its slot restored into the rolling row).
 template <class T, class P, class Lanes>
 void recompute_segment(P const& p, Lanes& lanes, strip_table<T>& table, index_t s0, index_t s1) {
   using V = simd::pack<T>;
   constexpr int K = strip_vectors<T>, H = K * V::width;
-  index_t const rs = table.row_size;
-  table.segment_rows.resize(static_cast<std::size_t>((s1 - s0 + 1) * rs));
-  T const* const head = table.rows.data() + s0 / table.every * rs;
-  std::copy(head, head + rs, table.segment_rows.data());
-  table.scratch_row.assign(head, head + rs);
+  strip_row_slices<T> const& slices = table.slices;
+  table.segment_rows.resize(static_cast<std::size_t>(slices.span(s0, s1 + 1)));
+  table.segment_first = s0;
+  T const* const head = table.rows.data() + table.kept_start[static_cast<std::size_t>(s0 / table.every)];
+  std::copy(head, head + slices.width(s0), table.segment_rows.data());
+  table.scratch_row.resize(static_cast<std::size_t>(table.row_size));
   for (index_t s = s0; s < s1; ++s) {
     lanes.begin_strip(s * H);
+    slices.restore(s, table.segment_rows.data() + slices.span(s0, s), table.scratch_row.data());
     V last[K];
     forward_strip(p, lanes, s, strip_geometry<T>(p.band, p.x.length, s * H), table.scratch_row,
                   static_cast<V*>(nullptr), static_cast<strip_table<T>*>(nullptr), last);
-    table.keep_row_above(s + 1, table.scratch_row, table.segment_rows.data() + (s + 1 - s0) * rs);
+    slices.keep(s + 1, table.scratch_row.data(), table.segment_rows.data() + slices.span(s0, s + 1),
+                math::infinity<T>());
   }
-  table.segment_first = s0;
 }
 
 /// The smallest k with k * k >= n (n >= 0): two-level checkpoints hold about 2 sqrt(n) rows.
@@ -315,28 +314,22 @@ inline index_t ceil_sqrt(index_t n) {
   return f * f == n ? f : f + 1;
 }
 
-/// The checkpoint interval of a problem of `strips` strips whose kept rows take `row_bytes`
-/// each: every strip's row while they fit in `limit` bytes, else about every sqrt(strips)-th
-/// (two levels: about 2 sqrt(strips) rows held).
-inline index_t checkpoint_interval(index_t strips, std::size_t row_bytes, std::size_t limit) {
-  if (static_cast<std::size_t>(strips) * row_bytes <= limit) return 1;
-  return ceil_sqrt(strips);
-}
-
 /// Strip s of a checkpointed table (table.every > 0), taken in decreasing order of s after a
 /// forward: its cells recomputed into table.cells from the row above it, where table.at() then
-/// finds them (two levels: the rows of its segment first); lanes.begin_strip(s * H) done.
-/// Returns that row, R(i0 - 1, j) at [j + 1]. A whole table: lanes.begin_strip alone, null.
+/// finds them (two levels: the slots of its segment first); lanes.begin_strip(s * H) done.
+/// Returns that row's slot (R(i0 - 1, j) at row index j + 1). A whole table:
+/// lanes.begin_strip alone, a null slot.
 template <class T, class P, class Lanes>
-T const* load_strip(P const& p, Lanes& lanes, strip_table<T>& table, index_t s, strip_geometry<T> const& geo) {
+row_slot<T> load_strip(P const& p, Lanes& lanes, strip_table<T>& table, index_t s, strip_geometry<T> const& geo) {
   using V = simd::pack<T>;
   constexpr int K = strip_vectors<T>, H = K * V::width;
   if (table.every > 1 && (table.segment_first < 0 || s < table.segment_first))
     recompute_segment(p, lanes, table, s / table.every * table.every, s);  // s ends a segment
   lanes.begin_strip(s * H);
-  if (!table.checkpointed()) return nullptr;
-  T const* const row_above = table.row_above(s);
-  table.scratch_row.assign(row_above, row_above + table.row_size);
+  if (!table.checkpointed()) return {};
+  row_slot<T> const row_above = table.row_above(s);
+  table.scratch_row.resize(static_cast<std::size_t>(table.row_size));
+  table.slices.restore(s, row_above.data, table.scratch_row.data());
   V last[K];
   forward_strip(p, lanes, s, geo, table.scratch_row,
                 table.cells.reserve(static_cast<std::size_t>((geo.t1 - geo.t0 + 1) * K)),
@@ -372,9 +365,10 @@ void backward(P const& p, strip_table<T>& table, T seed, Lanes& lanes, std::vect
     index_t const i0 = s * H;
     strip_geometry<T> const geo(p.band, n, i0);
     // checkpointed: the strip's cells again, from the row above it (cells hold one strip)
-    T const* const row_above = load_strip(p, lanes, table, s, geo);
-    // R(i0 - 1, j): the table's previous strip, or the kept row
-    auto const above = [&](index_t j) { return row_above ? row_above[j + 1] : table.at(i0 - 1, j); };
+    row_slot<T> const row_above = load_strip(p, lanes, table, s, geo);
+    // R(i0 - 1, j): the table's previous strip, or the kept slot (+inf beyond it: only lanes out
+    // of the band read there)
+    auto const above = [&](index_t j) { return row_above.data ? row_above.at(j + 1, inf) : table.at(i0 - 1, j); };
     int const seed_o = static_cast<int>(n - 1 - i0);
     index_t const seed_t = seed_o < H ? (m - 1) + seed_o : -1;
     V gu1[K], gl1[K], gd1[K], gd2[K];  // G at steps t+1 and t+2
