@@ -2,8 +2,11 @@
 // against the straightforward log-domain loop of tests/support/reference.hpp. Small pairs keep
 // the whole table; long pairs (table > 32 MiB) recompute each strip from the row above it, so
 // both paths run, with and without bands, n != m, several gammas and every point distance.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <utility>
 #include <vector>
 #include <support/catch.hpp>
 #include <support/reference.hpp>
@@ -100,7 +103,7 @@ T exp_domain_grad(r::measure<r::dtw_cost<r::squared_euclidean>, r::soft_min<T>> 
   r::index_t const n = static_cast<r::index_t>(x.size()) / d, k = static_cast<r::index_t>(y.size()) / d;
   rh::pair_problem<T, r::dtw_cost<r::squared_euclidean>, r::soft_min<T>> const p{
       meas.cost, meas.smooth, {x.data(), n, d}, {y.data(), k, d}, meas.band.geometry(n, k)};
-  REQUIRE(rh::exp_domain_exact<T, r::squared_euclidean>(p.x, p.y, meas.smooth.gamma));
+  REQUIRE(rh::exp_domain_exact<T, r::squared_euclidean>(p.x, p.y, meas.smooth.gamma, p.band));
   rh::dtw_lane_cost<T, r::squared_euclidean> lanes;
   rh::exp_rows<T> rows;
   rh::table_buffer<r::simd::pack<T>> cells;
@@ -172,4 +175,100 @@ TEST_CASE("exp-domain training keeps the slots of the rows between the strips", 
   auto const full = r::band_spec{}.geometry(65536, 65536);
   CHECK(rh::row_checkpoint_interval<T>(full, 65536, 2) > 1);
   CHECK(rh::row_checkpoint_interval<T>(r::band_spec{}.geometry(1024, 1024), 1024, 2) == 1);
+}
+
+namespace {
+
+/// A z-normalised random walk of n samples in float (the shape of real series).
+std::vector<float> random_walk(r::index_t n, std::uint64_t seed) {
+  auto const steps = random_values(static_cast<std::size_t>(n), seed);
+  std::vector<double> w(steps.size());
+  double s = 0, sum = 0, sq = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) sum += (w[i] = s += steps[i]);
+  double const mean = sum / static_cast<double>(w.size());
+  for (double v : w) sq += (v - mean) * (v - mean);
+  double const sd = std::sqrt(sq / static_cast<double>(w.size())) + 1e-12;
+  std::vector<float> out(w.size());
+  for (std::size_t i = 0; i < w.size(); ++i) out[i] = static_cast<float>((w[i] - mean) / sd);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("float keeps the exponential domain where its exponents provably stay exact", "[expdomain]") {
+  namespace rh = r::host_detail;
+  // the bound on R was (n + m) times the largest delta: float left the exponential domain from
+  // n + m of about 4500 at gamma = 0.1 on z-normalised series (the log domain costs 3x, more in
+  // narrow bands). The edge paths' bound keeps 10^4 x 10^4 in it, banded or not.
+  auto const x = random_walk(10000, 71), y = random_walk(10000, 72);
+  r::series_view<float const> const xv{x.data(), 10000, 1}, yv{y.data(), 10000, 1};
+  for (auto const& spec : {r::band_spec{}, r::band_spec::radius(10)}) {
+    auto const band = spec.geometry(10000, 10000);
+    CHECK(rh::exp_domain_applies<float, r::squared_euclidean>(xv, yv, 0.1f, band));
+    auto const mf = r::measures::soft_dtw<float>(0.1f, spec);
+    auto const md = r::measures::soft_dtw<double>(0.1, spec);
+    auto const xd = resilin_test::cast<double>(x), yd = resilin_test::cast<double>(y);
+    double const want = r::value(md, r::view(xd, 1), r::view(yd, 1));
+    CHECK(double(r::value(mf, xv, yv)) == Approx(want).epsilon(1e-4));
+  }
+  // wherever the bound admits a pair, its float value is right: gamma down to where it stops
+  // admitting (the exponents then near 2^22 of float's 2^24 exact integers), constant and
+  // random series, bands, several lengths; the double value (2^50) is the reference
+  std::uint64_t seed = 500;
+  for (r::index_t n : {40, 300, 2000})
+    for (auto const& spec : {r::band_spec{}, r::band_spec::radius(3), r::band_spec::itakura(2.0)})
+      for (int kind = 0; kind < 2; ++kind) {
+        r::index_t const m = n + n / 3;
+        std::vector<float> a = kind == 0 ? random_walk(n, ++seed) : std::vector<float>(static_cast<std::size_t>(n), 3.0f);
+        std::vector<float> b = kind == 0 ? random_walk(m, ++seed) : std::vector<float>(static_cast<std::size_t>(m), -2.0f);
+        r::series_view<float const> const av{a.data(), n, 1}, bv{b.data(), m, 1};
+        auto const band = spec.geometry(n, m);
+        auto const ad = resilin_test::cast<double>(a), bd = resilin_test::cast<double>(b);
+        int admitted = 0;
+        for (double g = 1.0; g > 1e-6; g /= 1.5) {
+          if (!rh::exp_domain_applies<float, r::squared_euclidean>(av, bv, float(g), band)) break;
+          ++admitted;
+          INFO("n " << n << " m " << m << " kind " << kind << " band " << int(spec.type()) << " gamma " << g);
+          double const want = r::value(r::measures::soft_dtw<double>(double(float(g)), spec), r::view(ad, 1), r::view(bd, 1));
+          CHECK(double(r::value(r::measures::soft_dtw<float>(float(g), spec), av, bv)) ==
+                Approx(want).epsilon(1e-4).margin(1e-3 * g));
+          // the decision is symmetric, and so is the value
+          CHECK(rh::exp_domain_applies<float, r::squared_euclidean>(bv, av, float(g), spec.geometry(m, n)));
+        }
+        CHECK(admitted > 0);
+      }
+}
+
+TEST_CASE("the edge paths' bound exceeds R in every cell of the band", "[expdomain]") {
+  namespace rh = r::host_detail;
+  // R (soft) <= R (hard) <= the cost of any path into the cell; the bound must hold for every
+  // cell, not only the last: a hard-DTW recursion over the band gives R's largest value
+  std::uint64_t seed = 700;
+  for (auto [n, m] : {std::pair<r::index_t, r::index_t>{1, 5}, {5, 1}, {37, 37}, {120, 300}, {300, 120}})
+    for (auto const& spec : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(4), r::band_spec::window(0.3),
+                             r::band_spec::itakura(1.5), r::band_spec::itakura(4.0)})
+      for (r::index_t d : {1, 3}) {
+        auto const x = random_values(static_cast<std::size_t>(n * d), ++seed, -3.0, 2.0);
+        auto const y = random_values(static_cast<std::size_t>(m * d), ++seed, -1.0, 4.0);
+        r::series_view<double const> const xv{x.data(), n, d}, yv{y.data(), m, d};
+        auto const band = spec.geometry(n, m);
+        double const inf = std::numeric_limits<double>::infinity();
+        std::vector<double> R(static_cast<std::size_t>(n * m), inf);
+        auto const at = [&](r::index_t i, r::index_t j) {
+          if (i < 0 || j < 0) return i == -1 && j == -1 ? 0.0 : inf;
+          return R[static_cast<std::size_t>(i * m + j)];
+        };
+        double largest = 0;
+        for (r::index_t i = 0; i < n; ++i)
+          for (r::index_t j = 0; j < m; ++j) {
+            if (!band.contains(i, j)) continue;
+            double const c = r::squared_euclidean::value(xv.row(i), yv.row(j), d);
+            double const v = c + std::min({at(i - 1, j - 1), at(i - 1, j), at(i, j - 1)});
+            R[static_cast<std::size_t>(i * m + j)] = v;
+            if (v < inf) largest = std::max(largest, v);
+          }
+        INFO("n " << n << " m " << m << " d " << d << " band " << int(spec.type()));
+        CHECK(largest <= rh::edge_path_bound<double, r::squared_euclidean>(xv, yv, band));
+        CHECK(largest <= rh::edge_path_bound<double, r::squared_euclidean>(yv, xv, spec.geometry(m, n)));
+      }
 }
