@@ -159,8 +159,10 @@ void forward_strip(P const& p, Lanes& lanes, index_t s, strip_geometry<T> const&
     V next[K];
     // the costs of all K vectors first: they do not depend on R, so the K recursion chains
     // that follow sit next to each other in the instruction stream and overlap
+    // (a vector with no lane in the band is skipped: +inf, as the selects below would give)
     step3<V> c[K];
-    for (int q = 0; q < K; ++q) c[q] = lane_costs<T>(lanes, q, t, geo.inside(q, tv), side);
+    for (int q = 0; q < K; ++q)
+      c[q] = geo.idle(q, t) ? step3<V>{V(T(0)), V(T(0)), V(T(0))} : lane_costs<T>(lanes, q, t, geo.inside(q, tv), side);
     bool paired = false;
     if constexpr (pairs_cells<Lanes>) {
       if (!side) {  // two vectors' cells at a time, as one value of two packs (packs.hpp)
@@ -172,6 +174,10 @@ void forward_strip(P const& p, Lanes& lanes, index_t s, strip_geometry<T> const&
           diag[q] = simd::shift_in_front(prev[q], q == 0 ? V(rowbuf[static_cast<std::size_t>(t)]) : prev[q - 1]);
         }
         for (int q = 0; q < K; q += 2) {
+          if (geo.idle(q, t) && geo.idle(q + 1, t)) {
+            next[q] = next[q + 1] = V(inf);
+            continue;
+          }
           step3<P2> const c2{P2::of(c[q].diag, c[q + 1].diag), P2::of(c[q].up, c[q + 1].up),
                              P2::of(c[q].left, c[q + 1].left)};
           P2 const r = cell_value(p.smooth, c2, P2::of(diag[q], diag[q + 1]), P2::of(up[q], up[q + 1]),
@@ -183,6 +189,10 @@ void forward_strip(P const& p, Lanes& lanes, index_t s, strip_geometry<T> const&
       }
     }
     for (int q = 0; q < K && !paired; ++q) {
+      if (geo.idle(q, t)) {  // (nor its backward data: the backward skips it too)
+        next[q] = V(inf);
+        continue;
+      }
       V const above1 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t + 1)]) : cur[q - 1];
       V const above2 = q == 0 ? V(rowbuf[static_cast<std::size_t>(t)]) : prev[q - 1];
       V const up = simd::shift_in_front(cur[q], above1);
@@ -380,9 +390,14 @@ void backward(P const& p, strip_table<T>& table, T seed, Lanes& lanes, std::vect
       V const above1(stored ? T(0) : above(t)), above2(stored ? T(0) : above(t - 1));
       step3<V> c[K];  // the costs of all K vectors first, as in the forward
       if (!stored)  // with a gradient, one evaluation of the costs for both uses
-        for (int q = 0; q < K; ++q) c[q] = lane_costs<T>(lanes, q, t, geo.inside(q, tv), gx.data != nullptr);
+        for (int q = 0; q < K; ++q)
+          if (!geo.idle(q, t)) c[q] = lane_costs<T>(lanes, q, t, geo.inside(q, tv), gx.data != nullptr);
       step3<V> g[K];
       for (int q = 0; q < K; ++q) {
+        if (geo.idle(q, t)) {  // no lane in the band: zero adjoints and moves, as below
+          g[q] = {zero, zero, zero};
+          continue;
+        }
         V const below_up = q + 1 < K ? gu1[q + 1] : V(g_up[col(t - H + 1)]);
         V const below_diag = q + 1 < K ? gd2[q + 1] : V(g_diag[col(t - H + 2)]);
         V a = simd::shift_in_back(gu1[q], below_up) + gl1[q] + simd::shift_in_back(gd2[q], below_diag);
