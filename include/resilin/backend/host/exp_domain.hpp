@@ -100,11 +100,13 @@ template <class T, class Distance>
 bool exp_domain_exact(series_view<T const> x, series_view<T const> y, T gamma, band_geometry const& band) {
   double const delta = static_cast<double>(delta_bound<T, Distance>(x, y));
   double const steps = static_cast<double>(x.length + y.length);
+  auto const admits = [&](double r) {  // with r, R's bound
+    double const reach = (r * 1.0001 + delta) * 1.4426950408889634 / static_cast<double>(gamma) + steps * 2 + 16;
+    return std::isfinite(reach) && reach < static_cast<double>(exp_domain_traits<T>::max_k);
+  };
+  if (admits(steps * delta)) return true;  // the cheap bound first (most pairs in double)
   band_geometry const transposed{band.m, band.n, band.half_width, band.slope};
-  double const r = std::min({steps * delta, edge_path_bound<T, Distance>(x, y, band),
-                             edge_path_bound<T, Distance>(y, x, transposed)});
-  double const reach = (r * 1.0001 + delta) * 1.4426950408889634 / static_cast<double>(gamma) + steps * 2 + 16;
-  return std::isfinite(reach) && reach < static_cast<double>(exp_domain_traits<T>::max_k);
+  return admits(std::min(edge_path_bound<T, Distance>(x, y, band), edge_path_bound<T, Distance>(y, x, transposed)));
 }
 
 /// Whether a pair takes the exponential domain: exact k (exp_domain_exact), and not where the
