@@ -18,6 +18,7 @@
 #include <data/msm/aeon_msm_reference.hpp>
 #include <resilin/resilin.hpp>
 #include <resilin/cost/msm.hpp>
+#include "strip_helpers.hpp"
 
 namespace r = resilin;
 namespace ref = resilin_test::reference;
@@ -417,30 +418,6 @@ TEMPLATE_TEST_CASE("MSM: float against double", "[msm][float]", float, double) {
   }
 }
 
-namespace {
-
-/// Value and gradients through the strips with the lane engine L, R whole.
-template <template <class, class> class L, class T, class Cost, class Smooth>
-T strips_with(r::measure<Cost, Smooth> const& m, std::vector<T> const& x, std::vector<T> const& y, index_t d,
-              std::vector<T>& gx, std::vector<T>& gy) {
-  namespace rh = r::host_detail;
-  index_t const n = static_cast<index_t>(x.size()) / d, k = static_cast<index_t>(y.size()) / d;
-  rh::pair_problem<T, Cost, Smooth> const p{m.cost, m.smooth, {x.data(), n, d}, {y.data(), k, d}, m.band.geometry(n, k)};
-  L<T, Cost> lanes;
-  std::vector<T> row, g_up, g_diag;
-  rh::strip_table<T> table;
-  gx.assign(x.size(), T(0));
-  gy.assign(y.size(), T(0));
-  T const v = rh::forward(p, lanes, row, &table, 0, 0);
-  rh::backward(p, table, T(1), lanes, g_up, g_diag, nullptr, r::series_view<T>{gx.data(), n, d},
-               r::series_view<T>{gy.data(), k, d});
-  return v;
-}
-template <class T, class Cost>
-using msm_lanes = resilin::host_detail::msm_lane_cost<T, typename Cost::parameter_type>;
-
-}  // namespace
-
 TEMPLATE_TEST_CASE("MSM's vectorised lanes: the generic engine's values, bit for bit, and its gradients",
                    "[msm]", float, double) {
   // msm_step once per lane took MSM to 10.6 ns per cell for a value (1000 x 1000, double), twice
@@ -461,14 +438,16 @@ TEMPLATE_TEST_CASE("MSM's vectorised lanes: the generic engine's values, bit for
           INFO("n " << n << " m " << m << " d " << d << " ties " << ties << " band " << int(band.type()));
           std::vector<T> g1, h1, g2, h2;
           auto const hard = make_msm<T>(0.7, band);  // several channels jointly: the lanes' channel sums
-          T const want = strips_with<rh::generic_lane_cost>(hard, x, y, d, g1, h1);
-          CHECK(strips_with<msm_lanes>(hard, x, y, d, g2, h2) == want);
+          using generic = rh::generic_lane_cost<T, r::msm_cost<T>>;
+          using lanes = rh::msm_lane_cost<T, T>;
+          T const want = resilin_test::strips_with_lanes<generic>(hard, x, y, d, g1, h1);
+          CHECK(resilin_test::strips_with_lanes<lanes>(hard, x, y, d, g2, h2) == want);
           CHECK(g2 == g1);
           CHECK(h2 == h1);
           CHECK(r::value(hard, r::view(x, d), r::view(y, d)) == want);  // the front end, either orientation
           auto const soft = make_smoothed_msm<T>(0.3, 0.7, band);
-          T const sw = strips_with<rh::generic_lane_cost>(soft, x, y, d, g1, h1);
-          CHECK(strips_with<msm_lanes>(soft, x, y, d, g2, h2) == sw);
+          T const sw = resilin_test::strips_with_lanes<generic>(soft, x, y, d, g1, h1);
+          CHECK(resilin_test::strips_with_lanes<lanes>(soft, x, y, d, g2, h2) == sw);
           CHECK(rel_diff(g2, g1) <= (std::is_same_v<T, float> ? 1e-5 : 1e-12));
           CHECK(rel_diff(h2, h1) <= (std::is_same_v<T, float> ? 1e-5 : 1e-12));
         }

@@ -250,6 +250,27 @@ struct strip_series {
   RESILIN_INLINE index_t ypos(int q, index_t t) const noexcept { return (y.length - 1 - (t - q * W)) + pad; }
   RESILIN_INLINE T const* ychannel(index_t c) const noexcept { return yrev.data() + c * stride; }
   RESILIN_INLINE T* gychannel(index_t c) noexcept { return gyrev.data() + c * stride; }
+
+  /// One channel's operands of vector q at step t: x_i, x_{i-1} (PreviousRow), y_j, y_{j-1},
+  /// the index of its x rows and accumulators (u), and y_j's gradient accumulator (y_{j-1}'s
+  /// follows it).
+  struct channel_operands {
+    std::size_t u;
+    V xi, xp, yj, yp;
+    T* gy;
+  };
+  /// f(channel_operands) for each channel in order, as the cost engines that read the row above
+  /// and y_{j-1} (MSM, CDTW) form their costs and spread their gradients.
+  template <class F>
+  RESILIN_INLINE void for_each_channel(int q, index_t t, F&& f) {
+    index_t const d = x.channels, p = ypos(q, t);
+    for (index_t ch = 0; ch < d; ++ch) {
+      auto const u = static_cast<std::size_t>(q * d + ch);
+      T const* const yb = ychannel(ch) + p;
+      V const xp = PreviousRow ? xprev[u] : V(T(0));
+      f(channel_operands{u, xrows[u], xp, V::load(yb), V::load(yb + 1), gy.data ? gychannel(ch) + p : nullptr});
+    }
+  }
 };
 
 /// dtw_cost with a known point distance: whole vectors of distances per step.

@@ -35,40 +35,29 @@ struct msm_lane_cost : strip_series<T, true> {
     base::bind(xs, ys, gxs, gys);
   }
 
-  RESILIN_INLINE step3<V> costs(int q, index_t t, M) const noexcept {
-    index_t const d = this->x.channels, p = this->ypos(q, t);
+  RESILIN_INLINE step3<V> costs(int q, index_t t, M) noexcept {
     V sd(T(0)), su(T(0)), sl(T(0));
-    for (index_t ch = 0; ch < d; ++ch) {
-      auto const u = static_cast<std::size_t>(q * d + ch);
-      V const xi = this->xrows[u], xp = this->xprev[u];
-      T const* const yb = this->ychannel(ch) + p;
-      V const yj = V::load(yb), yp = V::load(yb + 1);
-      sd += mag(xi - yj);
-      su += split_merge(xi, xp, yj);
-      sl += split_merge(yj, yp, xi);
-    }
+    this->for_each_channel(q, t, [&](auto const& o) __attribute__((always_inline)) {
+      sd += mag(o.xi - o.yj);
+      su += split_merge(o.xi, o.xp, o.yj);
+      sl += split_merge(o.yj, o.yp, o.xi);
+    });
     return {sd, su, sl};
   }
 
   /// Adds the moves' uses g (0 outside the band) times the costs' subgradients.
   RESILIN_INLINE void accumulate(int q, index_t t, M, step3<V> const& g) noexcept {
-    index_t const d = this->x.channels, p = this->ypos(q, t);
     V const zero(T(0)), one(T(1));
-    for (index_t ch = 0; ch < d; ++ch) {
-      auto const u = static_cast<std::size_t>(q * d + ch);
-      V const xi = this->xrows[u], xp = this->xprev[u];
-      T* const gyb = this->gychannel(ch) + p;
-      T const* const yb = this->ychannel(ch) + p;
-      V const yj = V::load(yb), yp = V::load(yb + 1);
+    this->for_each_channel(q, t, [&](auto const& o) __attribute__((always_inline)) {
       // the move |x_i - y_j|: sign(x_i - y_j), 0 where they are equal
-      V const move = g.diag * simd::select(yj < xi, one, simd::select(xi < yj, -one, zero));
-      transition_partials<V> const du = split_merge_partials(xi, xp, yj);
-      transition_partials<V> const dl = split_merge_partials(yj, yp, xi);
-      this->gxrows[u] += (move + g.up * du.v) + g.left * dl.o;
-      this->gxprev[u] += g.up * du.p;
-      (V::load(gyb) + ((g.up * du.o - move) + g.left * dl.v)).store(gyb);
-      (V::load(gyb + 1) + g.left * dl.p).store(gyb + 1);
-    }
+      V const move = g.diag * simd::select(o.yj < o.xi, one, simd::select(o.xi < o.yj, -one, zero));
+      transition_partials<V> const du = split_merge_partials(o.xi, o.xp, o.yj);
+      transition_partials<V> const dl = split_merge_partials(o.yj, o.yp, o.xi);
+      this->gxrows[o.u] += (move + g.up * du.v) + g.left * dl.o;
+      this->gxprev[o.u] += g.up * du.p;
+      (V::load(o.gy) + ((g.up * du.o - move) + g.left * dl.v)).store(o.gy);
+      (V::load(o.gy + 1) + g.left * dl.p).store(o.gy + 1);
+    });
   }
 
  private:

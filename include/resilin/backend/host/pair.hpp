@@ -6,6 +6,7 @@
 #include <vector>
 #include <resilin/backend/host/exp_domain.hpp>
 #include <resilin/backend/host/exp_domain_grad.hpp>
+#include <resilin/backend/host/lane_cost_cdtw.hpp>
 #include <resilin/backend/host/lane_cost_msm.hpp>
 #include <resilin/backend/host/lane_cost_soft_msm.hpp>
 #include <resilin/backend/host/lane_cost_warp_penalty.hpp>

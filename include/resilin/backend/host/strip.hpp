@@ -226,11 +226,11 @@ void forward_strip(P const& p, Lanes& lanes, index_t s, strip_geometry<T> const&
 /// side_packs > 0 (lanes that cache partials: 3 + Lanes::gradient_term_packs(channels)), also
 /// every cell's move weights and gradient terms, which the backward then reads instead of
 /// evaluating transcendentals. With checkpoint_every = k > 0 (and no side packs), the table
-/// keeps only the row above every k-th strip (strip_table::rows). k = 1: the backward
-/// recomputes each strip from its row, about 1/H of R's memory for one more forward. k > 1 (two
-/// levels, k about sqrt(strips): checkpoint_interval): the backward first recomputes the rows of
-/// each segment of k strips from its first, so that about 2 sqrt(n / H) rows are held, for two
-/// more forwards.
+/// keeps only the slot of the row above every k-th strip (strip_table::rows, row_slices.hpp).
+/// k = 1: the backward recomputes each strip from its slot, at most 1/H of R's memory for one
+/// more forward. k > 1 (two levels, k about sqrt(strips): pair.hpp's row_checkpoint_interval):
+/// the backward first recomputes the slots of each segment of k strips from its first, so that
+/// about 2 sqrt(n / H) slots are held, for two more forwards.
 template <class T, class P, class Lanes>
 T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* table,
           index_t side_packs = 0, index_t checkpoint_every = 0) {
