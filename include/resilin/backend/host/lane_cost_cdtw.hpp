@@ -74,7 +74,8 @@ struct cdtw_lane_cost : strip_series<T, true> {
     V const inf(math::infinity<T>());
     return simd::select(V(T(0)) <= s, V(w) * s, inf);
   }
-  static RESILIN_INLINE M overflowed(V c) noexcept { return ~(c < V(math::infinity<T>())); }
+  /// A cost is never NaN (weighted() gives +inf for a NaN form): overflowed means +inf.
+  static RESILIN_INLINE M overflowed(V c) noexcept { return c == V(math::infinity<T>()); }
 
   /// Lanes in the grid's first row (no up or diagonal move) and first column (no left or diagonal).
   RESILIN_INLINE std::array<M, 2> first_row_and_column(int q, index_t t) const noexcept {
