@@ -761,7 +761,7 @@ TEMPLATE_TEST_CASE("strip traversal: checkpointed training gives the bits of the
   std::uint64_t seed = 600;
   // one strip, several, a partial last strip, one row, one column; bands that cut strips
   for (auto [n, k] : {std::pair<index_t, index_t>{1, 1}, {1, 40}, {40, 1}, {17, 23}, {70, 33}, {33, 70}, {129, 100},
-                      {200, 61}, {300, 290}})
+                      {200, 61}})
     for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(1), r::band_spec::radius(3),
                              r::band_spec::window(0.2), r::band_spec::itakura(1.5), r::band_spec::itakura(3.0)})
       for (index_t d : {1, 2}) {
@@ -796,8 +796,7 @@ TEMPLATE_TEST_CASE("alignment passes: checkpointed tables give the bits of the w
   using T = TestType;
   namespace rh = r::host_detail;
   std::uint64_t seed = 900;
-  for (auto [n, k] : {std::pair<index_t, index_t>{1, 1}, {1, 40}, {40, 1}, {70, 33}, {33, 70}, {129, 100}, {61, 200},
-                      {300, 290}})
+  for (auto [n, k] : {std::pair<index_t, index_t>{1, 1}, {1, 40}, {40, 1}, {70, 33}, {33, 70}, {129, 100}, {61, 200}})
     for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(1), r::band_spec::radius(3),
                              r::band_spec::itakura(1.5)})
       for (bool ties : {false, true}) {  // integer samples: hard ties everywhere
@@ -856,7 +855,7 @@ TEMPLATE_TEST_CASE("grid CDTW's vectorised lanes agree with the generic engine",
   namespace rh = r::host_detail;
   T const tol = std::is_same_v<T, float> ? T(2e-5) : T(1e-12);
   std::uint64_t seed = 990;
-  for (auto [n, m] : {std::pair<index_t, index_t>{1, 9}, {9, 1}, {2, 2}, {17, 23}, {40, 33}, {70, 140}})
+  for (auto [n, m] : {std::pair<index_t, index_t>{1, 9}, {9, 1}, {2, 2}, {17, 23}, {70, 45}})
     for (index_t d : {1, 3})
       for (double scale : {1.0, std::is_same_v<T, float> ? 1e19 : 1e154})
         for (auto const& band : {r::band_spec{}, r::band_spec::radius(2), r::band_spec::itakura(1.5)}) {

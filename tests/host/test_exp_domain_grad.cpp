@@ -125,7 +125,7 @@ TEMPLATE_TEST_CASE("exp-domain gradients: whole table, rows above every strip an
   using T = TestType;
   std::uint64_t seed = 400;
   for (auto [n, k] : {std::pair<r::index_t, r::index_t>{1, 1}, {1, 40}, {40, 1}, {17, 23}, {70, 33}, {33, 70},
-                      {200, 61}, {300, 310}, {310, 300}})
+                      {200, 61}, {170, 180}})
     for (auto const& band : {r::band_spec{}, r::band_spec::radius(0), r::band_spec::radius(1), r::band_spec::radius(3),
                              r::band_spec::window(0.2), r::band_spec::itakura(1.5), r::band_spec::itakura(3.0)})
       for (r::index_t d : {1, 2}) {
@@ -198,24 +198,23 @@ std::vector<float> random_walk(r::index_t n, std::uint64_t seed) {
 TEST_CASE("float keeps the exponential domain where its exponents provably stay exact", "[expdomain]") {
   namespace rh = r::host_detail;
   // the bound on R was (n + m) times the largest delta: float left the exponential domain from
-  // n + m of about 4500 at gamma = 0.1 on z-normalised series (the log domain costs 3x, more in
-  // narrow bands). The edge paths' bound keeps 10^4 x 10^4 in it, banded or not.
+  // n = m of about 5500-6000 at gamma = 0.1 on z-normalised series (the log domain costs 3x, more
+  // in narrow bands). The edge paths' bound keeps 10^4 x 10^4 in it, banded or not (the value
+  // checked in the band: the grid's 10^8 cells take minutes in the sanitizer build).
   auto const x = random_walk(10000, 71), y = random_walk(10000, 72);
   r::series_view<float const> const xv{x.data(), 10000, 1}, yv{y.data(), 10000, 1};
   for (auto const& spec : {r::band_spec{}, r::band_spec::radius(10)}) {
-    auto const band = spec.geometry(10000, 10000);
-    CHECK(rh::exp_domain_applies<float, r::squared_euclidean>(xv, yv, 0.1f, band));
-    auto const mf = r::measures::soft_dtw<float>(0.1f, spec);
-    auto const md = r::measures::soft_dtw<double>(0.1, spec);
+    CHECK(rh::exp_domain_applies<float, r::squared_euclidean>(xv, yv, 0.1f, spec.geometry(10000, 10000)));
+    if (spec.type() == r::band_spec::kind::none) continue;
     auto const xd = resilin_test::cast<double>(x), yd = resilin_test::cast<double>(y);
-    double const want = r::value(md, r::view(xd, 1), r::view(yd, 1));
-    CHECK(double(r::value(mf, xv, yv)) == Approx(want).epsilon(1e-4));
+    double const want = r::value(r::measures::soft_dtw<double>(0.1, spec), r::view(xd, 1), r::view(yd, 1));
+    CHECK(double(r::value(r::measures::soft_dtw<float>(0.1f, spec), xv, yv)) == Approx(want).epsilon(1e-4));
   }
   // wherever the bound admits a pair, its float value is right: gamma down to where it stops
   // admitting (the exponents then near 2^22 of float's 2^24 exact integers), constant and
   // random series, bands, several lengths; the double value (2^50) is the reference
   std::uint64_t seed = 500;
-  for (r::index_t n : {40, 300, 2000})
+  for (r::index_t n : {40, 300, 900})
     for (auto const& spec : {r::band_spec{}, r::band_spec::radius(3), r::band_spec::itakura(2.0)})
       for (int kind = 0; kind < 2; ++kind) {
         r::index_t const m = n + n / 3;
@@ -225,7 +224,7 @@ TEST_CASE("float keeps the exponential domain where its exponents provably stay 
         auto const band = spec.geometry(n, m);
         auto const ad = resilin_test::cast<double>(a), bd = resilin_test::cast<double>(b);
         int admitted = 0;
-        for (double g = 1.0; g > 1e-6; g /= 1.5) {
+        for (double g = 1.0; g > 1e-6; g /= 2) {
           if (!rh::exp_domain_applies<float, r::squared_euclidean>(av, bv, float(g), band)) break;
           ++admitted;
           INFO("n " << n << " m " << m << " kind " << kind << " band " << int(spec.type()) << " gamma " << g);
