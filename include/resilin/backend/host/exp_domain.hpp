@@ -7,8 +7,8 @@
 // aligned by exact powers of two, and the result is R = -gamma ln2 (k + log2 m) at the end.
 // Rounding: each cell adds a relative error of a few ulp to P, i.e. an absolute error of a few
 // ulp of (gamma + delta) to R, against a few ulp of R per cell in the log domain.
-// It is used only where every k stays an exact integer in T (checked per pair from a bound on
-// delta); everywhere else the log-domain traversal runs. For gradients the forward also keeps
+// It is used only where every k stays an exact integer in T (checked per pair from bounds on
+// delta and on R: exp_domain_exact); everywhere else the log-domain traversal runs. For gradients the forward also keeps
 // the band's part of the row above every strip for the backward of exp_domain_grad.hpp.
 #include <algorithm>
 #include <array>
@@ -300,7 +300,6 @@ struct exp_rows {
   std::vector<T> m, k;                  // the kept slots, one after another
   std::vector<T> roll_m, roll_k;        // the rolling row
   std::vector<T> segment_m, segment_k;  // two levels: one segment's slots
-  std::vector<index_t> kept_start;      // where kept slot g (strip g * every) begins
   strip_row_slices<T> slices;
   index_t every = 0;
   index_t segment_first = -1;  // the strip of segment_*'s first slot (-1: none)
@@ -315,26 +314,21 @@ struct exp_rows {
     roll_k.assign(row, unreachable_k<T>);
     roll_k[0] = T(0);  // the virtual origin: R(-1, -1) = 0, P = 1 * 2^0
     if (every == 0) return;
-    slices.plan(band, n);
-    index_t const kept = (slices.slots() + every - 1) / every;  // strips 0, k, 2k, ...
-    kept_start.assign(static_cast<std::size_t>(kept + 1), 0);
-    for (index_t g = 0; g < kept; ++g)
-      kept_start[static_cast<std::size_t>(g + 1)] = kept_start[static_cast<std::size_t>(g)] + slices.width(g * every);
-    m.resize(static_cast<std::size_t>(kept_start.back()));
-    k.resize(static_cast<std::size_t>(kept_start.back()));
+    slices.plan(band, n, every);
+    m.resize(static_cast<std::size_t>(slices.kept_total()));
+    k.resize(static_cast<std::size_t>(slices.kept_total()));
   }
   /// The forward keeps slot s of its rolling row before strip s (every k-th strip).
   void keep(index_t s) {
     if (every == 0 || s % every != 0) return;
-    auto const to = static_cast<std::size_t>(kept_start[static_cast<std::size_t>(s / every)]);
+    auto const to = static_cast<std::size_t>(slices.kept_offset(s));
     slices.keep(s, roll_m.data(), m.data() + to, T(1));
     slices.keep(s, roll_k.data(), k.data() + to, unreachable_k<T>);
   }
   /// The backward's slot above strip s: kept (every = 1) or in the segment (two levels).
   std::array<row_slot<T>, 2> slot(index_t s) const noexcept {
     index_t const first = slices.first[static_cast<std::size_t>(s)], width = slices.width(s);
-    auto const a = static_cast<std::size_t>(every == 1 ? kept_start[static_cast<std::size_t>(s)]
-                                                       : slices.span(segment_first, s));
+    auto const a = static_cast<std::size_t>(slices.offset_of(s, segment_first));
     T const* const sm = every == 1 ? m.data() : segment_m.data();
     T const* const sk = every == 1 ? k.data() : segment_k.data();
     return {row_slot<T>{sm + a, first, width}, row_slot<T>{sk + a, first, width}};

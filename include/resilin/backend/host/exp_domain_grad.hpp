@@ -10,10 +10,10 @@
 // up the strips, the backward recomputes one strip's P from it into a strip-sized buffer (in
 // cache) and sweeps it.
 // That costs a second forward but avoids writing and reading a whole-grid table, whose fresh
-// pages cost more than the recomputation. Where even those rows would be large (pair.hpp:
+// pages cost more than the recomputation. Where even those slots would be large (pair.hpp:
 // checkpoint_rows_bytes), the forward keeps every k-th of them (k about sqrt(n / H)) and the
-// backward recomputes the rows of k strips at a time first: a third forward, about 2 sqrt(n / H)
-// rows held, the same bits.
+// backward recomputes the slots of k strips at a time first: a third forward, about
+// 2 sqrt(n / H) slots held, the same bits.
 #include <array>
 #include <cstddef>
 #include <vector>
@@ -39,7 +39,7 @@ void recompute_exp_segment(P const& p, Lanes& lanes, exp_rows<T>& rows, index_t 
   rows.segment_m.resize(size);
   rows.segment_k.resize(size);
   rows.segment_first = s0;
-  auto const head = static_cast<std::size_t>(rows.kept_start[static_cast<std::size_t>(s0 / rows.every)]);
+  auto const head = static_cast<std::size_t>(slices.kept_offset(s0));
   auto const width = static_cast<std::size_t>(slices.width(s0));
   std::copy(rows.m.begin() + head, rows.m.begin() + head + width, rows.segment_m.begin());
   std::copy(rows.k.begin() + head, rows.k.begin() + head + width, rows.segment_k.begin());

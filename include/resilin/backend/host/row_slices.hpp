@@ -42,8 +42,13 @@ struct strip_row_slices {
   // per slot: the row indices strip s - 1 wrote (its last row at steps t0..t1: t - H + 2 from
   // 0); a slot's other entries are out of the band above, +inf (unreachable) where it is kept
   std::vector<index_t> written_lo, written_hi;
+  // the slots a forward keeps, those of strips 0, every, 2 every, ...: kept slot g begins at
+  // kept_start[g] of their storage (kept_start.back(): its size)
+  index_t every = 1;
+  std::vector<index_t> kept_start;
 
-  void plan(band_geometry const& band, index_t n) {
+  /// The slots of an n-row problem, and every `keep_every`-th of them kept (1: all).
+  void plan(band_geometry const& band, index_t n, index_t keep_every = 1) {
     constexpr int H = strip_vectors<T> * simd::pack<T>::width;
     index_t const strips = (n + H - 1) / H;
     auto const su = static_cast<std::size_t>(strips);
@@ -63,6 +68,11 @@ struct strip_row_slices {
       wlo = std::max(geo.t0 - H + 2, index_t(0));
       whi = geo.t1 - H + 2;
     }
+    every = keep_every;
+    index_t const kept = (strips + every - 1) / every;
+    kept_start.assign(static_cast<std::size_t>(kept + 1), 0);
+    for (index_t g = 0; g < kept; ++g)
+      kept_start[static_cast<std::size_t>(g + 1)] = kept_start[static_cast<std::size_t>(g)] + width(g * every);
   }
   index_t slots() const noexcept { return static_cast<index_t>(first.size()); }
   index_t width(index_t s) const noexcept {
@@ -72,6 +82,14 @@ struct strip_row_slices {
   /// The entries of slots [s0, s1).
   index_t span(index_t s0, index_t s1) const noexcept {
     return start[static_cast<std::size_t>(s1)] - start[static_cast<std::size_t>(s0)];
+  }
+  /// The entries of the kept slots, and where kept slot s (a multiple of every) begins among them.
+  index_t kept_total() const noexcept { return kept_start.back(); }
+  index_t kept_offset(index_t s) const noexcept { return kept_start[static_cast<std::size_t>(s / every)]; }
+  /// Where the backward finds slot s: among the kept slots (every = 1), or in the slots of the
+  /// segment from strip segment_first that two levels recompute (span(segment_first, s)).
+  index_t offset_of(index_t s, index_t segment_first) const noexcept {
+    return every == 1 ? kept_offset(s) : span(segment_first, s);
   }
   /// Slot s from the rolling row `row` (row index r at row[r]) as strip s - 1 left it, to out:
   /// what that strip wrote, `unreachable` elsewhere (the rolling row may hold older rows there).

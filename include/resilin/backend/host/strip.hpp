@@ -46,12 +46,12 @@ struct strip_table {
   table_buffer<V> backward_data;  // per step and vector: 3 weights, then the lane's partials
   index_t side = 0;              // packs per vector in backward_data (0: none kept)
   // Checkpointed (every > 0): instead of every strip's cells, the slot of the row above every
-  // `every`-th strip (strip_row_slices: the part its cells read), slot g * every at
-  // rows[kept_start[g]]; `cells` then holds one recomputed strip. With every > 1 (two levels),
-  // the backward first recomputes the slots of one segment of `every` strips into segment_rows.
+  // `every`-th strip (strip_row_slices: the part its cells read), slot s at
+  // rows[slices.kept_offset(s)]; `cells` then holds one recomputed strip. With every > 1 (two
+  // levels), the backward first recomputes the slots of one segment of `every` strips into
+  // segment_rows.
   std::vector<T> rows, segment_rows;
   strip_row_slices<T> slices;
-  std::vector<index_t> kept_start;
   index_t row_size = 0, every = 0;  // row_size: the entries of a whole row, m + H + 1
   index_t segment_first = -1;  // the first strip whose slot segment_rows holds (-1: none)
   std::vector<T> scratch_row;  // the backward's rolling row while it recomputes a strip
@@ -70,9 +70,8 @@ struct strip_table {
   /// Checkpointed: the slot of R(i0 - 1, j) above strip s, column j at row index j + 1 (two
   /// levels: s in the segment that segment_rows holds).
   row_slot<T> row_above(index_t s) const noexcept {
-    index_t const first = slices.first[static_cast<std::size_t>(s)], width = slices.width(s);
-    if (every == 1) return {rows.data() + kept_start[static_cast<std::size_t>(s)], first, width};
-    return {segment_rows.data() + slices.span(segment_first, s), first, width};
+    return {(every == 1 ? rows.data() : segment_rows.data()) + slices.offset_of(s, segment_first),
+            slices.first[static_cast<std::size_t>(s)], slices.width(s)};
   }
   /// Vector q's backward data at step t of strip s (the step is stored). The steps of a strip
   /// are stored last first, so that the backward reads ascending addresses.
@@ -248,13 +247,8 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
     if (checkpoint) {
       table->row_size = m + H + 1;
       table->every = checkpoint_every;
-      table->slices.plan(p.band, n);
-      index_t const kept = (strips + checkpoint_every - 1) / checkpoint_every;  // strips 0, k, 2k, ...
-      table->kept_start.assign(static_cast<std::size_t>(kept + 1), 0);
-      for (index_t g = 0; g < kept; ++g)
-        table->kept_start[static_cast<std::size_t>(g + 1)] =
-            table->kept_start[static_cast<std::size_t>(g)] + table->slices.width(g * checkpoint_every);
-      table->rows.resize(static_cast<std::size_t>(table->kept_start.back()));
+      table->slices.plan(p.band, n, checkpoint_every);
+      table->rows.resize(static_cast<std::size_t>(table->slices.kept_total()));
     } else {
       auto const packs = static_cast<std::size_t>(strip_steps<T>(p.band, n) * K);
       table->cells.reserve(packs);
@@ -273,8 +267,7 @@ T forward(P const& p, Lanes& lanes, std::vector<T>& rowbuf, strip_table<T>* tabl
       table->t1[su] = geo.t1;
       if (checkpoint) {
         if (s % checkpoint_every == 0)
-          table->slices.keep(s, rowbuf.data(), table->rows.data() + table->kept_start[static_cast<std::size_t>(s / checkpoint_every)],
-                             inf);
+          table->slices.keep(s, rowbuf.data(), table->rows.data() + table->slices.kept_offset(s), inf);
       } else {
         table->offset[su] = table->used;
         table->used += (geo.t1 - geo.t0 + 1) * K;
@@ -300,7 +293,7 @@ void recompute_segment(P const& p, Lanes& lanes, strip_table<T>& table, index_t 
   strip_row_slices<T> const& slices = table.slices;
   table.segment_rows.resize(static_cast<std::size_t>(slices.span(s0, s1 + 1)));
   table.segment_first = s0;
-  T const* const head = table.rows.data() + table.kept_start[static_cast<std::size_t>(s0 / table.every)];
+  T const* const head = table.rows.data() + slices.kept_offset(s0);
   std::copy(head, head + slices.width(s0), table.segment_rows.data());
   table.scratch_row.resize(static_cast<std::size_t>(table.row_size));
   for (index_t s = s0; s < s1; ++s) {
