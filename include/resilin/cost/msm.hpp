@@ -29,6 +29,53 @@
 
 namespace resilin {
 
+namespace detail {
+// C and its partials written once over a value type V: a scalar, or a host SIMD pack (select,
+// min and max found by argument-dependent lookup), so that the vectorised lane engine
+// (backend/host/lane_cost_msm.hpp) computes what msm_cost does, bit for bit.
+
+/// Whether v lies in the closed region between p and o (either order).
+template <class V>
+RESILIN_HD RESILIN_INLINE auto msm_between(V v, V p, V o) noexcept {
+  return ((p <= v) & (v <= o)) | ((v <= p) & (o <= v));
+}
+
+/// |a| as max(a, -a) (one expression for scalars and packs).
+template <class V>
+RESILIN_HD RESILIN_INLINE V msm_magnitude(V a) noexcept {
+  using math::max;
+  return max(a, -a);
+}
+
+/// d|a - b| / da: the sign of a - b, 0 where they are equal.
+template <class V>
+RESILIN_HD RESILIN_INLINE V msm_move_partial(V a, V b) noexcept {
+  using math::select;
+  V const zero(0), one(1);
+  return select(b < a, one, select(a < b, zero - one, zero));
+}
+
+/// C(v, p, o): c in the region, else c plus the distance to the nearer of p and o.
+template <class V, class T>
+RESILIN_HD RESILIN_INLINE V msm_split_merge(V v, V p, V o, T c) noexcept {
+  using math::min;
+  using math::select;
+  return select(msm_between(v, p, o), V(c), V(c) + min(msm_magnitude(v - p), msm_magnitude(v - o)));
+}
+
+/// (dC/dv, dC/dp, dC/do) with the subgradient choice of msm_cost's header (outside the region
+/// v differs from p and o).
+template <class V>
+RESILIN_HD RESILIN_INLINE transition_partials<V> msm_split_merge_partials(V v, V p, V o) noexcept {
+  using math::select;
+  V const zero(0), one(1);
+  auto const near_p = msm_magnitude(v - p) <= msm_magnitude(v - o);
+  V const s = select(near_p, select(p < v, one, -one), select(o < v, one, -one));
+  V const sv = select(msm_between(v, p, o), zero, s);
+  return {sv, select(near_p, zero - sv, zero), select(near_p, zero, zero - sv)};
+}
+}  // namespace detail
+
 /// MSM with split/merge penalty c >= 0 (default 1). P is the parameter type; the cost works
 /// for float and double series alike.
 template <std::floating_point P = double>
@@ -49,32 +96,19 @@ struct msm_cost {
   /// C(v, p, o) for one channel.
   template <class T>
   RESILIN_HD static T split_merge(T v, T p, T o, T c) noexcept {
-    using math::abs;
-    using math::min;
-    if ((p <= v && v <= o) || (p >= v && v >= o)) return c;
-    return c + min(abs(v - p), abs(v - o));
+    return detail::msm_split_merge(v, p, o, c);
   }
 
   /// The partials (dC/dv, dC/dp, dC/do) of C(v, p, o), with the subgradient choice above.
   template <class T>
   RESILIN_HD static transition_partials<T> split_merge_partials(T v, T p, T o) noexcept {
-    using math::abs;
-    if ((p <= v && v <= o) || (p >= v && v >= o)) return {T(0), T(0), T(0)};
-    // outside the region v differs from both p and o
-    if (abs(v - p) <= abs(v - o)) {
-      T const s = v > p ? T(1) : T(-1);
-      return {s, -s, T(0)};
-    }
-    T const s = v > o ? T(1) : T(-1);
-    return {s, T(0), -s};
+    return detail::msm_split_merge_partials(v, p, o);
   }
 
   template <class T>
-  RESILIN_HD T move(T a, T b) const noexcept { return math::abs(a - b); }
+  RESILIN_HD T move(T a, T b) const noexcept { return detail::msm_magnitude(a - b); }
   template <class T>
-  RESILIN_HD T move_partial(T a, T b) const noexcept {
-    return a > b ? T(1) : (a < b ? T(-1) : T(0));
-  }
+  RESILIN_HD T move_partial(T a, T b) const noexcept { return detail::msm_move_partial(a, b); }
   template <class T>
   RESILIN_HD T transition(T v, T p, T o) const noexcept {
     return split_merge(v, p, o, static_cast<T>(c));
