@@ -64,6 +64,7 @@ std::vector<double> random_series(std::size_t n, unsigned seed) {
   for (auto& s : v) s = d(gen);
   return v;
 }
+
 }  // namespace
 
 void* operator new(std::size_t n) { return counted_new(n, alignof(std::max_align_t)); }
@@ -101,6 +102,20 @@ void operator delete[](void* p, std::align_val_t a, std::nothrow_t const&) noexc
 }
 
 namespace r = resilin;
+
+namespace {
+/// The central difference (S(x + h e_i, y) - S(x - h e_i, y)) / 2h of a measure's value in x_i.
+template <class M>
+double central_difference(M const& m, std::vector<double> const& x, r::series_view<double const> y,
+                          std::size_t i, double h) {
+  std::vector<double> xp = x, xm = x;
+  xp[i] += h;
+  xm[i] -= h;
+  auto const len = static_cast<r::index_t>(x.size());
+  return (r::value(m, r::series_view<double const>{xp.data(), len, 1}, y) -
+          r::value(m, r::series_view<double const>{xm.data(), len, 1}, y)) / (2 * h);
+}
+}  // namespace
 
 TEST_CASE("training memory does not depend on which series is the longer", "[memory]") {
   // x of 4 samples against y of 10^6: one strip spanned all of y, and its checkpointed backward
@@ -191,16 +206,9 @@ TEST_CASE("training in a narrow band keeps no full-width checkpoint rows", "[mem
     std::swap(prev, cur);
   }
   CHECK(std::abs(v - static_cast<double>(prev[n])) <= 1e-11 * std::abs(v));
-  for (std::size_t i : {std::size_t(0), n / 2, n - 1}) {
-    std::vector<double> xp = x, xm = x;
-    double const h = 1e-5;
-    xp[i] += h;
-    xm[i] -= h;
-    double const fd = (r::value(m, r::series_view<double const>{xp.data(), len, 1}, r::series_view<double const>{y.data(), len, 1}) -
-                       r::value(m, r::series_view<double const>{xm.data(), len, 1}, r::series_view<double const>{y.data(), len, 1})) /
-                      (2 * h);
-    CHECK(gx[i] == Approx(fd).epsilon(1e-5).margin(1e-6));
-  }
+  for (std::size_t i : {std::size_t(0), n / 2, n - 1})
+    CHECK(gx[i] == Approx(central_difference(m, x, r::series_view<double const>{y.data(), len, 1}, i, 1e-5))
+                       .epsilon(1e-5).margin(1e-6));
 }
 
 TEST_CASE("exponential-domain training in a band keeps the band's part of the rows", "[memory]") {
@@ -222,15 +230,8 @@ TEST_CASE("exponential-domain training in a band keeps the band's part of the ro
   CHECK(heap < (std::size_t(64) << 20));
   CHECK(v == r::value(m, xv, yv));  // both in the exponential domain, the same forward
   // the gradient against central differences of the value at three samples
-  for (std::size_t i : {std::size_t(1000), n / 2, n - 1000}) {
-    std::vector<double> xp = x, xm = x;
-    double const h = 1e-4;
-    xp[i] += h;
-    xm[i] -= h;
-    double const fd = (r::value(m, r::series_view<double const>{xp.data(), len, 1}, yv) -
-                       r::value(m, r::series_view<double const>{xm.data(), len, 1}, yv)) / (2 * h);
-    CHECK(gx[i] == Approx(fd).epsilon(1e-4).margin(1e-4));
-  }
+  for (std::size_t i : {std::size_t(1000), n / 2, n - 1000})
+    CHECK(gx[i] == Approx(central_difference(m, x, yv, i, 1e-4)).epsilon(1e-4).margin(1e-4));
 }
 
 TEST_CASE("log-domain training in a narrow band of a long pair keeps checkpoints", "[memory]") {
@@ -266,15 +267,9 @@ TEST_CASE("log-domain training in a narrow band of a long pair keeps checkpoints
     a2 = b2;
   }
   CHECK(v == Approx(a1).epsilon(1e-12));
-  for (std::size_t i : {std::size_t(10), n / 2, n - 10}) {
-    std::vector<double> xp = x, xm = x;
-    double const h = 1e-4;  // the value is quadratic in x_i along the path: exact differences
-    xp[i] += h;
-    xm[i] -= h;
-    double const fd = (r::value(m, r::series_view<double const>{xp.data(), len, 1}, yv) -
-                       r::value(m, r::series_view<double const>{xm.data(), len, 1}, yv)) / (2 * h);
-    CHECK(gx[i] == Approx(fd).epsilon(1e-5).margin(1e-5));
-  }
+  // (the value is quadratic in x_i along the path: exact differences)
+  for (std::size_t i : {std::size_t(10), n / 2, n - 10})
+    CHECK(gx[i] == Approx(central_difference(m, x, yv, i, 1e-4)).epsilon(1e-5).margin(1e-5));
 }
 
 TEST_CASE("alignment paths and matrices of thin pairs keep checkpoints, not a padded table", "[memory]") {
