@@ -386,11 +386,11 @@ void values_and_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, 
   detail::check_training_batch(X, Y, out, gxs, gys, upstream);
   std::vector<host_detail::workspace<T>> ws(
       static_cast<std::size_t>(resolve_threads(exec.threads, X.batch)));
-  parallel_for(X.batch, exec.threads, [&](index_t b, int w) {
-    auto const [gx, gy] = detail::zeroed_gradients(gxs, gys, X, Y, b);
-    out[static_cast<std::size_t>(b)] = host_detail::value_and_grad(
-        m, X[b], Y[b], gx, gy, detail::seed_of(upstream, b), ws[static_cast<std::size_t>(w)]);
-  });
+  host_detail::batch_values_and_grads<T>(
+      m, X.batch, exec.threads, [&](index_t b) { return std::pair{X[b], Y[b]}; },
+      [&](index_t b) { return detail::zeroed_gradients(gxs, gys, X, Y, b); },
+      [&](index_t b) { return detail::seed_of(upstream, b); },
+      [&](index_t b, T v) { out[static_cast<std::size_t>(b)] = v; }, ws);
 }
 
 /// The batch form of expected_penalty: out[b] = L(X[b], Y[b]) = sum_ij E_b(i, j) omega(b, i, j),

@@ -3,6 +3,8 @@
 // single-pair value() (the strip traversal), whichever traversal the batch planner picks, for
 // both orientations, bands, channels, point distances, float and double, small gamma, pairs
 // outside the exponential domain and mixed-shape batches; and the planner must actually group.
+// values_and_grads() of soft-DTW groups (lockstep_training.hpp) likewise against the single-pair
+// value_and_grad(): values and gradients, seeds, bands, distances, fallbacks, Y = X.
 #include <algorithm>
 #include <cstdint>
 #include <span>
@@ -154,5 +156,112 @@ TEMPLATE_TEST_CASE("lock-step groups in mixed batches and pairwise", "[lockstep]
       for (r::index_t a = 0; a < A; ++a)
         CHECK(resilin_test::bits_equal(v[static_cast<std::size_t>(a)], r::value(dtw, X[a], Y[a % B])));
     }
+  }
+}
+
+namespace {
+
+/// values_and_grads of a batch against value_and_grad of each pair alone (the strips): the
+/// values and every gradient sample bit for bit, padding zeros included, for 1 and all threads.
+template <class T, class Measure>
+void check_training(Measure const& m, std::vector<T> const& xs, std::vector<T> const& ys, r::index_t B,
+                    r::index_t n, r::index_t k, r::index_t d, std::vector<T> const& upstream,
+                    bool expect_groups) {
+  auto const X = r::make_batch(std::span<T const>(xs), B, n, d);
+  auto const Y = r::make_batch(std::span<T const>(ys), B, k, d);
+  auto const plan = hd::plan_lockstep<T>(m, B, [&](r::index_t b) { return std::pair{X[b], Y[b]}; }, 1, true);
+  CHECK(plan.grouped.empty() != expect_groups);
+  std::vector<T> out1(static_cast<std::size_t>(B)), gx1(xs.size(), T(0)), gy1(ys.size(), T(0));
+  hd::workspace<T> ws;
+  for (r::index_t b = 0; b < B; ++b) {  // one pair, its seed as values_and_grads passes it
+    r::series_view<T> const gx{gx1.data() + b * n * d, n, d}, gy{gy1.data() + b * k * d, k, d};
+    out1[static_cast<std::size_t>(b)] = hd::value_and_grad(m, X[b], Y[b], gx, gy, upstream[static_cast<std::size_t>(b)], ws);
+  }
+  for (int threads : {1, 0}) {
+    INFO("threads " << threads);
+    std::vector<T> out(static_cast<std::size_t>(B), T(-7)), gx(xs.size(), T(-5)), gy(ys.size(), T(-5));
+    r::values_and_grads(r::host.with_threads(threads), m, X, Y, std::span<T>(out),
+                        r::make_batch(std::span<T>(gx), B, n, d), r::make_batch(std::span<T>(gy), B, k, d),
+                        std::span<T const>(upstream));
+    CHECK(bitwise_equal(out, out1));
+    CHECK(bitwise_equal(gx, gx1));
+    CHECK(bitwise_equal(gy, gy1));
+  }
+}
+
+/// Upstream seeds in [-2, 2), one of them 0.
+template <class T>
+std::vector<T> upstream_seeds(r::index_t B) {
+  std::vector<T> s = resilin_test::cast<T>(random_values(static_cast<std::size_t>(B), 77, -2.0, 2.0));
+  s[5] = T(0);
+  return s;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("lock-step training equals the single-pair values and gradients bit for bit",
+                   "[lockstep][grad]", float, double) {
+  using T = TestType;
+  constexpr r::index_t G = hd::lockstep_pairs<T>;
+  r::index_t const B = G + 5;  // one group and five pairs on their own
+  struct shape { r::index_t n, m, d; };
+  for (shape const s : {shape{8, 8, 1}, shape{17, 29, 2}, shape{29, 17, 3}, shape{2, 6, 1}, shape{40, 40, 1}}) {
+    INFO("n " << s.n << " m " << s.m << " d " << s.d);
+    auto const xs = series_set<T>(B, s.n, s.d, 300 + static_cast<std::uint64_t>(s.n));
+    auto const ys = series_set<T>(B, s.m, s.d, 400 + static_cast<std::uint64_t>(s.m));
+    auto const seeds = upstream_seeds<T>(B);
+    check_training<T>(r::measures::soft_dtw<T>(T(1)), xs, ys, B, s.n, s.m, s.d, seeds, true);
+    check_training<T>(r::measures::soft_dtw<T>(T(0.05), r::band_spec::radius(2)), xs, ys, B, s.n, s.m, s.d, seeds, true);
+    check_training<T>(r::measures::soft_dtw<T, r::l1_distance>(T(0.3), r::band_spec::itakura(2.0)), xs, ys, B,
+                      s.n, s.m, s.d, seeds, true);
+    check_training<T>(r::measures::soft_dtw<T, r::half_squared_euclidean>(T(2)), xs, ys, B, s.n, s.m, s.d,
+                      seeds, true);
+    // no groups: divergences and hard DTW train one pair at a time
+    check_training<T>(r::measures::soft_dtw_divergence<T>(T(1)), xs, ys, B, s.n, s.m, s.d, seeds, false);
+    check_training<T>(r::measures::dtw(), xs, ys, B, s.n, s.m, s.d, seeds, false);
+  }
+}
+
+TEMPLATE_TEST_CASE("lock-step training: pairs the group leaves to the strips, tables too large, "
+                   "a series against itself", "[lockstep][grad]", float, double) {
+  using T = TestType;
+  constexpr r::index_t G = hd::lockstep_pairs<T>;
+  auto const m = r::measures::soft_dtw<T>(T(1));
+  SECTION("a series against a slightly perturbed copy: its exponential-domain value is inaccurate") {
+    // one cheap path among far dearer ones: S is tiny against gamma (n + m), and the pair trains
+    // in the log domain on its own (test_numerics); here every third pair of a group
+    constexpr r::index_t n = 40, B = G + 3;
+    auto xs = series_set<T>(B, n, 1, 5);
+    auto ys = series_set<T>(B, n, 1, 6);
+    for (r::index_t b = 0; b < B; b += 3)
+      for (r::index_t i = 0; i < n; ++i) {
+        T const x = i % 2 ? T(7) : T(0);
+        xs[static_cast<std::size_t>(b * n + i)] = x;
+        ys[static_cast<std::size_t>(b * n + i)] = x + (i % 3 ? T(1e-4) : T(-5e-5));
+      }
+    T const tiny = r::value(m, r::series_view<T const>{xs.data(), n, 1}, r::series_view<T const>{ys.data(), n, 1});
+    CHECK(!hd::exp_domain_accurate(tiny, T(1), n, n));
+    check_training<T>(m, xs, ys, B, n, n, 1, upstream_seeds<T>(B), true);
+  }
+  SECTION("tables beyond lockstep_training_table_bytes train one pair at a time") {
+    r::index_t n = 8;
+    while (hd::lockstep_table_bytes<T>(n, n) <= hd::lockstep_training_table_bytes) n *= 2;
+    r::index_t const B = G;
+    auto const xs = series_set<T>(B, n, 1, 7), ys = series_set<T>(B, n, 1, 8);
+    check_training<T>(m, xs, ys, B, n, n, 1, upstream_seeds<T>(B), false);
+  }
+  SECTION("Y = X and GY = GX: both gradients into one buffer, as value_and_grad adds them") {
+    constexpr r::index_t n = 12, d = 2, B = G + 1;
+    auto const xs = series_set<T>(B, n, d, 9);
+    auto const X = r::make_batch(std::span<T const>(xs), B, n, d);
+    std::vector<T> out(static_cast<std::size_t>(B)), g(xs.size(), T(9)), out1(out.size()), g1(xs.size(), T(0));
+    r::values_and_grads(r::host, m, X, X, std::span<T>(out), r::make_batch(std::span<T>(g), B, n, d),
+                        r::make_batch(std::span<T>(g), B, n, d));
+    for (r::index_t b = 0; b < B; ++b) {
+      r::series_view<T> const gb{g1.data() + b * n * d, n, d};
+      out1[static_cast<std::size_t>(b)] = r::value_and_grad(m, X[b], X[b], gb, gb);
+    }
+    CHECK(bitwise_equal(out, out1));
+    CHECK(bitwise_equal(g, g1));
   }
 }

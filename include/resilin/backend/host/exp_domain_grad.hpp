@@ -24,9 +24,24 @@
 #include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/backend/host/table_buffer.hpp>
 #include <resilin/core/band.hpp>
+#include <resilin/core/recursion.hpp>
 #include <resilin/core/views.hpp>
 
 namespace resilin::host_detail::inline RESILIN_HOST_ABI {
+
+/// The shares of a cell's adjoint a that its moves pass back to its predecessors d, u and l
+/// (states of P = m 2^k): a times each move's weight, the predecessor's term of exp_cell's sum
+/// over that sum (the cell factor cancels). One function for the strips' and the lock-step
+/// groups' backward, so that both give the same bits.
+template <class T>
+RESILIN_INLINE step3<simd::pack<T>> exp_move_shares(exp_value<T> const& d, exp_value<T> const& u,
+                                                    exp_value<T> const& l, simd::pack<T> a) noexcept {
+  using V = simd::pack<T>;
+  V const km = simd::max(d.k, simd::max(u.k, l.k));
+  V const td = d.m * pow2_int(d.k - km), tu = u.m * pow2_int(u.k - km), tl = l.m * pow2_int(l.k - km);
+  V const r = a / (td + (tu + tl));  // the same sum as exp_cell: weights sum to 1
+  return {td * r, tu * r, tl * r};
+}
 
 /// Two levels (rows.every = k > 1): the slots above strips s0..s1 of one segment into
 /// rows.segment_*, recomputed from the kept slot above s0 with the forward's bits (each strip
@@ -130,12 +145,10 @@ RESILIN_UNROLL(16)
         V const uk = simd::shift_in_front(lk, q == 0 ? V(ak1) : r1[K + q - 1]);
         V const dm = simd::shift_in_front(r2[q], q == 0 ? V(am2) : r2[q - 1]);
         V const dk = simd::shift_in_front(r2[K + q], q == 0 ? V(ak2) : r2[K + q - 1]);
-        V const km = simd::max(dk, simd::max(uk, lk));
-        V const td = dm * pow2_int(dk - km), tu = um * pow2_int(uk - km), tl = lm * pow2_int(lk - km);
-        V const r = a / (td + (tu + tl));  // the same sum as exp_cell: weights sum to 1
-        gd[q] = td * r;
-        gu[q] = tu * r;
-        gl[q] = tl * r;
+        step3<V> const shares = exp_move_shares<T>({dm, dk}, {um, uk}, {lm, lk}, a);
+        gd[q] = shares.diag;
+        gu[q] = shares.up;
+        gl[q] = shares.left;
         if (adj) adj[(t - geo.t0) * K + q] = a;
       }
       g_up[col(t)] = gu[0][0];

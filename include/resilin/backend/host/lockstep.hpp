@@ -93,6 +93,10 @@ struct lockstep_workspace {
   std::vector<V> xs, ys;                    // interleaved: (row, channel, vector), lanes = pairs
   std::vector<exp_value<T>> soft_rows[2];   // (column + 1, vector): the row above and this row
   std::vector<V> hard_rows[2];
+  // training (lockstep_training.hpp): every cell's state, the moves' adjoint shares of the row
+  // below, and the gradient sums of x's row and of y
+  std::vector<exp_value<T>> table;
+  std::vector<V> g_up, g_diag, gx_row, gy;
 
   template <class State>
   std::vector<State>* rows() noexcept {
@@ -101,44 +105,48 @@ struct lockstep_workspace {
   }
 };
 
-/// S(x_g, y_g) for the G pairs of one group, into out[g]. Every pair has n rows (the longer
-/// series, as plain_value orients it) and m columns and the same channel count; band is their
-/// common band. Cell: lockstep_soft_cell (every pair satisfies exp_domain_applies) or
-/// lockstep_hard_cell.
-template <class T, class Distance, class Cell, class Pair>
-void lockstep_values(Pair const* pairs, band_geometry const& band, Cell const& cell, T* out,
-                     lockstep_workspace<T>& ws) {
-  using V = simd::pack<T>;
-  using S = typename Cell::state;
-  constexpr int W = V::width, K = lockstep_vectors<T>, G = K * W;
+/// Interleaves the G pairs' series into ws.xs and ws.ys: entry (row * d + c) * K + q holds
+/// channel c of that row of the pairs q W .. q W + W - 1, one per lane.
+template <class T, class Pair>
+void interleave_group(Pair const* pairs, lockstep_workspace<T>& ws) {
+  constexpr int W = simd::pack<T>::width, K = lockstep_vectors<T>, G = K * W;
   index_t const n = pairs[0].x.length, m = pairs[0].y.length, d = pairs[0].x.channels;
-  auto const at = [](index_t row, index_t c, index_t d_, int q) {
-    return static_cast<std::size_t>((row * d_ + c) * K + q);
-  };
+  auto const at = [d](index_t row, index_t c, int q) { return static_cast<std::size_t>((row * d + c) * K + q); };
   ws.xs.resize(static_cast<std::size_t>(n * d * K));
   ws.ys.resize(static_cast<std::size_t>(m * d * K));
   for (int g = 0; g < G; ++g) {
     int const q = g / W, k = g % W;
     for (index_t i = 0; i < n; ++i)
-      for (index_t c = 0; c < d; ++c) ws.xs[at(i, c, d, q)].set(k, pairs[g].x(i, c));
+      for (index_t c = 0; c < d; ++c) ws.xs[at(i, c, q)].set(k, pairs[g].x(i, c));
     for (index_t j = 0; j < m; ++j)
-      for (index_t c = 0; c < d; ++c) ws.ys[at(j, c, d, q)].set(k, pairs[g].y(j, c));
+      for (index_t c = 0; c < d; ++c) ws.ys[at(j, c, q)].set(k, pairs[g].y(j, c));
   }
+}
+
+/// The lock-step forward of an n x m group (series interleaved in ws.xs, ws.ys; d channels):
+/// row(i), i >= -1, gives the (m + 1) K states of row i, column j of vector q at (j + 1) K + q,
+/// with row(-1) all unreachable but the origin. Rolling rows (Table false): row(i) and
+/// row(i - 2) may share storage, and entries past a row's band are never written, since the
+/// band's rows only move right. Table (every row its own): entries past the band are set
+/// unreachable, so that a backward reads the predecessors of any cell in the band.
+template <class T, class Distance, bool Table, class Cell, class Rows>
+void lockstep_forward(index_t n, index_t m, index_t d, band_geometry const& band, Cell const& cell,
+                      lockstep_workspace<T> const& ws, Rows&& row) {
+  using V = simd::pack<T>;
+  using S = typename Cell::state;
+  constexpr int K = lockstep_vectors<T>;
   S const unreachable = Cell::unreachable();
-  auto const row_size = static_cast<std::size_t>((m + 1) * K);
-  std::vector<S>* const rows = ws.template rows<S>();
-  rows[0].assign(row_size, unreachable);
-  rows[1].assign(row_size, unreachable);
-  S* above = rows[0].data();  // above[(j + 1) * K + q] = R(i - 1, j)
-  S* here = rows[1].data();
-  for (int q = 0; q < K; ++q) above[q] = Cell::origin();  // R(-1, -1) = 0
   V const* const xs = ws.xs.data();
   V const* const ys = ws.ys.data();
   for (index_t i = 0; i < n; ++i) {
+    S const* const above = row(i - 1);  // above[(j + 1) * K + q] = R(i - 1, j)
+    S* const here = row(i);
     index_range const r = band.row(i);
-    // (i, lo - 1) is outside the band; columns past hi were never written since the band's
-    // rows only move right, and columns before lo - 1 are never read again.
+    // (i, lo - 1) is outside the band; columns before lo - 1 are never read again
     for (int q = 0; q < K; ++q) here[r.lo * K + q] = unreachable;
+    if constexpr (Table)
+      for (index_t j = r.hi + 1; j < m; ++j)
+        for (int q = 0; q < K; ++q) here[(j + 1) * K + q] = unreachable;
     S left[K], diag[K];
     for (int q = 0; q < K; ++q) {
       left[q] = unreachable;
@@ -160,9 +168,30 @@ RESILIN_UNROLL(4)
         out_j[q] = left[q];
       }
     }
-    std::swap(above, here);
   }
-  for (int g = 0; g < G; ++g) out[g] = cell.result(above[static_cast<std::size_t>(m * K + g / W)], g % W);
+}
+
+/// S(x_g, y_g) for the G pairs of one group, into out[g]. Every pair has n rows (the longer
+/// series, as plain_value orients it) and m columns and the same channel count; band is their
+/// common band. Cell: lockstep_soft_cell (every pair satisfies exp_domain_applies) or
+/// lockstep_hard_cell.
+template <class T, class Distance, class Cell, class Pair>
+void lockstep_values(Pair const* pairs, band_geometry const& band, Cell const& cell, T* out,
+                     lockstep_workspace<T>& ws) {
+  using V = simd::pack<T>;
+  using S = typename Cell::state;
+  constexpr int W = V::width, K = lockstep_vectors<T>, G = K * W;
+  index_t const n = pairs[0].x.length, m = pairs[0].y.length, d = pairs[0].x.channels;
+  interleave_group(pairs, ws);
+  auto const row_size = static_cast<std::size_t>((m + 1) * K);
+  std::vector<S>* const rows = ws.template rows<S>();
+  rows[0].assign(row_size, Cell::unreachable());
+  rows[1].assign(row_size, Cell::unreachable());
+  for (int q = 0; q < K; ++q) rows[0][static_cast<std::size_t>(q)] = Cell::origin();  // R(-1, -1) = 0
+  lockstep_forward<T, Distance, false>(n, m, d, band, cell, ws,
+                                       [&](index_t i) { return rows[(i + 1) & 1].data(); });
+  S const* const last = rows[n & 1].data();  // row n - 1
+  for (int g = 0; g < G; ++g) out[g] = cell.result(last[static_cast<std::size_t>(m * K + g / W)], g % W);
 }
 
 /// A pair as the host value path orients it: rows along the longer series (x), the rolling
@@ -175,10 +204,28 @@ struct oriented_pair {
   }
 };
 
+/// Whether a measure's groups also train in lock-step (lockstep_training.hpp): soft-DTW.
+template <class T, class Cost, class Smooth>
+inline constexpr bool lockstep_trains = lockstep_measure<T, Cost, Smooth> && std::same_as<Smooth, soft_min<T>>;
+
+/// The most a training group keeps of its table of every cell's state (lockstep_training.hpp):
+/// 12 MiB, n x m up to about 155 x 155 in double and in float; longer pairs train one at a
+/// time. Measured with two threads (2-core Zen 4, 32 MiB L3; soft-DTW, d = 1, per pair
+/// against the strips): 128 x 128 (8.5 MB tables) 2.1x faster, 180 x 180 (16.6 MB) 1.24x,
+/// 220 x 220 (25 MB) 1.22x slower, and on one thread 256 x 256 (33 MB) 1.12x slower.
+inline constexpr std::size_t lockstep_training_table_bytes = std::size_t(12) << 20;
+
+/// The bytes of a training group's table for n x m pairs.
+template <class T>
+constexpr std::size_t lockstep_table_bytes(index_t n, index_t m) noexcept {
+  return static_cast<std::size_t>((n + 1) * (m + 1) * lockstep_vectors<T>) * sizeof(exp_value<T>);
+}
+
 /// Which pairs of a batch run in lock-step: groups of G pairs of one shape, in batch order,
 /// and the rest, one task each. Both traversals give the same bits, so the plan may depend on
 /// the thread count: with fewer groups than threads, none is formed (one group on one core
-/// would be slower than its pairs spread over all of them).
+/// would be slower than its pairs spread over all of them). `training`: groups for values and
+/// gradients (lockstep_trains, and tables within lockstep_training_table_bytes).
 struct lockstep_plan {
   std::vector<index_t> grouped;  // lockstep_pairs<T> pair indices per group
   std::vector<index_t> rest;
@@ -187,11 +234,11 @@ struct lockstep_plan {
 /// pair_at(k) gives the (x, y) views of pair k of count; threads: the workers that will run it.
 template <class T, class Cost, class Smooth, class PairAt>
 lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairAt&& pair_at,
-                            int threads = 1) {
+                            int threads = 1, bool training = false) {
   lockstep_plan plan;
   bool applies = false;
   if constexpr (lockstep_measure<T, Cost, Smooth>)
-    applies = !m.divergence && count >= lockstep_pairs<T>;
+    applies = !m.divergence && count >= lockstep_pairs<T> && (!training || lockstep_trains<T, Cost, Smooth>);
   if (!applies) {
     plan.rest.resize(static_cast<std::size_t>(count));
     for (index_t k = 0; k < count; ++k) plan.rest[static_cast<std::size_t>(k)] = k;
@@ -206,7 +253,8 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
       // bands that hold one path take the single-pair walk (single_path.hpp), whose bits value() has
       band_geometry const band = m.band.geometry(x.length, y.length);
       bool fits = std::max(x.length, y.length) <= lockstep_max_length &&
-                  !(m.independent_channels && x.channels > 1) && !band.single_path();
+                  !(m.independent_channels && x.channels > 1) && !band.single_path() &&
+                  (!training || lockstep_table_bytes<T>(x.length, y.length) <= lockstep_training_table_bytes);
       if constexpr (std::same_as<Smooth, soft_min<T>>)
         fits = fits && exp_domain_applies<T, D>(x, y, m.smooth.gamma, band);
       if (fits)
