@@ -2,6 +2,7 @@
 // What the host benchmarks share: the shapes (B, n, m, d) of issue 2, seeded data, the cells/s
 // counters, and the two timed loops (values; values_and_grads) for any measure, each after one
 // untimed call (the steady state of a loop that calls them again and again).
+#include <algorithm>
 #include <random>
 #include <span>
 #include <vector>
@@ -78,6 +79,38 @@ void run_value_and_grad(benchmark::State& state, Measure const& measure) {
   run_training<T>(state, [&](auto exec, auto X, auto Y, std::span<T> out, auto GX, auto GY) {
     resilin::values_and_grads(exec, measure, X, Y, out, GX, GY);
   });
+}
+
+/// Short pairs, one thread: values (range(1) = 0) or values+gradients (1) of B pairs of n x n
+/// (n = range(0), d = 1), about 2^18 cells in all (at least 64 pairs), where the batches'
+/// lock-step groups run and, past their sizes, the strips.
+template <class T, class Measure>
+void run_short_pairs(benchmark::State& state, Measure const& measure) {
+  long const n = state.range(0);
+  bool const grad = state.range(1) != 0;
+  shape const s{std::max(64L, (1L << 18) / (n * n)), n, n, 1};
+  data_set<T> data(s);
+  auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d);
+  auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d);
+  auto const GX = resilin::make_batch(data.gx, s.batch, s.n, s.d);
+  auto const GY = resilin::make_batch(data.gy, s.batch, s.m, s.d);
+  auto const exec = resilin::host.with_threads(1);
+  auto const run = [&] {
+    if (grad) resilin::values_and_grads(exec, measure, X, Y, std::span<T>(data.out), GX, GY);
+    else resilin::values(exec, measure, X, Y, std::span<T>(data.out));
+  };
+  run();
+  for (auto _ : state) {
+    run();
+    benchmark::DoNotOptimize(data.out.data());
+  }
+  set_counters(state, s);
+}
+
+inline void short_pair_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"n", "grad"})->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+  for (long n : {8, 32, 64, 128, 256})
+    for (long g : {0, 1}) b->Args({n, g});
 }
 
 }  // namespace bench

@@ -119,37 +119,10 @@ void BM_soft_dtw_value_and_grad_baseline(benchmark::State& state) {
   set_counters(state, s, pairs);
 }
 
-/// Short pairs, one thread: soft-DTW values and values+gradients of B pairs of n x n (d = 1),
-/// about 2^18 cells in all, where the batches' lock-step groups run (lockstep.hpp,
-/// lockstep_training.hpp: n up to about 155 for gradients) and, past them, the strips.
+/// Short pairs, one thread (bench_common.hpp: run_short_pairs).
 template <class T>
 void BM_soft_dtw_short_pairs_host(benchmark::State& state) {
-  long const n = state.range(0);
-  bool const grad = state.range(1) != 0;
-  bench::shape const s{std::max(64L, (1L << 18) / (n * n)), n, n, 1};
-  data_set<T> data(s);
-  auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d);
-  auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d);
-  auto const GX = resilin::make_batch(data.gx, s.batch, s.n, s.d);
-  auto const GY = resilin::make_batch(data.gy, s.batch, s.m, s.d);
-  auto const m = resilin::measures::soft_dtw(T(1));
-  auto const exec = resilin::host.with_threads(1);
-  auto const run = [&] {
-    if (grad) resilin::values_and_grads(exec, m, X, Y, std::span<T>(data.out), GX, GY);
-    else resilin::values(exec, m, X, Y, std::span<T>(data.out));
-  };
-  run();
-  for (auto _ : state) {
-    run();
-    benchmark::DoNotOptimize(data.out.data());
-  }
-  set_counters(state, s);
-}
-
-void short_pair_args(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"n", "grad"})->Unit(benchmark::kMicrosecond)->MinTime(0.3);
-  for (long n : {8, 32, 64, 128, 256})
-    for (long g : {0, 1}) b->Args({n, g});
+  bench::run_short_pairs<T>(state, resilin::measures::soft_dtw(T(1)));
 }
 
 void host_args(benchmark::internal::Benchmark* b) {
@@ -174,8 +147,8 @@ BENCHMARK_TEMPLATE(BM_soft_dtw_value_host, double)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_host, float)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, double)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, float)->Apply(host_args);
-BENCHMARK_TEMPLATE(BM_soft_dtw_short_pairs_host, double)->Apply(short_pair_args);
-BENCHMARK_TEMPLATE(BM_soft_dtw_short_pairs_host, float)->Apply(short_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_short_pairs_host, double)->Apply(bench::short_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_short_pairs_host, float)->Apply(bench::short_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, double)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, float)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_host, double)->Apply(penalty_args);

@@ -37,6 +37,12 @@ void BM_soft_dtw_value_and_grad_host(benchmark::State& state) {
   run_value_and_grad<T>(state, resilin::measures::soft_dtw(T(1)));
 }
 
+/// Short pairs, one thread (bench_common.hpp: run_short_pairs), beside soft-DTW's in bm_soft_dtw.
+template <class T>
+void BM_soft_msm_short_pairs_host(benchmark::State& state) {
+  bench::run_short_pairs<T>(state, soft_msm(T(1), T(1)));
+}
+
 void host_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int s = 0; s < 4; ++s) b->Args({s, 1});
@@ -52,5 +58,8 @@ BENCHMARK_TEMPLATE(BM_soft_msm_value_host, float)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_host, float)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_msm_value_and_grad_host, float)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, float)->Apply(host_args);
+
+BENCHMARK_TEMPLATE(BM_soft_msm_short_pairs_host, double)->Apply(bench::short_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_msm_short_pairs_host, float)->Apply(bench::short_pair_args);
 
 BENCHMARK_MAIN();

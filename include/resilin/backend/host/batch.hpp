@@ -1,11 +1,11 @@
 #pragma once
 // Values (and gradients) of many pairs on the host: the pairs that fit go in lock-step groups
-// (lockstep.hpp, lockstep_training.hpp), the others one at a time (pair.hpp), all on one
+// (lockstep_groups.hpp), the others one at a time (pair.hpp), all on one
 // parallel_for. Both traversals give the same bits, so results never depend on which one ran a
 // pair, nor on the thread count.
 #include <algorithm>
 #include <vector>
-#include <resilin/backend/host/lockstep.hpp>
+#include <resilin/backend/host/lockstep_groups.hpp>
 #include <resilin/backend/host/lockstep_training.hpp>
 #include <resilin/backend/host/pair.hpp>
 #include <resilin/backend/host/simd_abi.hpp>
@@ -53,9 +53,10 @@ void batch_values(measure<Cost, Smooth> const& m, index_t count, int threads, Pa
 
 /// store(k, value_and_grad(m, x_k, y_k, gx_k, gy_k, seed_k)) for k in [0, count), where
 /// pair_at(k) gives (x_k, y_k), grads_at(k) the gradient views (zeroed; called once per pair)
-/// and seed_at(k) the seed; threads and ws as batch_values'. Soft-DTW pairs that fit train in
-/// lock-step groups (lockstep_training.hpp); a pair that the group leaves untrained (its value
-/// inaccurate in the exponential domain) trains on its own, as value_and_grad would.
+/// and seed_at(k) the seed; threads and ws as batch_values'. Soft-DTW and soft-MSM pairs that fit
+/// train in lock-step groups (lockstep_training.hpp, lockstep_soft_msm.hpp); a pair that a
+/// soft-DTW group leaves untrained (its value inaccurate in the exponential domain) trains on
+/// its own, as value_and_grad would.
 template <class T, class Cost, class Smooth, class PairAt, class GradsAt, class SeedAt, class Store>
 void batch_values_and_grads(measure<Cost, Smooth> const& m, index_t count, int threads, PairAt&& pair_at,
                             GradsAt&& grads_at, SeedAt&& seed_at, Store&& store, std::vector<workspace<T>>& ws) {
@@ -88,9 +89,14 @@ void batch_values_and_grads(measure<Cost, Smooth> const& m, index_t count, int t
         }
         T values[G];
         bool trained[G];
-        lockstep_soft_cell<T> const cell(m.smooth);
-        lockstep_values_and_grads<T, typename Cost::distance_type>(
-            pairs, m.band.geometry(pairs[0].x.length, pairs[0].y.length), cell, values, trained, wsw.lockstep);
+        band_geometry const band = m.band.geometry(pairs[0].x.length, pairs[0].y.length);
+        if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>) {
+          lockstep_soft_msm_values_and_grads(pairs, band, m.cost, m.smooth, values, wsw.lockstep);
+          std::fill(trained, trained + G, true);
+        } else {
+          lockstep_soft_cell<T> const cell(m.smooth);
+          lockstep_values_and_grads<T, typename Cost::distance_type>(pairs, band, cell, values, trained, wsw.lockstep);
+        }
         for (int g = 0; g < G; ++g) {
           index_t const k = first + members[g];
           if (trained[g]) store(k, values[g]);

@@ -49,17 +49,14 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   }
   void begin_pair(soft_msm_cost<P> const& cost, series_view<T const> xs, series_view<T const> ys,
                   series_view<T> gxs = {}, series_view<T> gys = {}) {
-    c = static_cast<T>(cost.c);
-    gamma = static_cast<T>(cost.gamma);
-    eps = static_cast<T>(cost.eps);
+    set_parameters(cost);
     base::bind(xs, ys, gxs, gys);
-    if (!this->overflow) this->overflow = !gate_terms_finite();
+    if (!this->overflow) this->overflow = !gate_terms_finite(this->largest);
     auto const vectors = static_cast<std::size_t>(xs.channels * strip_vectors<T>);
     partials.resize(2 * vectors);
     diffs.resize(vectors);
     terms.resize(static_cast<std::size_t>(gradient_term_packs(xs.channels)));
     if (!shares_exp()) return;
-    neg_inverse_gamma = -math::inverse_temperature(gamma);
     // the same pack arithmetic as e_row's, so that swapping x and y swaps the two tables bit
     // for bit (S(x, y) = S(y, x) exactly); y_{j-1} of the last entry is padding (zero)
     constexpr auto width = static_cast<std::size_t>(base::W);
@@ -69,6 +66,66 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     e_column.resize(size);
     for (std::size_t k = 0; k < size; k += width)
       squared_exp(V::load(yr.data() + k) - V::load(yr.data() + k + 1)).store(e_column.data() + k);
+  }
+
+  /// c, gamma, eps and the exponentials' scale from the cost (begin_pair; the lock-step groups,
+  /// which evaluate channels with add_channel on operands of their own layout).
+  void set_parameters(soft_msm_cost<P> const& cost) noexcept {
+    c = static_cast<T>(cost.c);
+    gamma = static_cast<T>(cost.gamma);
+    eps = static_cast<T>(cost.eps);
+    if (shares_exp()) neg_inverse_gamma = -math::inverse_temperature(gamma);
+  }
+
+  /// Whether pairs whose largest sample magnitude is `largest` take the unguarded evaluation
+  /// (no overflow guards: strip_series::overflow false and gate_terms_finite), with gamma > 0:
+  /// the lock-step groups run only those.
+  bool unguarded(T largest) const noexcept {
+    return shares_exp() && largest <= std::numeric_limits<T>::max() / T(8) && gate_terms_finite(largest);
+  }
+
+  /// exp(-a^2 / gamma) as the E tables hold it (gamma > 0).
+  RESILIN_INLINE V squared_exp(V a) const noexcept { return exp(a * a * V(neg_inverse_gamma)); }
+
+  /// One channel of an unguarded vector with gamma > 0, from its operands x_i, x_{i-1}, y_j,
+  /// y_{j-1} and the E of its row (x_i - x_{i-1}) and column (y_j - y_{j-1}): adds b^2 to sd and
+  /// the up and left transitions to su and sl; with Partials, b to *diff and the transitions'
+  /// partials to *pu and *pl. The strips and the lock-step groups evaluate every cell with it.
+  template <bool Partials>
+  RESILIN_INLINE void add_channel(V xi, V xp, V yj, V yp, V eu, V el, V& sd, V& su, V& sl, V* diff,
+                                  transition_partials<V>* pu, transition_partials<V>* pl) const noexcept {
+    // below this the sum of the two exponentials is not safely normal
+    constexpr T tiny = std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon();
+    V const b = xi - yj;
+    V const bb = b * b;
+    sd += bb;
+    if constexpr (Partials) *diff = b;
+    V const eb = exp(bb * V(neg_inverse_gamma));
+    V const s_up = eu + eb, s_left = el + eb;
+    auto const low_up = s_up < V(tiny), low_left = s_left < V(tiny);
+    if (simd::any(low_up | low_left)) [[unlikely]] {
+      step3<V> const f = mixed_transitions(low_up, low_left, xi, xp, yj, yp, eu, el, s_up, s_left, pu, pl);
+      su += f.up;
+      sl += f.left;
+      return;
+    }
+    // the up and left transitions as one value of two packs (packs.hpp): their logarithms and
+    // gates run interleaved
+    using P2 = simd::packs<T, 2>;
+    P2 const s2 = P2::of(s_up, s_left);
+    P2 w2(T(0));  // the weights of a^2 in each inner soft-min
+    if constexpr (Partials) w2 = P2::of(eu, el) / s2;
+    transition_partials<P2> d2;
+    // sm = -gamma log(s) is finite: s >= tiny
+    P2 const f = detail::gated_transition<P2, T, true, false>(P2::of(xi - xp, yj - yp), P2::of(b, -b),
+                                                              log(s2) * -gamma, w2, c, eps,
+                                                              Partials ? &d2 : nullptr);
+    if constexpr (Partials) {
+      *pu = {d2.v.v[0], d2.p.v[0], d2.o.v[0]};
+      *pl = {d2.v.v[1], d2.p.v[1], d2.o.v[1]};
+    }
+    su += f.v[0];
+    sl += f.v[1];
   }
 
   void begin_strip(index_t first_row) {
@@ -163,8 +220,8 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   /// -gamma log 2 at a tie (float at gamma = 1e21 with eps = eps_min overflowed, and the padding
   /// lanes' zero adjoints times NaN reached the gradients). Else the pair takes the guarded
   /// evaluation, whose products of a zero weight or adjoint are 0.
-  bool gate_terms_finite() const noexcept {
-    T const span = math::max(this->largest, T(1));
+  bool gate_terms_finite(T largest) const noexcept {
+    T const span = math::max(largest, T(1));
     T const h = T(0.5) / std::sqrt(eps);
     T const sm = gamma * T(0.6931471805599453) + T(4) * span * span;  // |S| <= gamma log 2 + max(a^2, b^2)
     return h * sm * (T(32) * span) <= std::numeric_limits<T>::max();   // inf and NaN: false
@@ -172,7 +229,6 @@ struct soft_msm_lane_cost : strip_series<T, true> {
 
   /// gamma > 0: the E tables are in use (gamma = 0 is the hard min inside the transitions).
   bool shares_exp() const noexcept { return gamma > T(0); }
-  RESILIN_INLINE V squared_exp(V a) const noexcept { return exp(a * a * V(neg_inverse_gamma)); }
 
   /// The step costs of vector q (and, with Partials, its transitions' partials).
   template <bool Partials>
@@ -217,8 +273,6 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   /// The costs of evaluate(); Guarded: the min-shifted form with MayOverflow throughout.
   template <bool Partials, bool Guarded>
   RESILIN_INLINE step3<V> costs_of(int q, index_t t) noexcept {
-    // below this the sum of the two exponentials is not safely normal
-    constexpr T tiny = std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon();
     index_t const d = this->x.channels, p = this->ypos(q, t);
     V sd(T(0)), su(T(0)), sl(T(0));
     for (index_t ch = 0; ch < d; ++ch) {
@@ -226,43 +280,16 @@ struct soft_msm_lane_cost : strip_series<T, true> {
       V const xi = this->xrows[u], xp = this->xprev[u];
       T const* yb = this->ychannel(ch) + p;
       V const yj = V::load(yb), yp = V::load(yb + 1);
-      V const b = xi - yj;
-      V const bb = b * b;
-      sd += bb;
-      if constexpr (Partials) diffs[u] = b;
       transition_partials<V>* const pu = Partials ? &partials[2 * u] : nullptr;
       transition_partials<V>* const pl = Partials ? &partials[2 * u + 1] : nullptr;
       if (!Guarded && shares_exp()) {
-        V const eb = exp(bb * V(neg_inverse_gamma));
-        V const eu = e_row[u], el = V::load(e_column.data() + ch * this->stride + p);
-        V const s_up = eu + eb, s_left = el + eb;
-        auto const low_up = s_up < V(tiny), low_left = s_left < V(tiny);
-        if (simd::any(low_up | low_left)) [[unlikely]] {
-          step3<V> const f = mixed_transitions(low_up, low_left, xi, xp, yj, yp, eu, el, s_up,
-                                               s_left, pu, pl);
-          su += f.up;
-          sl += f.left;
-          continue;
-        }
-        // the up and left transitions as one value of two packs (packs.hpp): their
-        // logarithms and gates run interleaved
-        using P2 = simd::packs<T, 2>;
-        P2 const s2 = P2::of(s_up, s_left);
-        P2 w2(T(0));  // the weights of a^2 in each inner soft-min
-        if constexpr (Partials) w2 = P2::of(eu, el) / s2;
-        transition_partials<P2> d2;
-        // sm = -gamma log(s) is finite: s >= tiny
-        P2 const f = detail::gated_transition<P2, T, true, false>(P2::of(xi - xp, yj - yp), P2::of(b, -b),
-                                                                  log(s2) * -gamma, w2, c, eps,
-                                                                  Partials ? &d2 : nullptr);
-        if constexpr (Partials) {
-          *pu = {d2.v.v[0], d2.p.v[0], d2.o.v[0]};
-          *pl = {d2.v.v[1], d2.p.v[1], d2.o.v[1]};
-        }
-        su += f.v[0];
-        sl += f.v[1];
+        add_channel<Partials>(xi, xp, yj, yp, e_row[u], V::load(e_column.data() + ch * this->stride + p), sd,
+                              su, sl, Partials ? &diffs[u] : nullptr, pu, pl);
         continue;
       }
+      V const b = xi - yj;
+      sd += b * b;
+      if constexpr (Partials) diffs[u] = b;
       su += detail::soft_msm_transition<V, T, Guarded>(xi, xp, yj, c, gamma, eps, pu);
       sl += detail::soft_msm_transition<V, T, Guarded>(yj, yp, xi, c, gamma, eps, pl);
     }

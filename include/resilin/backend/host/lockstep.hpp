@@ -11,8 +11,7 @@
 // value does not depend on which traversal ran it: bit for bit equal.
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <thread>
+#include <cstddef>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -97,6 +96,8 @@ struct lockstep_workspace {
   // below, and the gradient sums of x's row and of y
   std::vector<exp_value<T>> table;
   std::vector<V> g_up, g_diag, gx_row, gy;
+  std::vector<V> e_col, e_row;  // soft-MSM (lockstep_soft_msm.hpp): the columns' and the row's exponentials
+  std::vector<V> side, pending_a;  // soft-MSM training: weights and terms; adjoints whose y terms wait
 
   template <class State>
   std::vector<State>* rows() noexcept {
@@ -104,6 +105,18 @@ struct lockstep_workspace {
     else return soft_rows;
   }
 };
+
+/// v.resize(size) that grows to exactly `size`, the old storage freed first: a training group's
+/// table after a smaller group's (groups run in ascending shape order) took twice its cap
+/// (vector's growth, and the old buffer alive while the new one fills).
+template <class V>
+void resize_exactly(std::vector<V>& v, std::size_t size) {
+  if (size > v.capacity()) {
+    v = std::vector<V>();
+    v.reserve(size);
+  }
+  v.resize(size);
+}
 
 /// Interleaves the G pairs' series into ws.xs and ws.ys: entry (row * d + c) * K + q holds
 /// channel c of that row of the pairs q W .. q W + W - 1, one per lane.
@@ -123,21 +136,18 @@ void interleave_group(Pair const* pairs, lockstep_workspace<T>& ws) {
   }
 }
 
-/// The lock-step forward of an n x m group (series interleaved in ws.xs, ws.ys; d channels):
-/// row(i), i >= -1, gives the (m + 1) K states of row i, column j of vector q at (j + 1) K + q,
-/// with row(-1) all unreachable but the origin. Rolling rows (Table false): row(i) and
-/// row(i - 2) may share storage, and entries past a row's band are never written, since the
-/// band's rows only move right. Table (every row its own): entries past the band are set
-/// unreachable, so that a backward reads the predecessors of any cell in the band.
-template <class T, class Distance, bool Table, class Cell, class Rows>
-void lockstep_forward(index_t n, index_t m, index_t d, band_geometry const& band, Cell const& cell,
-                      lockstep_workspace<T> const& ws, Rows&& row) {
-  using V = simd::pack<T>;
-  using S = typename Cell::state;
+/// The lock-step forward of an n x m group: row(i), i >= -1, gives the (m + 1) K states of row
+/// i, column j of vector q at (j + 1) K + q, with row(-1) all unreachable but the origin. Cells:
+/// begin_row(i) before row i; costs(i, j, q), the step costs of vector q's cells at (i, j); and
+/// combine(i, j, costs, diag, up, left), the K cells' states from their predecessors', into
+/// left (the cell function: one vector at a time or several as one value). Rolling rows (Table
+/// false): row(i) and row(i - 2) may share storage, and entries past a row's band are never
+/// written, since the band's rows only move right. Table (every row its own): entries past the
+/// band are set unreachable, so that a backward reads the predecessors of any cell in the band.
+template <class T, bool Table, class S, class Rows, class Cells>
+void lockstep_forward(index_t n, index_t m, band_geometry const& band, S const& unreachable, Rows&& row,
+                      Cells&& cells) {
   constexpr int K = lockstep_vectors<T>;
-  S const unreachable = Cell::unreachable();
-  V const* const xs = ws.xs.data();
-  V const* const ys = ws.ys.data();
   for (index_t i = 0; i < n; ++i) {
     S const* const above = row(i - 1);  // above[(j + 1) * K + q] = R(i - 1, j)
     S* const here = row(i);
@@ -152,22 +162,102 @@ void lockstep_forward(index_t n, index_t m, index_t d, band_geometry const& band
       left[q] = unreachable;
       diag[q] = above[r.lo * K + q];
     }
-    V const* const xi = xs + i * d * K;
+    cells.begin_row(i);
     for (index_t j = r.lo; j <= r.hi; ++j) {
-      V const* const yj = ys + j * d * K;
       S const* const up = above + (j + 1) * K;
       S* const out_j = here + (j + 1) * K;
+      // the costs of all K vectors first: they do not depend on R, so the K recursion chains
+      // that follow sit next to each other in the instruction stream and overlap
+      typename std::remove_cvref_t<Cells>::costs_type c[K];
+RESILIN_UNROLL(8)
+      for (int q = 0; q < K; ++q) c[q] = cells.costs(i, j, q);
+      S u[K];
+RESILIN_UNROLL(8)
+      for (int q = 0; q < K; ++q) u[q] = up[q];
+      cells.combine(i, j, c, diag, u, left);  // left[q]: the cell's new state
 RESILIN_UNROLL(8)
       for (int q = 0; q < K; ++q) {
-        V s(T(0));  // the strip engine's distance, term by term in channel order
-RESILIN_UNROLL(4)
-        for (index_t c = 0; c < d; ++c) s += Distance::term(xi[c * K + q] - yj[c * K + q]);
-        S const u = up[q];
-        left[q] = cell(diag[q], u, left[q], s);
-        diag[q] = u;
+        diag[q] = u[q];
         out_j[q] = left[q];
       }
     }
+  }
+}
+
+/// The cells of a group with DTW costs (lockstep_forward): the strip engine's distance, term by
+/// term in channel order, into a lockstep_soft_cell or lockstep_hard_cell.
+template <class T, class Distance, class Cell>
+struct lockstep_dtw_cells {
+  using V = simd::pack<T>;
+  static constexpr int K = lockstep_vectors<T>;
+  Cell const& cell;
+  V const* xs;
+  V const* ys;
+  index_t d;
+  using costs_type = V;
+  using S = typename Cell::state;
+  void begin_row(index_t) const noexcept {}
+  RESILIN_INLINE V costs(index_t i, index_t j, int q) const noexcept {
+    V const* const xi = xs + i * d * K;
+    V const* const yj = ys + j * d * K;
+    V s(T(0));
+RESILIN_UNROLL(4)
+    for (index_t c = 0; c < d; ++c) s += Distance::term(xi[c * K + q] - yj[c * K + q]);
+    return s;
+  }
+  RESILIN_INLINE void combine(index_t, index_t, V const* c, S const* diag, S const* up, S* left) const noexcept {
+RESILIN_UNROLL(8)
+    for (int q = 0; q < K; ++q) left[q] = cell(diag[q], up[q], left[q], c[q]);
+  }
+};
+
+/// The adjoint sweep of a lock-step group's backward, as the strips' backward sums: rows from
+/// n - 1 up, each right to left, a cell's adjoint a = (the share the cell below passed up + the
+/// share the cell to the right passed left) + the share the cell diagonally below passed back,
+/// plus seeds (one per lane) at (n - 1, m - 1). cells.begin_row(i) and cells.end_row(i) around
+/// row i; cells.cell(i, j, q, a) gives the shares vector q's adjoint passes to the cell's
+/// predecessors (diag, up, left), its gradient terms accumulated as the caller's traversal needs.
+template <class T, class Cells>
+void lockstep_adjoint_sweep(index_t n, index_t m, band_geometry const& band, simd::pack<T> const* seeds,
+                            lockstep_workspace<T>& ws, Cells&& cells) {
+  using V = simd::pack<T>;
+  constexpr int K = lockstep_vectors<T>;
+  V const zero(T(0));
+  // g_up[j], g_diag[j]: the shares that cell (i + 1, j) passed up and diagonally (0 outside the
+  // band and past the last row), column m the zero beyond
+  ws.g_up.assign(static_cast<std::size_t>((m + 1) * K), zero);
+  ws.g_diag.assign(static_cast<std::size_t>((m + 1) * K), zero);
+  V* const g_up = ws.g_up.data();
+  V* const g_diag = ws.g_diag.data();
+  index_t below_hi = -1;  // the last column of the row below (none below the last row)
+  for (index_t i = n - 1; i >= 0; --i) {
+    index_range const r = band.row(i);
+    cells.begin_row(i);
+    V left[K], carry[K];  // the share cell (i, j + 1) passed left; g_diag of (i + 1, j + 1)
+    for (int q = 0; q < K; ++q) {
+      left[q] = zero;
+      carry[q] = g_diag[(r.hi + 1) * K + q];
+    }
+    for (index_t j = r.hi; j >= r.lo; --j) {
+RESILIN_UNROLL(8)
+      for (int q = 0; q < K; ++q) {
+        auto const at = static_cast<std::size_t>(j * K + q);
+        V const diag_below = carry[q];
+        carry[q] = g_diag[at];
+        V a = g_up[at] + left[q] + diag_below;
+        if (i == n - 1 && j == m - 1) a = a + seeds[q];
+        step3<V> const shares = cells.cell(i, j, q, a);
+        g_diag[at] = shares.diag;
+        g_up[at] = shares.up;
+        left[q] = shares.left;
+      }
+      cells.end_cell(i, j);
+    }
+    // columns the row below had past this row's band are no cells of this row
+    for (index_t j = r.hi + 1; j <= below_hi; ++j)
+      for (int q = 0; q < K; ++q) g_up[j * K + q] = g_diag[j * K + q] = zero;
+    below_hi = r.hi;
+    cells.end_row(i);
   }
 }
 
@@ -188,8 +278,8 @@ void lockstep_values(Pair const* pairs, band_geometry const& band, Cell const& c
   rows[0].assign(row_size, Cell::unreachable());
   rows[1].assign(row_size, Cell::unreachable());
   for (int q = 0; q < K; ++q) rows[0][static_cast<std::size_t>(q)] = Cell::origin();  // R(-1, -1) = 0
-  lockstep_forward<T, Distance, false>(n, m, d, band, cell, ws,
-                                       [&](index_t i) { return rows[(i + 1) & 1].data(); });
+  lockstep_forward<T, false>(n, m, band, Cell::unreachable(), [&](index_t i) { return rows[(i + 1) & 1].data(); },
+                             lockstep_dtw_cells<T, Distance, Cell>{cell, ws.xs.data(), ws.ys.data(), d});
   S const* const last = rows[n & 1].data();  // row n - 1
   for (int g = 0; g < G; ++g) out[g] = cell.result(last[static_cast<std::size_t>(m * K + g / W)], g % W);
 }
@@ -204,111 +294,18 @@ struct oriented_pair {
   }
 };
 
-/// Whether a measure's groups also train in lock-step (lockstep_training.hpp): soft-DTW.
-template <class T, class Cost, class Smooth>
-inline constexpr bool lockstep_trains = lockstep_measure<T, Cost, Smooth> && std::same_as<Smooth, soft_min<T>>;
-
-/// The most a training group keeps of its table of every cell's state (lockstep_training.hpp):
-/// 12 MiB, n x m up to about 155 x 155 in double and in float; longer pairs train one at a
-/// time. Measured with two threads (2-core Zen 4, 32 MiB L3; soft-DTW, d = 1, per pair
-/// against the strips): 128 x 128 (8.5 MB tables) 2.1x faster, 180 x 180 (16.6 MB) 1.24x,
-/// 220 x 220 (25 MB) 1.22x slower, and on one thread 256 x 256 (33 MB) 1.12x slower.
-inline constexpr std::size_t lockstep_training_table_bytes = std::size_t(12) << 20;
-
-/// The bytes of a training group's table for n x m pairs.
+/// A pair of a training group as plain_value_and_grad orients it (rows along the longer
+/// series), with its gradient buffers (zeroed by the caller) and its seed.
 template <class T>
-constexpr std::size_t lockstep_table_bytes(index_t n, index_t m) noexcept {
-  return static_cast<std::size_t>((n + 1) * (m + 1) * lockstep_vectors<T>) * sizeof(exp_value<T>);
-}
-
-/// Which pairs of a batch run in lock-step: groups of G pairs of one shape, in batch order,
-/// and the rest, one task each. Both traversals give the same bits, so the plan may depend on
-/// the thread count: with fewer groups than threads, none is formed (one group on one core
-/// would be slower than its pairs spread over all of them). `training`: groups for values and
-/// gradients (lockstep_trains, and tables within lockstep_training_table_bytes).
-struct lockstep_plan {
-  std::vector<index_t> grouped;  // lockstep_pairs<T> pair indices per group
-  std::vector<index_t> rest;
+struct oriented_training_pair {
+  series_view<T const> x, y;
+  series_view<T> gx, gy;
+  T seed;
+  static oriented_training_pair of(series_view<T const> a, series_view<T const> b, series_view<T> ga,
+                                   series_view<T> gb, T seed) noexcept {
+    if (b.length > a.length) return {b, a, gb, ga, seed};
+    return {a, b, ga, gb, seed};
+  }
 };
-
-/// pair_at(k) gives the (x, y) views of pair k of count; threads: the workers that will run it.
-template <class T, class Cost, class Smooth, class PairAt>
-lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairAt&& pair_at,
-                            int threads = 1, bool training = false) {
-  lockstep_plan plan;
-  bool applies = false;
-  if constexpr (lockstep_measure<T, Cost, Smooth>)
-    applies = !m.divergence && count >= lockstep_pairs<T> && (!training || lockstep_trains<T, Cost, Smooth>);
-  if (!applies) {
-    plan.rest.resize(static_cast<std::size_t>(count));
-    for (index_t k = 0; k < count; ++k) plan.rest[static_cast<std::size_t>(k)] = k;
-    return plan;
-  }
-  if constexpr (lockstep_measure<T, Cost, Smooth>) {
-    using D = typename Cost::distance_type;
-    std::map<std::pair<index_t, index_t>, std::vector<index_t>> by_shape;
-    for (index_t k = 0; k < count; ++k) {
-      auto const [x, y] = pair_at(k);
-      // independent channels are a sum of per-channel recursions, which the groups do not run
-      // bands that hold one path take the single-pair walk (single_path.hpp), whose bits value() has
-      band_geometry const band = m.band.geometry(x.length, y.length);
-      bool fits = std::max(x.length, y.length) <= lockstep_max_length &&
-                  !(m.independent_channels && x.channels > 1) && !band.single_path() &&
-                  (!training || lockstep_table_bytes<T>(x.length, y.length) <= lockstep_training_table_bytes);
-      if constexpr (std::same_as<Smooth, soft_min<T>>)
-        fits = fits && exp_domain_applies<T, D>(x, y, m.smooth.gamma, band);
-      if (fits)
-        by_shape[{x.length, y.length}].push_back(k);
-      else
-        plan.rest.push_back(k);
-    }
-    auto const G = static_cast<std::size_t>(lockstep_pairs<T>);
-    std::size_t groups = 0;
-    for (auto const& [shape, members] : by_shape) groups += members.size() / G;
-    // a group for every worker that runs at once: threads beyond the cores share them (20000
-    // threads for 300 series of 16 took every pair out of the groups: 1.22 s against 0.05 s)
-    unsigned const cores = std::thread::hardware_concurrency();
-    int const busy = std::max(1, cores > 0 ? std::min(threads, static_cast<int>(cores)) : threads);
-    bool const group = groups >= static_cast<std::size_t>(busy);
-    for (auto const& [shape, members] : by_shape) {
-      if (!group) {
-        plan.rest.insert(plan.rest.end(), members.begin(), members.end());
-        continue;
-      }
-      std::size_t const full = members.size() / G * G;
-      plan.grouped.insert(plan.grouped.end(), members.begin(), members.begin() + full);
-      plan.rest.insert(plan.rest.end(), members.begin() + full, members.end());
-    }
-  }
-  return plan;
-}
-
-/// Runs group `group` of the plan: out(k, S(x_k, y_k)) for its G pairs; a soft value that the
-/// exponential domain leaves inaccurate (exp_domain_accurate) comes from single(k) instead, the
-/// single-pair value (which runs such a pair again in the log domain).
-template <class T, class Cost, class Smooth, class PairAt, class Store, class Single>
-void run_lockstep_group(measure<Cost, Smooth> const& m, lockstep_plan const& plan, index_t group,
-                        PairAt&& pair_at, Store&& store, Single&& single, lockstep_workspace<T>& ws) {
-  if constexpr (lockstep_measure<T, Cost, Smooth>) {
-    constexpr int G = lockstep_pairs<T>;
-    oriented_pair<T> pairs[G];
-    index_t const* const members = plan.grouped.data() + group * G;
-    for (int g = 0; g < G; ++g) {
-      auto const [x, y] = pair_at(members[g]);
-      pairs[g] = oriented_pair<T>::of(x, y);
-    }
-    index_t const n = pairs[0].x.length, c = pairs[0].y.length;
-    band_geometry const band = m.band.geometry(n, c);
-    T values[G];
-    typename lockstep_cell_for<T, Cost, Smooth>::type const cell(m.smooth);
-    lockstep_values<T, typename Cost::distance_type>(pairs, band, cell, values, ws);
-    for (int g = 0; g < G; ++g) {
-      if constexpr (std::same_as<Smooth, soft_min<T>>) {
-        if (!exp_domain_accurate(values[g], m.smooth.gamma, n, c)) values[g] = single(members[g]);
-      }
-      store(members[g], values[g]);
-    }
-  }
-}
 
 }  // namespace resilin::host_detail

@@ -1,0 +1,153 @@
+#pragma once
+// Which pairs of a batch run in lock-step groups and how a group runs: the planner of
+// batch.hpp's values and training over the engines of lockstep.hpp (DTW costs),
+// lockstep_soft_msm.hpp (soft-MSM) and lockstep_training.hpp (soft-DTW gradients).
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+#include <resilin/backend/host/exp_domain.hpp>
+#include <resilin/backend/host/lockstep.hpp>
+#include <resilin/backend/host/lockstep_soft_msm.hpp>
+#include <resilin/backend/host/simd_abi.hpp>
+#include <resilin/core/band.hpp>
+#include <resilin/core/measure.hpp>
+#include <resilin/core/views.hpp>
+#include <resilin/smoothing/soft_min.hpp>
+
+namespace resilin::host_detail::inline RESILIN_HOST_ABI {
+
+/// Whether a measure's groups also train in lock-step: soft-DTW (lockstep_training.hpp) and
+/// soft-MSM (lockstep_soft_msm.hpp).
+template <class T, class Cost, class Smooth>
+inline constexpr bool lockstep_trains = (lockstep_measure<T, Cost, Smooth> && std::same_as<Smooth, soft_min<T>>) ||
+                                        lockstep_soft_msm_measure<T, Cost, Smooth>;
+
+/// Whether a measure's values run in lock-step groups: DTW costs (lockstep.hpp) and soft-MSM
+/// (lockstep_soft_msm.hpp).
+template <class T, class Cost, class Smooth>
+inline constexpr bool lockstep_groups =
+    lockstep_measure<T, Cost, Smooth> || lockstep_soft_msm_measure<T, Cost, Smooth>;
+
+/// The most a training group keeps of its table: 12 MiB, soft-DTW's states of every cell
+/// (lockstep_training.hpp: n x m up to about 155 x 155 in double and in float), soft-MSM's
+/// weights and gradient terms (lockstep_soft_msm.hpp: about 83 x 83 at d = 1, 66 x 66 at
+/// d = 2); longer pairs train one at a time. Measured with two threads (2-core Zen 4, 32 MiB L3; soft-DTW, d = 1, per pair
+/// against the strips): 128 x 128 (8.5 MB tables) 2.1x faster, 180 x 180 (16.6 MB) 1.24x,
+/// 220 x 220 (25 MB) 1.22x slower, and on one thread 256 x 256 (33 MB) 1.12x slower.
+inline constexpr std::size_t lockstep_training_table_bytes = std::size_t(12) << 20;
+
+/// The bytes of a training group's table for n x m pairs.
+template <class T>
+constexpr std::size_t lockstep_table_bytes(index_t n, index_t m) noexcept {
+  return static_cast<std::size_t>((n + 1) * (m + 1) * lockstep_vectors<T>) * sizeof(exp_value<T>);
+}
+
+/// Which pairs of a batch run in lock-step: groups of G pairs of one shape, in batch order,
+/// and the rest, one task each. Both traversals give the same bits, so the plan may depend on
+/// the thread count: with fewer groups than threads, none is formed (one group on one core
+/// would be slower than its pairs spread over all of them). `training`: groups for values and
+/// gradients (lockstep_trains, and tables within lockstep_training_table_bytes).
+struct lockstep_plan {
+  std::vector<index_t> grouped;  // lockstep_pairs<T> pair indices per group
+  std::vector<index_t> rest;
+};
+
+/// pair_at(k) gives the (x, y) views of pair k of count; threads: the workers that will run it.
+template <class T, class Cost, class Smooth, class PairAt>
+lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairAt&& pair_at,
+                            int threads = 1, bool training = false) {
+  lockstep_plan plan;
+  bool applies = false;
+  if constexpr (lockstep_groups<T, Cost, Smooth>)
+    applies = !m.divergence && count >= lockstep_pairs<T> && (!training || lockstep_trains<T, Cost, Smooth>);
+  if (!applies) {
+    plan.rest.resize(static_cast<std::size_t>(count));
+    for (index_t k = 0; k < count; ++k) plan.rest[static_cast<std::size_t>(k)] = k;
+    return plan;
+  }
+  if constexpr (lockstep_groups<T, Cost, Smooth>) {
+    // a training group's table: soft-DTW's states, or soft-MSM's weights and gradient terms
+    auto const training_table_bytes = [](series_view<T const> x, series_view<T const> y) {
+      if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>)
+        return lockstep_soft_msm_table_bytes<T>(x.length, y.length, x.channels);
+      else
+        return lockstep_table_bytes<T>(x.length, y.length);
+    };
+    std::map<std::pair<index_t, index_t>, std::vector<index_t>> by_shape;
+    for (index_t k = 0; k < count; ++k) {
+      auto const [x, y] = pair_at(k);
+      // independent channels are a sum of per-channel recursions, which the groups do not run
+      // bands that hold one path take the single-pair walk (single_path.hpp), whose bits value() has
+      band_geometry const band = m.band.geometry(x.length, y.length);
+      bool fits = std::max(x.length, y.length) <= lockstep_max_length &&
+                  !(m.independent_channels && x.channels > 1) && !band.single_path() &&
+                  (!training || training_table_bytes(x, y) <= lockstep_training_table_bytes);
+      if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>)  // S(x, x) trains alone (its diagonal's partials)
+        fits = fits && soft_msm_lockstep_fits(m.cost, x, y) && !(training && x.data == y.data);
+      else if constexpr (std::same_as<Smooth, soft_min<T>>)
+        fits = fits && exp_domain_applies<T, typename Cost::distance_type>(x, y, m.smooth.gamma, band);
+      if (fits)
+        by_shape[{x.length, y.length}].push_back(k);
+      else
+        plan.rest.push_back(k);
+    }
+    auto const G = static_cast<std::size_t>(lockstep_pairs<T>);
+    std::size_t groups = 0;
+    for (auto const& [shape, members] : by_shape) groups += members.size() / G;
+    // a group for every worker that runs at once: threads beyond the cores share them (20000
+    // threads for 300 series of 16 took every pair out of the groups: 1.22 s against 0.05 s)
+    unsigned const cores = std::thread::hardware_concurrency();
+    int const busy = std::max(1, cores > 0 ? std::min(threads, static_cast<int>(cores)) : threads);
+    bool const group = groups >= static_cast<std::size_t>(busy);
+    for (auto const& [shape, members] : by_shape) {
+      if (!group) {
+        plan.rest.insert(plan.rest.end(), members.begin(), members.end());
+        continue;
+      }
+      std::size_t const full = members.size() / G * G;
+      plan.grouped.insert(plan.grouped.end(), members.begin(), members.begin() + full);
+      plan.rest.insert(plan.rest.end(), members.begin() + full, members.end());
+    }
+  }
+  return plan;
+}
+
+/// Runs group `group` of the plan: out(k, S(x_k, y_k)) for its G pairs; a soft value that the
+/// exponential domain leaves inaccurate (exp_domain_accurate) comes from single(k) instead, the
+/// single-pair value (which runs such a pair again in the log domain).
+template <class T, class Cost, class Smooth, class PairAt, class Store, class Single>
+void run_lockstep_group(measure<Cost, Smooth> const& m, lockstep_plan const& plan, index_t group,
+                        PairAt&& pair_at, Store&& store, Single&& single, lockstep_workspace<T>& ws) {
+  if constexpr (lockstep_groups<T, Cost, Smooth>) {
+    constexpr int G = lockstep_pairs<T>;
+    oriented_pair<T> pairs[G];
+    index_t const* const members = plan.grouped.data() + group * G;
+    for (int g = 0; g < G; ++g) {
+      auto const [x, y] = pair_at(members[g]);
+      pairs[g] = oriented_pair<T>::of(x, y);
+    }
+    index_t const n = pairs[0].x.length, c = pairs[0].y.length;
+    band_geometry const band = m.band.geometry(n, c);
+    T values[G];
+    if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>) {
+      lockstep_soft_msm_values(pairs, band, m.cost, m.smooth, values, ws);
+      for (int g = 0; g < G; ++g) store(members[g], values[g]);
+      return;
+    } else {
+      typename lockstep_cell_for<T, Cost, Smooth>::type const cell(m.smooth);
+      lockstep_values<T, typename Cost::distance_type>(pairs, band, cell, values, ws);
+    }
+    for (int g = 0; g < G; ++g) {
+      if constexpr (std::same_as<Smooth, soft_min<T>>) {
+        if (!exp_domain_accurate(values[g], m.smooth.gamma, n, c)) values[g] = single(members[g]);
+      }
+      store(members[g], values[g]);
+    }
+  }
+}
+
+}  // namespace resilin::host_detail
