@@ -379,8 +379,8 @@ TEST_CASE("lock-step training keeps one group's table per worker, also after a s
   std::vector<r::index_t> lengths;
   for (r::index_t b = 0; b < B; ++b) {
     r::index_t const n = b < G ? small : large;
-    auto const x = random_series(static_cast<std::size_t>(n), 10 + static_cast<std::uint64_t>(b));
-    auto const y = random_series(static_cast<std::size_t>(n), 20 + static_cast<std::uint64_t>(b));
+    auto const x = random_series(static_cast<std::size_t>(n), 10 + static_cast<unsigned>(b));
+    auto const y = random_series(static_cast<std::size_t>(n), 20 + static_cast<unsigned>(b));
     xs.insert(xs.end(), x.begin(), x.end());
     xs.resize(static_cast<std::size_t>((b + 1) * large), 0.0);
     ys.insert(ys.end(), y.begin(), y.end());

@@ -77,11 +77,11 @@ struct soft_msm_lane_cost : strip_series<T, true> {
     if (shares_exp()) neg_inverse_gamma = -math::inverse_temperature(gamma);
   }
 
-  /// Whether pairs whose largest sample magnitude is `largest` take the unguarded evaluation
+  /// Whether pairs whose largest sample magnitude is `magnitude` take the unguarded evaluation
   /// (no overflow guards: strip_series::overflow false and gate_terms_finite), with gamma > 0:
   /// the lock-step groups run only those.
-  bool unguarded(T largest) const noexcept {
-    return shares_exp() && largest <= std::numeric_limits<T>::max() / T(8) && gate_terms_finite(largest);
+  bool unguarded(T magnitude) const noexcept {
+    return shares_exp() && magnitude <= std::numeric_limits<T>::max() / T(8) && gate_terms_finite(magnitude);
   }
 
   /// exp(-a^2 / gamma) as the E tables hold it (gamma > 0).
@@ -220,8 +220,8 @@ struct soft_msm_lane_cost : strip_series<T, true> {
   /// -gamma log 2 at a tie (float at gamma = 1e21 with eps = eps_min overflowed, and the padding
   /// lanes' zero adjoints times NaN reached the gradients). Else the pair takes the guarded
   /// evaluation, whose products of a zero weight or adjoint are 0.
-  bool gate_terms_finite(T largest) const noexcept {
-    T const span = math::max(largest, T(1));
+  bool gate_terms_finite(T magnitude) const noexcept {
+    T const span = math::max(magnitude, T(1));
     T const h = T(0.5) / std::sqrt(eps);
     T const sm = gamma * T(0.6931471805599453) + T(4) * span * span;  // |S| <= gamma log 2 + max(a^2, b^2)
     return h * sm * (T(32) * span) <= std::numeric_limits<T>::max();   // inf and NaN: false

@@ -158,13 +158,13 @@ struct lockstep_soft_msm_training_cells : lockstep_soft_msm_cells<T, P> {
   index_t m;
 
   RESILIN_INLINE step3<V> costs(index_t i, index_t j, int q) noexcept {
-    index_t const d = this->d;
+    index_t const channels = this->d;
     V sd(T(0)), su(T(0)), sl(T(0));
-    for (index_t c = 0; c < d; ++c) {
-      auto const u = static_cast<std::size_t>(q * d + c);
+    for (index_t c = 0; c < channels; ++c) {
+      auto const u = static_cast<std::size_t>(q * channels + c);
       train_lanes.template add_channel<true>(
           this->x_at(i, c, q), this->x_at(i - 1, c, q), this->y_at(j, c, q), this->y_at(j - 1, c, q),
-          this->e_row[c * K + q], this->e_col[(j * d + c) * K + q], sd, su, sl, &train_lanes.diffs[u],
+          this->e_row[c * K + q], this->e_col[(j * channels + c) * K + q], sd, su, sl, &train_lanes.diffs[u],
           &train_lanes.partials[2 * u], &train_lanes.partials[2 * u + 1]);
     }
     return {sd, su, sl};
