@@ -133,20 +133,16 @@ void run_lockstep_group(measure<Cost, Smooth> const& m, lockstep_plan const& pla
     index_t const n = pairs[0].x.length, c = pairs[0].y.length;
     band_geometry const band = m.band.geometry(n, c);
     T values[G];
-    if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>) {
+    if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>) {  // the log domain: every value kept
       lockstep_soft_msm_values(pairs, band, m.cost, m.smooth, values, ws);
-      for (int g = 0; g < G; ++g) store(members[g], values[g]);
-      return;
     } else {
       typename lockstep_cell_for<T, Cost, Smooth>::type const cell(m.smooth);
       lockstep_values<T, typename Cost::distance_type>(pairs, band, cell, values, ws);
+      if constexpr (std::same_as<Smooth, soft_min<T>>)
+        for (int g = 0; g < G; ++g)
+          if (!exp_domain_accurate(values[g], m.smooth.gamma, n, c)) values[g] = single(members[g]);
     }
-    for (int g = 0; g < G; ++g) {
-      if constexpr (std::same_as<Smooth, soft_min<T>>) {
-        if (!exp_domain_accurate(values[g], m.smooth.gamma, n, c)) values[g] = single(members[g]);
-      }
-      store(members[g], values[g]);
-    }
+    for (int g = 0; g < G; ++g) store(members[g], values[g]);
   }
 }
 
