@@ -366,7 +366,6 @@ TEST_CASE("pairwise_grads of one long series against many keeps its partial sums
   CHECK(bytes < r::detail::pairwise_grads_block_bytes + (std::size_t(16) << 20));
   CHECK(std::all_of(g.begin(), g.end(), [](double v) { return std::isfinite(v); }));
 }
-#endif
 
 TEST_CASE("lock-step training keeps one group's table per worker, also after a smaller group",
           "[memory][lockstep]") {
@@ -402,3 +401,4 @@ TEST_CASE("lock-step training keeps one group's table per worker, also after a s
   INFO("peak " << bytes << " bytes, the larger group's table " << table);
   CHECK(bytes <= table + table / 8);
 }
+#endif
