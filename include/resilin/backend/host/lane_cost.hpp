@@ -13,7 +13,9 @@
 #include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/band.hpp>
 #include <resilin/core/concepts.hpp>
+#include <resilin/core/math.hpp>
 #include <resilin/core/recursion.hpp>
+#include <resilin/core/views.hpp>
 #include <resilin/cost/dtw.hpp>
 
 namespace resilin::host_detail::inline RESILIN_HOST_ABI {
@@ -154,6 +156,15 @@ RESILIN_INLINE V guarded_product(V weight, V partial) noexcept {
   else return weight * partial;
 }
 
+/// The largest sample magnitude of x and y.
+template <class T>
+T largest_magnitude(series_view<T const> x, series_view<T const> y) noexcept {
+  T largest = T(0);
+  for (series_view<T const> s : {x, y})
+    for (index_t k = 0; k < s.size(); ++k) largest = math::max(largest, math::abs(s.data[k]));
+  return largest;
+}
+
 /// What the vectorised engines share: the strip's x rows (and, for costs that read x_{i-1},
 /// the rows above) in registers, y reversed and channel-major with padding so that the lanes of
 /// a vector read consecutive entries (y_j at ypos, y_{j-1} at ypos + 1), and the gradients
@@ -182,9 +193,7 @@ struct strip_series {
     gx = gxs;
     gy = gys;
     T const eighth = std::numeric_limits<T>::max() / T(8);
-    largest = T(0);
-    for (series_view<T const> s : {xs, ys})
-      for (index_t k = 0; k < s.size(); ++k) largest = math::max(largest, math::abs(s.data[k]));
+    largest = largest_magnitude(xs, ys);
     overflow = !(largest <= eighth);
     index_t const m = y.length, d = y.channels;
     pad = 2 * H;

@@ -184,6 +184,20 @@ RESILIN_UNROLL(8)
   }
 }
 
+/// lockstep_forward on two rolling rows (rows[0], rows[1]: O(m) memory, as the values need):
+/// returns row n - 1, column j of vector q at (j + 1) K + q.
+template <class T, class S, class Cells>
+S const* lockstep_rolling_forward(index_t n, index_t m, band_geometry const& band, S const& unreachable,
+                                  S const& origin, std::vector<S>* rows, Cells&& cells) {
+  constexpr int K = lockstep_vectors<T>;
+  auto const row_size = static_cast<std::size_t>((m + 1) * K);
+  rows[0].assign(row_size, unreachable);
+  rows[1].assign(row_size, unreachable);
+  for (int q = 0; q < K; ++q) rows[0][static_cast<std::size_t>(q)] = origin;  // R(-1, -1) = 0
+  lockstep_forward<T, false>(n, m, band, unreachable, [&](index_t i) { return rows[(i + 1) & 1].data(); }, cells);
+  return rows[n & 1].data();
+}
+
 /// The cells of a group with DTW costs (lockstep_forward): the strip engine's distance, term by
 /// term in channel order, into a lockstep_soft_cell or lockstep_hard_cell.
 template <class T, class Distance, class Cell>
@@ -211,17 +225,34 @@ RESILIN_UNROLL(8)
   }
 };
 
+/// A pair of a training group as plain_value_and_grad orients it (rows along the longer
+/// series), with its gradient buffers (zeroed by the caller) and its seed.
+template <class T>
+struct oriented_training_pair {
+  series_view<T const> x, y;
+  series_view<T> gx, gy;
+  T seed;
+  static oriented_training_pair of(series_view<T const> a, series_view<T const> b, series_view<T> ga,
+                                   series_view<T> gb, T seed) noexcept {
+    if (b.length > a.length) return {b, a, gb, ga, seed};
+    return {a, b, ga, gb, seed};
+  }
+};
+
 /// The adjoint sweep of a lock-step group's backward, as the strips' backward sums: rows from
 /// n - 1 up, each right to left, a cell's adjoint a = (the share the cell below passed up + the
 /// share the cell to the right passed left) + the share the cell diagonally below passed back,
-/// plus seeds (one per lane) at (n - 1, m - 1). cells.begin_row(i) and cells.end_row(i) around
+/// plus each pair's seed at (n - 1, m - 1). cells.begin_row(i) and cells.end_row(i) around
 /// row i; cells.cell(i, j, q, a) gives the shares vector q's adjoint passes to the cell's
 /// predecessors (diag, up, left), its gradient terms accumulated as the caller's traversal needs.
 template <class T, class Cells>
-void lockstep_adjoint_sweep(index_t n, index_t m, band_geometry const& band, simd::pack<T> const* seeds,
+void lockstep_adjoint_sweep(oriented_training_pair<T> const* pairs, band_geometry const& band,
                             lockstep_workspace<T>& ws, Cells&& cells) {
   using V = simd::pack<T>;
-  constexpr int K = lockstep_vectors<T>;
+  constexpr int W = V::width, K = lockstep_vectors<T>;
+  index_t const n = pairs[0].x.length, m = pairs[0].y.length;
+  V seeds[K];
+  for (int g = 0; g < K * W; ++g) seeds[g / W].set(g % W, pairs[g].seed);
   V const zero(T(0));
   // g_up[j], g_diag[j]: the shares that cell (i + 1, j) passed up and diagonally (0 outside the
   // band and past the last row), column m the zero beyond
@@ -261,6 +292,19 @@ RESILIN_UNROLL(8)
   }
 }
 
+/// Adds each trained lane's sums of y's gradient (gy: (column, channel, vector)) to its pair's
+/// gy, as the strips add theirs at the end of a pair (trained null: every lane).
+template <class T>
+void add_lane_gradients_y(oriented_training_pair<T> const* pairs, bool const* trained, simd::pack<T> const* gy) {
+  constexpr int W = simd::pack<T>::width, K = lockstep_vectors<T>;
+  index_t const m = pairs[0].y.length, d = pairs[0].y.channels;
+  for (int g = 0; g < K * W; ++g) {
+    if (trained && !trained[g]) continue;
+    for (index_t j = 0; j < m; ++j)
+      for (index_t c = 0; c < d; ++c) pairs[g].gy(j, c) += gy[(j * d + c) * K + g / W][g % W];
+  }
+}
+
 /// S(x_g, y_g) for the G pairs of one group, into out[g]. Every pair has n rows (the longer
 /// series, as plain_value orients it) and m columns and the same channel count; band is their
 /// common band. Cell: lockstep_soft_cell (every pair satisfies exp_domain_applies) or
@@ -273,14 +317,9 @@ void lockstep_values(Pair const* pairs, band_geometry const& band, Cell const& c
   constexpr int W = V::width, K = lockstep_vectors<T>, G = K * W;
   index_t const n = pairs[0].x.length, m = pairs[0].y.length, d = pairs[0].x.channels;
   interleave_group(pairs, ws);
-  auto const row_size = static_cast<std::size_t>((m + 1) * K);
-  std::vector<S>* const rows = ws.template rows<S>();
-  rows[0].assign(row_size, Cell::unreachable());
-  rows[1].assign(row_size, Cell::unreachable());
-  for (int q = 0; q < K; ++q) rows[0][static_cast<std::size_t>(q)] = Cell::origin();  // R(-1, -1) = 0
-  lockstep_forward<T, false>(n, m, band, Cell::unreachable(), [&](index_t i) { return rows[(i + 1) & 1].data(); },
-                             lockstep_dtw_cells<T, Distance, Cell>{cell, ws.xs.data(), ws.ys.data(), d});
-  S const* const last = rows[n & 1].data();  // row n - 1
+  S const* const last = lockstep_rolling_forward<T>(n, m, band, Cell::unreachable(), Cell::origin(),
+                                                    ws.template rows<S>(),
+                                                    lockstep_dtw_cells<T, Distance, Cell>{cell, ws.xs.data(), ws.ys.data(), d});
   for (int g = 0; g < G; ++g) out[g] = cell.result(last[static_cast<std::size_t>(m * K + g / W)], g % W);
 }
 
@@ -291,20 +330,6 @@ struct oriented_pair {
   series_view<T const> x, y;
   static oriented_pair of(series_view<T const> a, series_view<T const> b) noexcept {
     return b.length > a.length ? oriented_pair{b, a} : oriented_pair{a, b};
-  }
-};
-
-/// A pair of a training group as plain_value_and_grad orients it (rows along the longer
-/// series), with its gradient buffers (zeroed by the caller) and its seed.
-template <class T>
-struct oriented_training_pair {
-  series_view<T const> x, y;
-  series_view<T> gx, gy;
-  T seed;
-  static oriented_training_pair of(series_view<T const> a, series_view<T const> b, series_view<T> ga,
-                                   series_view<T> gb, T seed) noexcept {
-    if (b.length > a.length) return {b, a, gb, ga, seed};
-    return {a, b, ga, gb, seed};
   }
 };
 

@@ -1,7 +1,7 @@
 #pragma once
-// Which pairs of a batch run in lock-step groups and how a group runs: the planner of
-// batch.hpp's values and training over the engines of lockstep.hpp (DTW costs),
-// lockstep_soft_msm.hpp (soft-MSM) and lockstep_training.hpp (soft-DTW gradients).
+// Which pairs of a batch run in lock-step groups and how a group runs (values and training):
+// the planner of batch.hpp over the engines of lockstep.hpp (DTW costs), lockstep_soft_msm.hpp
+// (soft-MSM) and lockstep_training.hpp (soft-DTW gradients).
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -12,6 +12,7 @@
 #include <resilin/backend/host/exp_domain.hpp>
 #include <resilin/backend/host/lockstep.hpp>
 #include <resilin/backend/host/lockstep_soft_msm.hpp>
+#include <resilin/backend/host/lockstep_training.hpp>
 #include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/band.hpp>
 #include <resilin/core/measure.hpp>
@@ -116,16 +117,16 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
   return plan;
 }
 
-/// Runs group `group` of the plan: out(k, S(x_k, y_k)) for its G pairs; a soft value that the
-/// exponential domain leaves inaccurate (exp_domain_accurate) comes from single(k) instead, the
-/// single-pair value (which runs such a pair again in the log domain).
+/// Runs one group (members: its lockstep_pairs<T> pair indices, from a plan): store(k, S(x_k,
+/// y_k)) for its pairs; a soft value that the exponential domain leaves inaccurate
+/// (exp_domain_accurate) comes from single(k) instead, the single-pair value (which runs such a
+/// pair again in the log domain).
 template <class T, class Cost, class Smooth, class PairAt, class Store, class Single>
-void run_lockstep_group(measure<Cost, Smooth> const& m, lockstep_plan const& plan, index_t group,
-                        PairAt&& pair_at, Store&& store, Single&& single, lockstep_workspace<T>& ws) {
+void run_lockstep_group(measure<Cost, Smooth> const& m, index_t const* members, PairAt&& pair_at, Store&& store,
+                        Single&& single, lockstep_workspace<T>& ws) {
   if constexpr (lockstep_groups<T, Cost, Smooth>) {
     constexpr int G = lockstep_pairs<T>;
     oriented_pair<T> pairs[G];
-    index_t const* const members = plan.grouped.data() + group * G;
     for (int g = 0; g < G; ++g) {
       auto const [x, y] = pair_at(members[g]);
       pairs[g] = oriented_pair<T>::of(x, y);
@@ -143,6 +144,39 @@ void run_lockstep_group(measure<Cost, Smooth> const& m, lockstep_plan const& pla
           if (!exp_domain_accurate(values[g], m.smooth.gamma, n, c)) values[g] = single(members[g]);
     }
     for (int g = 0; g < G; ++g) store(members[g], values[g]);
+  }
+}
+
+/// Trains one group (members as run_lockstep_group's, from a training plan): for each pair k,
+/// store(k, S) with seed_at(k) dS/dx_k and dS/dy_k added to the views grads_at(k) gives (zeroed;
+/// called once per pair); a pair that a soft-DTW group leaves untrained (its value inaccurate in
+/// the exponential domain) is trained by single(k, x, y, gx, gy, seed) instead.
+template <class T, class Cost, class Smooth, class PairAt, class GradsAt, class SeedAt, class Store, class Single>
+void run_lockstep_training_group(measure<Cost, Smooth> const& m, index_t const* members, PairAt&& pair_at,
+                                 GradsAt&& grads_at, SeedAt&& seed_at, Store&& store, Single&& single,
+                                 lockstep_workspace<T>& ws) {
+  if constexpr (lockstep_trains<T, Cost, Smooth>) {
+    constexpr int G = lockstep_pairs<T>;
+    oriented_training_pair<T> pairs[G];
+    for (int g = 0; g < G; ++g) {
+      auto const [x, y] = pair_at(members[g]);
+      auto const [gx, gy] = grads_at(members[g]);
+      pairs[g] = oriented_training_pair<T>::of(x, y, gx, gy, seed_at(members[g]));
+    }
+    T values[G];
+    bool trained[G];
+    band_geometry const band = m.band.geometry(pairs[0].x.length, pairs[0].y.length);
+    if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>) {  // the log domain: every pair trained
+      lockstep_soft_msm_values_and_grads(pairs, band, m.cost, m.smooth, values, ws);
+      std::fill(trained, trained + G, true);
+    } else {
+      lockstep_soft_cell<T> const cell(m.smooth);
+      lockstep_values_and_grads<T, typename Cost::distance_type>(pairs, band, cell, values, trained, ws);
+    }
+    for (int g = 0; g < G; ++g) {
+      oriented_training_pair<T> const& p = pairs[g];
+      store(members[g], trained[g] ? values[g] : single(p.x, p.y, p.gx, p.gy, p.seed));
+    }
   }
 }
 

@@ -31,20 +31,18 @@ template <class T, class P>
 bool soft_msm_lockstep_fits(soft_msm_cost<P> const& cost, series_view<T const> x, series_view<T const> y) {
   soft_msm_lane_cost<T, P> lanes;
   lanes.set_parameters(cost);
-  T largest = T(0);
-  for (series_view<T const> s : {x, y})
-    for (index_t k = 0; k < s.size(); ++k) largest = math::max(largest, math::abs(s.data[k]));
-  return lanes.unguarded(largest);
+  return lanes.unguarded(largest_magnitude(x, y));
 }
 
 /// The cells of a soft-MSM group (lockstep_forward): the series interleaved as lockstep.hpp
 /// holds them, the columns' exponentials e_col ((column, channel, vector), formed once per
-/// group) and the row's (begin_row).
-template <class T, class P>
+/// group) and the row's (begin_row). Partials: the costs also keep their transitions' partials
+/// per vector in lanes' partials and diffs, as the strips' costs_and_partials keeps them.
+template <class T, class P, bool Partials = false>
 struct lockstep_soft_msm_cells {
   using V = simd::pack<T>;
   static constexpr int K = lockstep_vectors<T>;
-  soft_msm_lane_cost<T, P> const& lanes;
+  soft_msm_lane_cost<T, P>& lanes;
   soft_min<T> smooth;
   V const* xs;
   V const* ys;
@@ -65,10 +63,18 @@ struct lockstep_soft_msm_cells {
   using costs_type = step3<V>;
   RESILIN_INLINE step3<V> costs(index_t i, index_t j, int q) const noexcept {
     V sd(T(0)), su(T(0)), sl(T(0));
-    for (index_t c = 0; c < d; ++c)
-      lanes.template add_channel<false>(x_at(i, c, q), x_at(i - 1, c, q), y_at(j, c, q), y_at(j - 1, c, q),
-                                        e_row[c * K + q], e_col[(j * d + c) * K + q], sd, su, sl, nullptr,
-                                        nullptr, nullptr);
+    for (index_t c = 0; c < d; ++c) {
+      V* diff = nullptr;
+      transition_partials<V>* pu = nullptr;
+      if constexpr (Partials) {
+        auto const u = static_cast<std::size_t>(q * d + c);
+        diff = &lanes.diffs[u];
+        pu = &lanes.partials[2 * u];
+      }
+      lanes.template add_channel<Partials>(x_at(i, c, q), x_at(i - 1, c, q), y_at(j, c, q), y_at(j - 1, c, q),
+                                           e_row[c * K + q], e_col[(j * d + c) * K + q], sd, su, sl, diff, pu,
+                                           Partials ? pu + 1 : nullptr);
+    }
     return {sd, su, sl};
   }
   /// Two vectors' cells at a time, as one value of two packs (packs.hpp), as the strips' value
@@ -121,15 +127,9 @@ void lockstep_soft_msm_values(Pair const* pairs, band_geometry const& band, soft
   index_t const n = pairs[0].x.length, m = pairs[0].y.length, d = pairs[0].x.channels;
   soft_msm_lane_cost<T, P> lanes;
   prepare_soft_msm_group(pairs, cost, lanes, ws);
-  V const* const ys = ws.ys.data();
-  auto const row_size = static_cast<std::size_t>((m + 1) * K);
-  T const inf = math::infinity<T>();
-  ws.hard_rows[0].assign(row_size, V(inf));
-  ws.hard_rows[1].assign(row_size, V(inf));
-  for (int q = 0; q < K; ++q) ws.hard_rows[0][static_cast<std::size_t>(q)] = V(T(0));  // R(-1, -1) = 0
-  lockstep_soft_msm_cells<T, P> cells{lanes, smooth, ws.xs.data(), ys, ws.e_col.data(), ws.e_row.data(), d};
-  lockstep_forward<T, false>(n, m, band, V(inf), [&](index_t i) { return ws.hard_rows[(i + 1) & 1].data(); }, cells);
-  V const* const last = ws.hard_rows[n & 1].data();  // row n - 1
+  V const* const last = lockstep_rolling_forward<T>(
+      n, m, band, V(math::infinity<T>()), V(T(0)), ws.hard_rows,
+      lockstep_soft_msm_cells<T, P>{lanes, smooth, ws.xs.data(), ws.ys.data(), ws.e_col.data(), ws.e_row.data(), d});
   for (int g = 0; g < G; ++g) out[g] = last[static_cast<std::size_t>(m * K + g / W)][g % W];
 }
 
@@ -144,31 +144,16 @@ constexpr std::size_t lockstep_soft_msm_table_bytes(index_t n, index_t m, index_
   return static_cast<std::size_t>(n * m * lockstep_vectors<T> * soft_msm_side_packs(d)) * sizeof(simd::pack<T>);
 }
 
-/// The cells of a soft-MSM training group: the costs with their transitions' partials (kept
-/// per vector in lanes' partials and diffs, as the strips' costs_and_partials keeps them), then
+/// The cells of a soft-MSM training group: the costs with their transitions' partials, then
 /// each cell's value, move weights and gradient terms, stored in side at ((i m + j) K + q) times
 /// soft_msm_side_packs, as the strips' training forward stores them.
 template <class T, class P>
-struct lockstep_soft_msm_training_cells : lockstep_soft_msm_cells<T, P> {
+struct lockstep_soft_msm_training_cells : lockstep_soft_msm_cells<T, P, true> {
   using V = simd::pack<T>;
-  using base = lockstep_soft_msm_cells<T, P>;
   static constexpr int K = lockstep_vectors<T>;
-  soft_msm_lane_cost<T, P>& train_lanes;
   V* side;
   index_t m;
 
-  RESILIN_INLINE step3<V> costs(index_t i, index_t j, int q) noexcept {
-    index_t const channels = this->d;
-    V sd(T(0)), su(T(0)), sl(T(0));
-    for (index_t c = 0; c < channels; ++c) {
-      auto const u = static_cast<std::size_t>(q * channels + c);
-      train_lanes.template add_channel<true>(
-          this->x_at(i, c, q), this->x_at(i - 1, c, q), this->y_at(j, c, q), this->y_at(j - 1, c, q),
-          this->e_row[c * K + q], this->e_col[(j * channels + c) * K + q], sd, su, sl, &train_lanes.diffs[u],
-          &train_lanes.partials[2 * u], &train_lanes.partials[2 * u + 1]);
-    }
-    return {sd, su, sl};
-  }
   RESILIN_INLINE void combine(index_t i, index_t j, step3<V> const* c, V const* diag, V const* up, V* left) noexcept {
     index_t const packs = soft_msm_side_packs(this->d);
     for (int q = 0; q < K; ++q) {
@@ -178,7 +163,7 @@ struct lockstep_soft_msm_training_cells : lockstep_soft_msm_cells<T, P> {
       b[0] = vw.weights.diag;
       b[1] = vw.weights.up;
       b[2] = vw.weights.left;
-      train_lanes.gradient_terms(q, vw.weights, b + 3);
+      this->lanes.gradient_terms(q, vw.weights, b + 3);
     }
   }
 };
@@ -206,17 +191,10 @@ void lockstep_soft_msm_values_and_grads(oriented_training_pair<T> const* pairs, 
   lanes.partials.resize(static_cast<std::size_t>(2 * K * d));
   lanes.diffs.resize(static_cast<std::size_t>(K * d));
   resize_exactly(ws.side, static_cast<std::size_t>(n * m * K * packs));
-  V const* const xs = ws.xs.data();
-  V const* const ys = ws.ys.data();
-  T const inf = math::infinity<T>();
-  auto const row_size = static_cast<std::size_t>((m + 1) * K);
-  ws.hard_rows[0].assign(row_size, V(inf));
-  ws.hard_rows[1].assign(row_size, V(inf));
-  for (int q = 0; q < K; ++q) ws.hard_rows[0][static_cast<std::size_t>(q)] = V(T(0));  // R(-1, -1) = 0
-  lockstep_soft_msm_training_cells<T, P> cells{
-      {lanes, smooth, xs, ys, ws.e_col.data(), ws.e_row.data(), d}, lanes, ws.side.data(), m};
-  lockstep_forward<T, false>(n, m, band, V(inf), [&](index_t i) { return ws.hard_rows[(i + 1) & 1].data(); }, cells);
-  V const* const last = ws.hard_rows[n & 1].data();  // row n - 1
+  V const* const last = lockstep_rolling_forward<T>(
+      n, m, band, V(math::infinity<T>()), V(T(0)), ws.hard_rows,
+      lockstep_soft_msm_training_cells<T, P>{
+          {lanes, smooth, ws.xs.data(), ws.ys.data(), ws.e_col.data(), ws.e_row.data(), d}, ws.side.data(), m});
   for (int g = 0; g < G; ++g) out[g] = last[static_cast<std::size_t>(m * K + g / W)][g % W];
 
   // the backward: each cell's shares from its stored weights, its gradient terms times its
@@ -225,8 +203,6 @@ void lockstep_soft_msm_values_and_grads(oriented_training_pair<T> const* pairs, 
   ws.gy.assign(static_cast<std::size_t>(m * d * K), zero);
   ws.gx_row.resize(static_cast<std::size_t>(2 * d * K));  // x_i's sums, then x_{i-1}'s
   ws.pending_a.resize(static_cast<std::size_t>(m * K));   // a swapped row's adjoints
-  V seeds[K];
-  for (int g = 0; g < G; ++g) seeds[g / W].set(g % W, pairs[g].seed);
   struct cells_t {
     oriented_training_pair<T> const* pairs;
     band_geometry const& band;
@@ -289,13 +265,10 @@ void lockstep_soft_msm_values_and_grads(oriented_training_pair<T> const* pairs, 
         }
     }
   };
-  lockstep_adjoint_sweep<T>(n, m, band, seeds, ws,
+  lockstep_adjoint_sweep<T>(pairs, band, ws,
                             cells_t{pairs, band, ws.side.data(), ws.gx_row.data(), ws.gy.data(), ws.pending_a.data(),
                                     m, d, packs});
-  V const* const gy = ws.gy.data();
-  for (int g = 0; g < G; ++g)
-    for (index_t j = 0; j < m; ++j)
-      for (index_t c = 0; c < d; ++c) pairs[g].gy(j, c) += gy[(j * d + c) * K + g / W][g % W];
+  add_lane_gradients_y(pairs, static_cast<bool const*>(nullptr), ws.gy.data());
 }
 
 }  // namespace resilin::host_detail

@@ -56,8 +56,6 @@ void lockstep_values_and_grads(oriented_training_pair<T> const* pairs, band_geom
   V const zero(T(0));
   ws.gy.assign(static_cast<std::size_t>(m * d * K), zero);
   ws.gx_row.resize(static_cast<std::size_t>(d * K));
-  V seeds[K];
-  for (int g = 0; g < G; ++g) seeds[g / W].set(g % W, pairs[g].seed);
   struct cells_t {
     oriented_training_pair<T> const* pairs;
     bool const* trained;
@@ -95,15 +93,10 @@ RESILIN_UNROLL(4)
       }
     }
   };
-  lockstep_adjoint_sweep<T>(n, m, band, seeds, ws,
+  lockstep_adjoint_sweep<T>(pairs, band, ws,
                             cells_t{pairs, trained, table, row_size, ws.xs.data(), ws.ys.data(), ws.gx_row.data(),
                                     ws.gy.data(), d});
-  V const* const gy = ws.gy.data();
-  for (int g = 0; g < G; ++g) {
-    if (!trained[g]) continue;
-    for (index_t j = 0; j < m; ++j)
-      for (index_t c = 0; c < d; ++c) pairs[g].gy(j, c) += gy[(j * d + c) * K + g / W][g % W];
-  }
+  add_lane_gradients_y(pairs, trained, ws.gy.data());
 }
 
 }  // namespace resilin::host_detail
