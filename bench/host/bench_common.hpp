@@ -82,13 +82,13 @@ void run_value_and_grad(benchmark::State& state, Measure const& measure) {
 }
 
 /// Short pairs, one thread: values (range(1) = 0) or values+gradients (1) of B pairs of n x n
-/// (n = range(0), d = 1), about 2^18 cells in all (at least 64 pairs), where the batches'
+/// (n = range(0), d channels), about 2^18 cells in all (at least 64 pairs), where the batches'
 /// lock-step groups run and, past their sizes, the strips.
 template <class T, class Measure>
-void run_short_pairs(benchmark::State& state, Measure const& measure) {
+void run_short_pairs(benchmark::State& state, Measure const& measure, long d = 1) {
   long const n = state.range(0);
   bool const grad = state.range(1) != 0;
-  shape const s{std::max(64L, (1L << 18) / (n * n)), n, n, 1};
+  shape const s{std::max(64L, (1L << 18) / (n * n)), n, n, d};
   data_set<T> data(s);
   auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d);
   auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d);

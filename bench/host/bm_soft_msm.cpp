@@ -43,6 +43,13 @@ void BM_soft_msm_short_pairs_host(benchmark::State& state) {
   bench::run_short_pairs<T>(state, soft_msm(T(1), T(1)));
 }
 
+/// The published multivariate Soft-MSM (measures::soft_msm: independent channels), d = 3: three
+/// one-channel recursions per pair (cells/s counts the pairs' n x n cells once).
+template <class T>
+void BM_soft_msm_independent_short_pairs_host(benchmark::State& state) {
+  bench::run_short_pairs<T>(state, resilin::measures::soft_msm(T(1), T(1)), 3);
+}
+
 void host_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int s = 0; s < 4; ++s) b->Args({s, 1});
@@ -61,5 +68,7 @@ BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, float)->Apply(host_args);
 
 BENCHMARK_TEMPLATE(BM_soft_msm_short_pairs_host, double)->Apply(bench::short_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_msm_short_pairs_host, float)->Apply(bench::short_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_msm_independent_short_pairs_host, double)->Apply(bench::short_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_msm_independent_short_pairs_host, float)->Apply(bench::short_pair_args);
 
 BENCHMARK_MAIN();

@@ -197,6 +197,24 @@ std::vector<T> upstream_seeds(r::index_t B) {
   return s;
 }
 
+/// values_and_grads(X, X) with GY = GX (both gradients into one buffer) of G + 1 series of n x d
+/// against value_and_grad of each series against itself, bit for bit.
+template <class T, class Measure>
+void check_self_training(Measure const& m, r::index_t n, r::index_t d) {
+  r::index_t const B = hd::lockstep_pairs<T> + 1;
+  auto const xs = series_set<T>(B, n, d, 9);
+  auto const X = r::make_batch(std::span<T const>(xs), B, n, d);
+  std::vector<T> out(static_cast<std::size_t>(B)), g(xs.size(), T(9)), out1(out.size()), g1(xs.size(), T(0));
+  r::values_and_grads(r::host, m, X, X, std::span<T>(out), r::make_batch(std::span<T>(g), B, n, d),
+                      r::make_batch(std::span<T>(g), B, n, d));
+  for (r::index_t b = 0; b < B; ++b) {
+    r::series_view<T> const gb{g1.data() + b * n * d, n, d};
+    out1[static_cast<std::size_t>(b)] = r::value_and_grad(m, X[b], X[b], gb, gb);
+  }
+  CHECK(bitwise_equal(out, out1));
+  CHECK(bitwise_equal(g, g1));
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("lock-step training equals the single-pair values and gradients bit for bit",
@@ -251,18 +269,7 @@ TEMPLATE_TEST_CASE("lock-step training: pairs the group leaves to the strips, ta
     check_training<T>(m, xs, ys, B, n, n, 1, upstream_seeds<T>(B), false);
   }
   SECTION("Y = X and GY = GX: both gradients into one buffer, as value_and_grad adds them") {
-    constexpr r::index_t n = 12, d = 2, B = G + 1;
-    auto const xs = series_set<T>(B, n, d, 9);
-    auto const X = r::make_batch(std::span<T const>(xs), B, n, d);
-    std::vector<T> out(static_cast<std::size_t>(B)), g(xs.size(), T(9)), out1(out.size()), g1(xs.size(), T(0));
-    r::values_and_grads(r::host, m, X, X, std::span<T>(out), r::make_batch(std::span<T>(g), B, n, d),
-                        r::make_batch(std::span<T>(g), B, n, d));
-    for (r::index_t b = 0; b < B; ++b) {
-      r::series_view<T> const gb{g1.data() + b * n * d, n, d};
-      out1[static_cast<std::size_t>(b)] = r::value_and_grad(m, X[b], X[b], gb, gb);
-    }
-    CHECK(bitwise_equal(out, out1));
-    CHECK(bitwise_equal(g, g1));
+    check_self_training<T>(m, 12, 2);
   }
 }
 
@@ -330,5 +337,117 @@ TEMPLATE_TEST_CASE("soft-MSM lock-step training equals the single-pair values an
     check_training<T>(joint(T(20), T(2), r::band_spec::itakura(2.5)), xs, ys, B, s.n, s.m, s.d, seeds, true);
     if (s.d == 1) check_training<T>(r::measures::soft_msm<T>(T(0.5), T(1)), xs, ys, B, s.n, s.m, s.d, seeds, true);
     check_training<T>(r::measures::soft_msm_divergence<T>(T(1), T(1)), xs, ys, B, s.n, s.m, s.d, seeds, false);
+  }
+}
+
+namespace {
+
+/// values() and values_and_grads() of an independent-channels measure on a ragged batch against
+/// value() and value_and_grad() of each pair alone (which sum one-channel recursions), bit for
+/// bit, for 1 and all threads; returns how many of its pairs run as channel units.
+template <class T, class Measure>
+r::index_t check_channel_units(Measure const& m, std::vector<r::index_t> const& lx, std::vector<r::index_t> const& ly,
+                               r::index_t d, bool training) {
+  auto const B = static_cast<r::index_t>(lx.size());
+  r::index_t const L = *std::max_element(lx.begin(), lx.end()), K = *std::max_element(ly.begin(), ly.end());
+  auto xs = series_set<T>(B, L, d, 900 + static_cast<std::uint64_t>(d));
+  auto ys = series_set<T>(B, K, d, 901 + static_cast<std::uint64_t>(d));
+  for (std::size_t k = 0; k < xs.size(); k += 5) xs[k] = T(0.5);  // repeated values: stiff soft-MSM gates
+  for (std::size_t k = 0; k < ys.size(); k += 7) ys[k] = T(0.5);
+  auto const X = r::make_batch(std::span<T const>(xs), B, L, d, std::span<r::index_t const>(lx));
+  auto const Y = r::make_batch(std::span<T const>(ys), B, K, d, std::span<r::index_t const>(ly));
+  auto const seeds = upstream_seeds<T>(B);
+  std::vector<T> out1(static_cast<std::size_t>(B)), gx1(xs.size(), T(0)), gy1(ys.size(), T(0));
+  auto const GX1 = r::make_batch(std::span<T>(gx1), B, L, d, std::span<r::index_t const>(lx));
+  auto const GY1 = r::make_batch(std::span<T>(gy1), B, K, d, std::span<r::index_t const>(ly));
+  hd::workspace<T> ws;
+  for (r::index_t b = 0; b < B; ++b) {  // one pair, its seed as values_and_grads passes it
+    auto const k = static_cast<std::size_t>(b);
+    out1[k] = training ? hd::value_and_grad(m, X[b], Y[b], GX1[b], GY1[b], seeds[k], ws) : r::value(m, X[b], Y[b]);
+  }
+  for (int threads : {1, 0}) {
+    INFO("threads " << threads);
+    std::vector<T> out(static_cast<std::size_t>(B), T(-7)), gx(xs.size(), T(-5)), gy(ys.size(), T(-5));
+    if (training) {
+      r::values_and_grads(r::host.with_threads(threads), m, X, Y, std::span<T>(out),
+                          r::make_batch(std::span<T>(gx), B, L, d, std::span<r::index_t const>(lx)),
+                          r::make_batch(std::span<T>(gy), B, K, d, std::span<r::index_t const>(ly)),
+                          std::span<T const>(seeds));
+      CHECK(bitwise_equal(gx, gx1));
+      CHECK(bitwise_equal(gy, gy1));
+    } else {
+      r::values(r::host.with_threads(threads), m, X, Y, std::span<T>(out));
+    }
+    CHECK(bitwise_equal(out, out1));
+  }
+  r::index_t split = 0;
+  for (r::index_t b = 0; b < B; ++b) split += hd::runs_channel_units<T>(m, X[b], Y[b], training) ? 1 : 0;
+  return split;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("independent channels run as one-channel units in lock-step groups, bit for bit",
+                   "[lockstep][channels]", float, double) {
+  using T = TestType;
+  constexpr r::index_t G = hd::lockstep_pairs<T>;
+  // G pairs of 3 channels (3 G units of one shape: three groups), G of another shape, a few
+  // ragged ones, and one too long for a training group (whole when training)
+  std::vector<r::index_t> lx, ly;
+  for (r::index_t b = 0; b < G; ++b) lx.push_back(20), ly.push_back(17);
+  for (r::index_t b = 0; b < G; ++b) lx.push_back(9), ly.push_back(31);
+  for (r::index_t b = 0; b < 5; ++b) lx.push_back(3 + 4 * b), ly.push_back(11 - b);
+  lx.push_back(400), ly.push_back(390);
+  auto const B = static_cast<r::index_t>(lx.size());
+  r::index_t const d = 3;
+  auto soft_dtw = r::measures::soft_dtw<T>(T(0.5));
+  soft_dtw.independent_channels = true;
+  auto dtw = r::measures::dtw(r::band_spec::window(0.3));
+  dtw.independent_channels = true;
+  auto soft_dtw_div = r::measures::soft_dtw_divergence<T>(T(1));
+  soft_dtw_div.independent_channels = true;
+  SECTION("values") {
+    CHECK(check_channel_units<T>(r::measures::soft_msm<T>(T(1), T(1)), lx, ly, d, false) == B);
+    CHECK(check_channel_units<T>(r::measures::soft_msm<T>(T(0.05), T(0.5), r::band_spec::radius(2)), lx, ly, d,
+                                 false) == B);
+    CHECK(check_channel_units<T>(soft_dtw, lx, ly, d, false) == B);
+    CHECK(check_channel_units<T>(dtw, lx, ly, d, false) == B);
+    // divergences and one-channel series run as they are
+    CHECK(check_channel_units<T>(r::measures::soft_msm_divergence<T>(T(1), T(1)), lx, ly, d, false) == 0);
+    CHECK(check_channel_units<T>(soft_dtw_div, lx, ly, d, false) == 0);
+    CHECK(check_channel_units<T>(r::measures::soft_msm<T>(T(1), T(1)), lx, ly, 1, false) == 0);
+  }
+  SECTION("values and gradients") {
+    CHECK(check_channel_units<T>(r::measures::soft_msm<T>(T(1), T(1)), lx, ly, d, true) == B - 1);
+    CHECK(check_channel_units<T>(r::measures::soft_msm<T>(T(20), T(2), r::band_spec::itakura(2.5)), lx, ly, 2,
+                                 true) == B - 1);
+    CHECK(check_channel_units<T>(soft_dtw, lx, ly, d, true) == B - 1);
+    CHECK(check_channel_units<T>(dtw, lx, ly, d, true) == 0);  // hard DTW trains one pair at a time
+    CHECK(check_channel_units<T>(soft_dtw_div, lx, ly, d, true) == 0);
+  }
+  SECTION("the units of equal-shape pairs form groups") {
+    auto const m = r::measures::soft_msm<T>(T(1), T(1));
+    auto const xs = series_set<T>(B, 400, d, 1), ys = series_set<T>(B, 390, d, 2);
+    auto const X = r::make_batch(std::span<T const>(xs), B, 400, d, std::span<r::index_t const>(lx));
+    auto const Y = r::make_batch(std::span<T const>(ys), B, 390, d, std::span<r::index_t const>(ly));
+    for (bool training : {false, true}) {
+      hd::channel_units<T> units;
+      auto const pair_at = [&](r::index_t b) { return std::pair{X[b], Y[b]}; };
+      auto const splits = [&](auto x, auto y) { return hd::runs_channel_units<T>(m, x, y, training); };
+      CHECK(units.gather(0, B, pair_at, splits, training) == B);
+      CHECK(units.units() == d * (training ? B - 1 : B));
+      CHECK(units.whole().size() == (training ? 1u : 0u));
+      auto const plan = hd::plan_lockstep<T>(m.single_channel(), units.units(),
+                                             [&](r::index_t u) { return units.series(u); }, 1, training);
+      CHECK(plan.grouped.size() == static_cast<std::size_t>(6 * G));  // 3 G units of each full shape
+    }
+  }
+  SECTION("Y = X and GY = GX: both gradients into one buffer, the pairs as they are") {
+    auto const m = r::measures::soft_msm<T>(T(1), T(1));
+    check_self_training<T>(m, 12, d);
+    std::vector<T> const xs = series_set<T>(1, 12, d, 9);
+    r::series_view<T const> const x{xs.data(), 12, d};
+    CHECK(!hd::runs_channel_units<T>(m, x, x, true));
+    CHECK(hd::runs_channel_units<T>(m, x, x, false));
   }
 }

@@ -47,6 +47,31 @@ constexpr std::size_t lockstep_table_bytes(index_t n, index_t m) noexcept {
   return static_cast<std::size_t>((n + 1) * (m + 1) * lockstep_vectors<T>) * sizeof(exp_value<T>);
 }
 
+/// Pairs planned at a time by batch_values: the plan holds an index per pair (and its grouping
+/// another while it is formed), so a whole 20000 x 20000 pairwise matrix planned at once held
+/// 16 bytes per pair beside the 8 of its output.
+inline constexpr index_t batch_plan_pairs = index_t(1) << 18;
+
+/// Whether pairs of this shape (n x m, d channels) may run in a lock-step group, as far as their
+/// shape decides (the planner also asks the pair's values: exp_domain_applies,
+/// soft_msm_lockstep_fits): within lockstep_max_length, not a band of one path (single_path.hpp,
+/// whose bits value() has), not independent channels (a sum of per-channel recursions: their
+/// units, channel_units.hpp, are the pairs then); `training`: a table within
+/// lockstep_training_table_bytes, soft-DTW's states or soft-MSM's weights and gradient terms.
+template <class T, class Cost, class Smooth>
+bool lockstep_shape_fits(measure<Cost, Smooth> const& m, index_t n, index_t c, index_t d, bool training) {
+  if constexpr (!lockstep_groups<T, Cost, Smooth>) {
+    return false;
+  } else {
+    if (training && !lockstep_trains<T, Cost, Smooth>) return false;
+    std::size_t table = 0;
+    if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>) table = lockstep_soft_msm_table_bytes<T>(n, c, d);
+    else table = lockstep_table_bytes<T>(n, c);
+    return std::max(n, c) <= lockstep_max_length && !(m.independent_channels && d > 1) &&
+           !m.band.geometry(n, c).single_path() && (!training || table <= lockstep_training_table_bytes);
+  }
+}
+
 /// Which pairs of a batch run in lock-step: groups of G pairs of one shape, in batch order,
 /// and the rest, one task each. Both traversals give the same bits, so the plan may depend on
 /// the thread count: with fewer groups than threads, none is formed (one group on one core
@@ -71,26 +96,15 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
     return plan;
   }
   if constexpr (lockstep_groups<T, Cost, Smooth>) {
-    // a training group's table: soft-DTW's states, or soft-MSM's weights and gradient terms
-    auto const training_table_bytes = [](series_view<T const> x, series_view<T const> y) {
-      if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>)
-        return lockstep_soft_msm_table_bytes<T>(x.length, y.length, x.channels);
-      else
-        return lockstep_table_bytes<T>(x.length, y.length);
-    };
     std::map<std::pair<index_t, index_t>, std::vector<index_t>> by_shape;
     for (index_t k = 0; k < count; ++k) {
       auto const [x, y] = pair_at(k);
-      // independent channels are a sum of per-channel recursions, which the groups do not run
-      // bands that hold one path take the single-pair walk (single_path.hpp), whose bits value() has
-      band_geometry const band = m.band.geometry(x.length, y.length);
-      bool fits = std::max(x.length, y.length) <= lockstep_max_length &&
-                  !(m.independent_channels && x.channels > 1) && !band.single_path() &&
-                  (!training || training_table_bytes(x, y) <= lockstep_training_table_bytes);
+      bool fits = lockstep_shape_fits<T>(m, x.length, y.length, x.channels, training);
       if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>)  // S(x, x) trains alone (its diagonal's partials)
         fits = fits && soft_msm_lockstep_fits(m.cost, x, y) && !(training && x.data == y.data);
       else if constexpr (std::same_as<Smooth, soft_min<T>>)
-        fits = fits && exp_domain_applies<T, typename Cost::distance_type>(x, y, m.smooth.gamma, band);
+        fits = fits && exp_domain_applies<T, typename Cost::distance_type>(x, y, m.smooth.gamma,
+                                                                         m.band.geometry(x.length, y.length));
       if (fits)
         by_shape[{x.length, y.length}].push_back(k);
       else
