@@ -97,6 +97,14 @@ struct soft_min {
   }
 
  private:
+  /// v in the type of V's lanes (V a scalar or a SIMD pack): a soft_min<double> over float
+  /// series meets gamma and its inverse rounded to float, as validate_as checks them.
+  template <class V>
+  RESILIN_HD static V in_lanes(T v) noexcept {
+    if constexpr (requires { typename V::value_type; }) return V(static_cast<typename V::value_type>(v));
+    else return static_cast<V>(v);
+  }
+
   /// (v_k - min v) / gamma for the candidates with weight, 0 for the others (unreachable, or
   /// beyond the exponential's range): below about 745 wherever w_k > 0 (weights_tangent_along_costs).
   template <class V>
@@ -104,7 +112,7 @@ struct soft_min {
     using math::min;
     using math::select;
     V const lo = min(v.diag, min(v.up, v.left));
-    V const k(math::inverse_temperature(gamma)), zero(T(0));
+    V const k = in_lanes<V>(math::inverse_temperature(gamma)), zero(T(0));
     return {select(w.diag > zero, (v.diag - lo) * k, zero), select(w.up > zero, (v.up - lo) * k, zero),
             select(w.left > zero, (v.left - lo) * k, zero)};
   }
@@ -123,9 +131,9 @@ struct soft_min {
     }
     RESILIN_HD RESILIN_INLINE V value_from(V log_z, T g) const noexcept {
       using math::select;
-      // V(g): gamma in the values' type also where they are scalars of another precision than
-      // T (soft_min<double> over float series), as packs take it
-      return select(unreachable, inf, base - log_z * V(g));
+      // gamma in the values' type, also where they are of another precision than T
+      // (soft_min<double> over float series)
+      return select(unreachable, inf, base - log_z * in_lanes<V>(g));
     }
     RESILIN_HD RESILIN_INLINE V value(T g) const noexcept { return value_from(log_normaliser(), g); }
     RESILIN_HD RESILIN_INLINE step3<V> weights(step3<V> const& v) const noexcept {
@@ -148,7 +156,7 @@ struct soft_min {
     V const inf(math::infinity<T>());
     auto const unreachable = lo == inf;
     V const base = select(unreachable, V(T(0)), lo);  // keeps inf - inf out of the exponents
-    V const inv(math::inverse_temperature(gamma));  // in the values' type (value_from)
+    V const inv = in_lanes<V>(math::inverse_temperature(gamma));  // in the values' type (value_from)
     return {lo, mid, base, exp((base - mid) * inv), exp((base - hi) * inv), inf, unreachable};
   }
 };
