@@ -1,8 +1,9 @@
 #pragma once
 // Values (and gradients) of many pairs on the host: the pairs that fit go in lock-step groups
-// (lockstep_groups.hpp), the others one at a time (pair.hpp), all on one
-// parallel_for. Both traversals give the same bits, so results never depend on which one ran a
-// pair, nor on the thread count.
+// (lockstep_groups.hpp), the others one at a time (pair.hpp), on one parallel_for per plan
+// chunk (independent channels: chunks of channel units, channel_units.hpp, with a parallel_for
+// each for the whole pairs, the units and the fold). Both traversals give the same bits, so
+// results never depend on which one ran a pair, nor on the thread count.
 #include <algorithm>
 #include <vector>
 #include <resilin/backend/host/channel_units.hpp>
@@ -85,7 +86,7 @@ bool may_split_channels(measure<Cost, Smooth> const& m) noexcept {
 
 /// An independent-channels batch chunk by chunk (channel_units::gather): whole(units) runs the
 /// pairs that run as they are, split(units, one) the units with the one-channel measure, and
-/// fold(units, s, w) the chunk's split pair s on worker w.
+/// fold(units, s) the chunk's split pair s (on any worker).
 template <class T, class Cost, class Smooth, class PairAt, class Whole, class Split, class Fold>
 void run_channel_units(measure<Cost, Smooth> const& m, index_t count, int threads, bool training, PairAt&& pair_at,
                        Whole&& whole, Split&& split, Fold&& fold, std::vector<workspace<T>>& ws) {
