@@ -107,6 +107,40 @@ void run_short_pairs(benchmark::State& state, Measure const& measure, long d = 1
   set_counters(state, s);
 }
 
+/// Ragged pairs, one thread: values of B pairs whose x and y lengths are drawn uniformly from
+/// [n/2, n] (n = range(0), d = 1; few pairs share a shape), about 2^18 cells in all (at least 64
+/// pairs). items/s counts each pair's own cells.
+template <class T, class Measure>
+void run_ragged_pairs(benchmark::State& state, Measure const& measure) {
+  long const n = state.range(0);
+  shape const s{std::max(64L, (1L << 18) / (n * n * 9 / 16)), n, n, 1};
+  data_set<T> data(s);
+  std::mt19937_64 gen(7);
+  std::uniform_int_distribution<resilin::index_t> length(n / 2, n);
+  std::vector<resilin::index_t> lx(static_cast<std::size_t>(s.batch)), ly(lx.size());
+  double cells = 0;
+  for (std::size_t b = 0; b < lx.size(); ++b) {
+    lx[b] = length(gen);
+    ly[b] = length(gen);
+    cells += static_cast<double>(lx[b] * ly[b]);
+  }
+  auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d, std::span<resilin::index_t const>(lx));
+  auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d, std::span<resilin::index_t const>(ly));
+  auto const exec = resilin::host.with_threads(1);
+  resilin::values(exec, measure, X, Y, std::span<T>(data.out));
+  for (auto _ : state) {
+    resilin::values(exec, measure, X, Y, std::span<T>(data.out));
+    benchmark::DoNotOptimize(data.out.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(static_cast<double>(state.iterations()) * cells));
+  state.counters["B"] = static_cast<double>(s.batch);
+}
+
+inline void ragged_pair_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"n"})->Unit(benchmark::kMicrosecond)->MinTime(0.3);
+  for (long n : {16, 64, 128, 256, 512}) b->Args({n});
+}
+
 inline void short_pair_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"n", "grad"})->Unit(benchmark::kMicrosecond)->MinTime(0.3);
   for (long n : {8, 32, 64, 128, 256})

@@ -125,6 +125,16 @@ void BM_soft_dtw_short_pairs_host(benchmark::State& state) {
   bench::run_short_pairs<T>(state, resilin::measures::soft_dtw(T(1)));
 }
 
+/// Ragged pairs, one thread (bench_common.hpp: run_ragged_pairs): soft-DTW and DTW values.
+template <class T>
+void BM_soft_dtw_ragged_pairs_host(benchmark::State& state) {
+  bench::run_ragged_pairs<T>(state, resilin::measures::soft_dtw(T(1)));
+}
+template <class T>
+void BM_dtw_ragged_pairs_host(benchmark::State& state) {
+  bench::run_ragged_pairs<T>(state, resilin::measures::dtw());
+}
+
 void host_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int s = 0; s < 4; ++s) {
@@ -149,6 +159,9 @@ BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, double)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_value_and_grad_host, float)->Apply(host_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_short_pairs_host, double)->Apply(bench::short_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_short_pairs_host, float)->Apply(bench::short_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_ragged_pairs_host, double)->Apply(bench::ragged_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_ragged_pairs_host, float)->Apply(bench::ragged_pair_args);
+BENCHMARK_TEMPLATE(BM_dtw_ragged_pairs_host, double)->Apply(bench::ragged_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, double)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, float)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_host, double)->Apply(penalty_args);

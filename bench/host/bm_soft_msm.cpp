@@ -50,6 +50,12 @@ void BM_soft_msm_independent_short_pairs_host(benchmark::State& state) {
   bench::run_short_pairs<T>(state, resilin::measures::soft_msm(T(1), T(1)), 3);
 }
 
+/// Ragged pairs, one thread (bench_common.hpp: run_ragged_pairs): values.
+template <class T>
+void BM_soft_msm_ragged_pairs_host(benchmark::State& state) {
+  bench::run_ragged_pairs<T>(state, soft_msm(T(1), T(1)));
+}
+
 void host_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int s = 0; s < 4; ++s) b->Args({s, 1});
@@ -70,5 +76,7 @@ BENCHMARK_TEMPLATE(BM_soft_msm_short_pairs_host, double)->Apply(bench::short_pai
 BENCHMARK_TEMPLATE(BM_soft_msm_short_pairs_host, float)->Apply(bench::short_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_msm_independent_short_pairs_host, double)->Apply(bench::short_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_msm_independent_short_pairs_host, float)->Apply(bench::short_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_msm_ragged_pairs_host, double)->Apply(bench::ragged_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_msm_ragged_pairs_host, float)->Apply(bench::ragged_pair_args);
 
 BENCHMARK_MAIN();

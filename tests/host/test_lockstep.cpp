@@ -108,7 +108,9 @@ TEMPLATE_TEST_CASE("lock-step groups in mixed batches and pairwise", "[lockstep]
     auto const X = r::make_batch(std::span<T const>(xs), B, L, d, std::span<r::index_t const>(lx));
     auto const Y = r::make_batch(std::span<T const>(ys), B, L, d, std::span<r::index_t const>(ly));
     auto const plan = hd::plan_lockstep<T>(m, B, [&](r::index_t b) { return std::pair{X[b], Y[b]}; });
-    CHECK(plan.grouped.empty());  // only G - 1 pairs of the full shape stay in the domain
+    // only G - 1 pairs of the full shape stay in the domain: a ragged group with the next shape
+    CHECK(plan.grouped.size() == static_cast<std::size_t>(G));
+    CHECK(std::find(plan.grouped.begin(), plan.grouped.end(), 3) == plan.grouped.end());
     xs[static_cast<std::size_t>(3 * L * d)] = T(0.5);
     auto const plan2 = hd::plan_lockstep<T>(m, B, [&](r::index_t b) { return std::pair{X[b], Y[b]}; });
     CHECK(plan2.grouped.size() == static_cast<std::size_t>(G));
@@ -450,4 +452,83 @@ TEMPLATE_TEST_CASE("independent channels run as one-channel units in lock-step g
     CHECK(!hd::runs_channel_units<T>(m, x, x, true));
     CHECK(hd::runs_channel_units<T>(m, x, x, false));
   }
+}
+
+TEMPLATE_TEST_CASE("ragged lock-step groups: values of pairs of different shapes in a full band, bit for bit",
+                   "[lockstep][ragged]", float, double) {
+  using T = TestType;
+  constexpr r::index_t G = hd::lockstep_pairs<T>;
+  r::index_t const B = 3 * G + 7, L = 20, d = 2;
+  // lengths 12..20 for x and y: few pairs share a shape, the groups are ragged
+  std::vector<r::index_t> lx(static_cast<std::size_t>(B)), ly(static_cast<std::size_t>(B));
+  for (r::index_t b = 0; b < B; ++b) {
+    lx[static_cast<std::size_t>(b)] = 12 + (b * 7) % 9;
+    ly[static_cast<std::size_t>(b)] = 12 + (b * 5 + 3) % 9;
+  }
+  lx[4] = ly[4] = 16;
+  auto xs = series_set<T>(B, L, d, 31), ys = series_set<T>(B, L, d, 32);
+  // pair 4: a series against a perturbed copy (an inaccurate exponential-domain value, run
+  // again alone); pair 9: a huge sample (outside the exponential domain, alone)
+  for (r::index_t i = 0; i < L * d; ++i) {
+    T const v = (i / d) % 2 ? T(7) : T(0);
+    xs[static_cast<std::size_t>(4 * L * d + i)] = v;
+    ys[static_cast<std::size_t>(4 * L * d + i)] = v + (i % 3 ? T(1e-4) : T(-5e-5));
+  }
+  xs[static_cast<std::size_t>(9 * L * d)] = T(1e17);
+  auto const X = r::make_batch(std::span<T const>(xs), B, L, d, std::span<r::index_t const>(lx));
+  auto const Y = r::make_batch(std::span<T const>(ys), B, L, d, std::span<r::index_t const>(ly));
+  auto const pair_at = [&](r::index_t b) { return std::pair{X[b], Y[b]}; };
+  CHECK(!hd::exp_domain_accurate(r::value(r::measures::soft_dtw<T>(T(0.5)), X[4], Y[4]), T(0.5), 16, 16));
+  // groups: how many of the plan's groups at least (0: none at all, -1: any)
+  auto const check = [&](auto const& m, r::index_t groups) {
+    auto const plan = hd::plan_lockstep<T>(m, B, pair_at);
+    INFO("grouped " << plan.grouped.size());
+    if (groups > 0) CHECK(plan.grouped.size() >= static_cast<std::size_t>(groups * G));
+    else if (groups == 0) CHECK(plan.grouped.empty());
+    CHECK(hd::plan_lockstep<T>(m, B, pair_at, 1, true).grouped.empty());  // training: equal shapes only
+    for (int threads : {1, 0}) {
+      std::vector<T> out(static_cast<std::size_t>(B), T(-7));
+      r::values(r::host.with_threads(threads), m, X, Y, std::span<T>(out));
+      for (r::index_t b = 0; b < B; ++b)
+        CHECK(resilin_test::bits_equal(out[static_cast<std::size_t>(b)], r::value(m, X[b], Y[b])));
+    }
+    // pairwise: pairs (a, b) of all shapes
+    std::vector<T> all(static_cast<std::size_t>(B * B));
+    r::pairwise(r::host, m, X, Y, r::matrix_view<T>{all.data(), B, B});
+    for (r::index_t a = 0; a < B; ++a)
+      for (r::index_t b = 0; b < B; ++b)
+        CHECK(resilin_test::bits_equal(all[static_cast<std::size_t>(a * B + b)], r::value(m, X[a], Y[b])));
+  };
+  auto joint_msm = r::measures::soft_msm<T>(T(1), T(1));
+  joint_msm.independent_channels = false;
+  auto independent_dtw = r::measures::dtw();
+  independent_dtw.independent_channels = true;
+  check(r::measures::soft_dtw<T>(T(0.5)), 2);
+  check(r::measures::soft_dtw<T, r::l1_distance>(T(0.01)), 2);
+  check(r::measures::dtw(), 3);
+  // independent channels: ragged groups of their units (channel_units.hpp), not of the pairs
+  check(r::measures::soft_msm<T>(T(0.3), T(0.5)), 0);
+  check(independent_dtw, 0);
+  // bands depend on each pair's shape: equal shapes only
+  check(r::measures::soft_dtw<T>(T(0.5), r::band_spec::radius(30)), 0);
+  // soft-MSM groups shapes within 10 % of cells: G pairs of 16 x 16 but one of 16 x 15
+  r::index_t const n = 16;
+  std::vector<r::index_t> ln(static_cast<std::size_t>(G), n), lm(static_cast<std::size_t>(G), n);
+  lm[5] = n - 1;
+  auto const xn = series_set<T>(G, n, d, 33), yn = series_set<T>(G, n, d, 34);
+  auto const Xn = r::make_batch(std::span<T const>(xn), G, n, d, std::span<r::index_t const>(ln));
+  auto const Yn = r::make_batch(std::span<T const>(yn), G, n, d, std::span<r::index_t const>(lm));
+  for (auto const& m : {joint_msm, [] {
+                          auto u = r::measures::soft_msm<T>(T(0.01), T(2));
+                          u.independent_channels = false;
+                          return u;
+                        }()}) {
+    CHECK(hd::plan_lockstep<T>(m, G, [&](r::index_t b) { return std::pair{Xn[b], Yn[b]}; }).grouped.size() ==
+          static_cast<std::size_t>(G));
+    std::vector<T> out(static_cast<std::size_t>(G));
+    r::values(r::host, m, Xn, Yn, std::span<T>(out));
+    for (r::index_t b = 0; b < G; ++b)
+      CHECK(resilin_test::bits_equal(out[static_cast<std::size_t>(b)], r::value(m, Xn[b], Yn[b])));
+  }
+  check(joint_msm, -1);  // within its 10 %: a few groups where the ISA's G allows them
 }

@@ -118,21 +118,45 @@ void resize_exactly(std::vector<V>& v, std::size_t size) {
   v.resize(size);
 }
 
+/// The rows and columns of a group: the longest x and y of its pairs (a ragged group's pairs,
+/// values only, may be shorter: lockstep_corner_forward).
+struct group_extent {
+  index_t n, m;
+  template <class Pair>
+  static group_extent of(Pair const* pairs, int count) noexcept {
+    group_extent e{0, 0};
+    for (int g = 0; g < count; ++g) {
+      e.n = std::max(e.n, pairs[g].x.length);
+      e.m = std::max(e.m, pairs[g].y.length);
+    }
+    return e;
+  }
+  template <class Pair>
+  bool ragged(Pair const* pairs, int count) const noexcept {
+    for (int g = 0; g < count; ++g)
+      if (pairs[g].x.length != n || pairs[g].y.length != m) return true;
+    return false;
+  }
+};
+
 /// Interleaves the G pairs' series into ws.xs and ws.ys: entry (row * d + c) * K + q holds
-/// channel c of that row of the pairs q W .. q W + W - 1, one per lane.
+/// channel c of that row of the pairs q W .. q W + W - 1, one per lane, and 0 past a shorter
+/// pair's samples (a ragged group's padding, read only by cells past its corner).
 template <class T, class Pair>
 void interleave_group(Pair const* pairs, lockstep_workspace<T>& ws) {
   constexpr int W = simd::pack<T>::width, K = lockstep_vectors<T>, G = K * W;
-  index_t const n = pairs[0].x.length, m = pairs[0].y.length, d = pairs[0].x.channels;
+  auto const [n, m] = group_extent::of(pairs, G);
+  index_t const d = pairs[0].x.channels;
   auto const at = [d](index_t row, index_t c, int q) { return static_cast<std::size_t>((row * d + c) * K + q); };
   ws.xs.resize(static_cast<std::size_t>(n * d * K));
   ws.ys.resize(static_cast<std::size_t>(m * d * K));
   for (int g = 0; g < G; ++g) {
     int const q = g / W, k = g % W;
+    series_view<T const> const x = pairs[g].x, y = pairs[g].y;
     for (index_t i = 0; i < n; ++i)
-      for (index_t c = 0; c < d; ++c) ws.xs[at(i, c, q)].set(k, pairs[g].x(i, c));
+      for (index_t c = 0; c < d; ++c) ws.xs[at(i, c, q)].set(k, i < x.length ? x(i, c) : T(0));
     for (index_t j = 0; j < m; ++j)
-      for (index_t c = 0; c < d; ++c) ws.ys[at(j, c, q)].set(k, pairs[g].y(j, c));
+      for (index_t c = 0; c < d; ++c) ws.ys[at(j, c, q)].set(k, j < y.length ? y(j, c) : T(0));
   }
 }
 
@@ -196,6 +220,44 @@ S const* lockstep_rolling_forward(index_t n, index_t m, band_geometry const& ban
   for (int q = 0; q < K; ++q) rows[0][static_cast<std::size_t>(q)] = origin;  // R(-1, -1) = 0
   lockstep_forward<T, false>(n, m, band, unreachable, [&](index_t i) { return rows[(i + 1) & 1].data(); }, cells);
   return rows[n & 1].data();
+}
+
+/// Cells (lockstep_forward) that call at_row_end(i) once row i is complete, before row i + 1
+/// begins (the last row's: the caller's, after the forward).
+template <class Cells, class AtRowEnd>
+struct row_end_hook {
+  using costs_type = typename std::remove_cvref_t<Cells>::costs_type;
+  Cells& inner;
+  AtRowEnd& at_row_end;
+  void begin_row(index_t i) {
+    if (i > 0) at_row_end(i - 1);
+    inner.begin_row(i);
+  }
+  RESILIN_INLINE costs_type costs(index_t i, index_t j, int q) { return inner.costs(i, j, q); }
+  template <class... A>
+  RESILIN_INLINE void combine(A&&... a) {
+    inner.combine(std::forward<A>(a)...);
+  }
+};
+
+/// lockstep_rolling_forward of a ragged group (pairs shorter than the group's n x m, in a full
+/// band): each pair's value is the state of its own corner (n_g - 1, m_g - 1), whose cells and
+/// predecessors are the pair's alone, with the arithmetic of its own n_g x m_g group; the
+/// padded rows and columns past it are computed and never read. read(state, lane, g) takes
+/// pair g's corner state when its row is complete.
+template <class T, class S, class Pair, class Cells, class Read>
+void lockstep_corner_forward(Pair const* pairs, band_geometry const& band, S const& unreachable, S const& origin,
+                             std::vector<S>* rows, Cells&& cells, Read&& read) {
+  constexpr int W = simd::pack<T>::width, K = lockstep_vectors<T>, G = K * W;
+  auto const [n, m] = group_extent::of(pairs, G);
+  auto const at_row_end = [&](index_t i) {
+    S const* const row = rows[(i + 1) & 1].data();  // lockstep_rolling_forward's row(i)
+    for (int g = 0; g < G; ++g)
+      if (pairs[g].x.length - 1 == i) read(row[static_cast<std::size_t>(pairs[g].y.length * K + g / W)], g % W, g);
+  };
+  row_end_hook<std::remove_reference_t<Cells>, decltype(at_row_end)> hooked{cells, at_row_end};
+  lockstep_rolling_forward<T>(n, m, band, unreachable, origin, rows, hooked);
+  at_row_end(n - 1);
 }
 
 /// The cells of a group with DTW costs (lockstep_forward): the strip engine's distance, term by
@@ -315,11 +377,17 @@ void lockstep_values(Pair const* pairs, band_geometry const& band, Cell const& c
   using V = simd::pack<T>;
   using S = typename Cell::state;
   constexpr int W = V::width, K = lockstep_vectors<T>, G = K * W;
-  index_t const n = pairs[0].x.length, m = pairs[0].y.length, d = pairs[0].x.channels;
+  auto const [n, m] = group_extent::of(pairs, G);
+  index_t const d = pairs[0].x.channels;
   interleave_group(pairs, ws);
+  lockstep_dtw_cells<T, Distance, Cell> const cells{cell, ws.xs.data(), ws.ys.data(), d};
+  if (group_extent{n, m}.ragged(pairs, G)) {
+    lockstep_corner_forward<T>(pairs, band, Cell::unreachable(), Cell::origin(), ws.template rows<S>(), cells,
+                               [&](S const& state, int lane, int g) { out[g] = cell.result(state, lane); });
+    return;
+  }
   S const* const last = lockstep_rolling_forward<T>(n, m, band, Cell::unreachable(), Cell::origin(),
-                                                    ws.template rows<S>(),
-                                                    lockstep_dtw_cells<T, Distance, Cell>{cell, ws.xs.data(), ws.ys.data(), d});
+                                                    ws.template rows<S>(), cells);
   for (int g = 0; g < G; ++g) out[g] = cell.result(last[static_cast<std::size_t>(m * K + g / W)], g % W);
 }
 

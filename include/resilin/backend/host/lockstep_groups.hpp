@@ -3,6 +3,7 @@
 // the planner of batch.hpp over the engines of lockstep.hpp (DTW costs), lockstep_soft_msm.hpp
 // (soft-MSM) and lockstep_training.hpp (soft-DTW gradients).
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <map>
 #include <thread>
@@ -72,8 +73,76 @@ bool lockstep_shape_fits(measure<Cost, Smooth> const& m, index_t n, index_t c, i
   }
 }
 
+/// Where a measure's values group pairs of different shapes (in a full band:
+/// lockstep_corner_forward): a group's cells (its longest x times its longest y, every pair
+/// computed on them) may exceed its pairs' own by the fraction `waste`, its series be `longest`
+/// at most. Measured (values, one thread, Zen 4, double; groups of nearly equal shapes against
+/// the pairs alone): DTW 2.8-5x faster from 16 to 512 samples, soft-DTW 1.4-2.9x, soft-MSM
+/// 2.5x at 16, 1.17x at 64 and none beyond.
+struct ragged_limits {
+  double waste;
+  index_t longest;
+};
+template <class T, class Cost, class Smooth>
+constexpr ragged_limits ragged_limits_of() noexcept {
+  if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>) return {0.1, 64};
+  else if constexpr (std::same_as<Smooth, soft_min<T>>) return {0.3, lockstep_max_length};
+  else return {1.0, lockstep_max_length};
+}
+
+/// Groups of G pairs of different shapes from `pairs` (those no full group of their shape
+/// took), appended to `grouped`; the others stay in `pairs`. The pairs are sorted by their
+/// shapes as the groups orient them (rows along the longer series): by rows, then, in runs of
+/// about sqrt(count / G) groups, by columns, so that G consecutive pairs have rows and columns
+/// alike; G consecutive pairs form a group where the limits allow it.
+template <class T, class PairAt>
+void group_ragged(std::vector<index_t>& pairs, PairAt&& pair_at, ragged_limits limits, std::vector<index_t>& grouped) {
+  auto const G = static_cast<std::size_t>(lockstep_pairs<T>);
+  if (pairs.size() < G) return;
+  struct entry {
+    index_t n, m, pair;
+  };
+  std::vector<entry> order;
+  order.reserve(pairs.size());
+  for (index_t k : pairs) {
+    auto const [x, y] = pair_at(k);
+    order.push_back({std::max(x.length, y.length), std::min(x.length, y.length), k});
+  }
+  auto const by_rows = [](entry const& a, entry const& b) {
+    return a.n != b.n ? a.n < b.n : a.m != b.m ? a.m < b.m : a.pair < b.pair;
+  };
+  auto const by_columns = [](entry const& a, entry const& b) {
+    return a.m != b.m ? a.m < b.m : a.n != b.n ? a.n < b.n : a.pair < b.pair;
+  };
+  std::sort(order.begin(), order.end(), by_rows);
+  auto const run = G * static_cast<std::size_t>(std::max(1.0, std::round(std::sqrt(double(order.size()) / double(G)))));
+  for (std::size_t r = 0; r < order.size(); r += run)
+    std::sort(order.begin() + static_cast<std::ptrdiff_t>(r),
+              order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), r + run)), by_columns);
+  pairs.clear();
+  std::size_t p = 0;
+  while (p + G <= order.size()) {
+    double own = 0;
+    index_t n = 0, m = 0;
+    for (std::size_t g = p; g < p + G; ++g) {
+      own += static_cast<double>(order[g].n) * static_cast<double>(order[g].m);
+      n = std::max(n, order[g].n);
+      m = std::max(m, order[g].m);
+    }
+    if (n <= limits.longest &&
+        static_cast<double>(G) * static_cast<double>(n) * static_cast<double>(m) <= (1 + limits.waste) * own) {
+      for (std::size_t g = p; g < p + G; ++g) grouped.push_back(order[g].pair);
+      p += G;
+    } else {
+      pairs.push_back(order[p++].pair);
+    }
+  }
+  for (; p < order.size(); ++p) pairs.push_back(order[p].pair);
+}
+
 /// Which pairs of a batch run in lock-step: groups of G pairs of one shape, in batch order,
-/// and the rest, one task each. Both traversals give the same bits, so the plan may depend on
+/// then, for values in a full band, groups of pairs of alike shapes (group_ragged), and the
+/// rest, one task each. Both traversals give the same bits, so the plan may depend on
 /// the thread count: with fewer groups than threads, none is formed (one group on one core
 /// would be slower than its pairs spread over all of them). `training`: groups for values and
 /// gradients (lockstep_trains, and tables within lockstep_training_table_bytes).
@@ -111,21 +180,24 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
         plan.rest.push_back(k);
     }
     auto const G = static_cast<std::size_t>(lockstep_pairs<T>);
-    std::size_t groups = 0;
-    for (auto const& [shape, members] : by_shape) groups += members.size() / G;
+    std::vector<index_t> grouped, leftover;
+    for (auto const& [shape, members] : by_shape) {
+      std::size_t const full = members.size() / G * G;
+      grouped.insert(grouped.end(), members.begin(), members.begin() + full);
+      leftover.insert(leftover.end(), members.begin() + full, members.end());
+    }
+    if (!training && m.band.type() == band_spec::kind::none)
+      group_ragged<T>(leftover, pair_at, ragged_limits_of<T, Cost, Smooth>(), grouped);
     // a group for every worker that runs at once: threads beyond the cores share them (20000
     // threads for 300 series of 16 took every pair out of the groups: 1.22 s against 0.05 s)
     unsigned const cores = std::thread::hardware_concurrency();
     int const busy = std::max(1, cores > 0 ? std::min(threads, static_cast<int>(cores)) : threads);
-    bool const group = groups >= static_cast<std::size_t>(busy);
-    for (auto const& [shape, members] : by_shape) {
-      if (!group) {
-        plan.rest.insert(plan.rest.end(), members.begin(), members.end());
-        continue;
-      }
-      std::size_t const full = members.size() / G * G;
-      plan.grouped.insert(plan.grouped.end(), members.begin(), members.begin() + full);
-      plan.rest.insert(plan.rest.end(), members.begin() + full, members.end());
+    if (grouped.size() / G >= static_cast<std::size_t>(busy)) {
+      plan.grouped.insert(plan.grouped.end(), grouped.begin(), grouped.end());
+      plan.rest.insert(plan.rest.end(), leftover.begin(), leftover.end());
+    } else {
+      plan.rest.insert(plan.rest.end(), grouped.begin(), grouped.end());
+      plan.rest.insert(plan.rest.end(), leftover.begin(), leftover.end());
     }
   }
   return plan;
@@ -145,7 +217,7 @@ void run_lockstep_group(measure<Cost, Smooth> const& m, index_t const* members, 
       auto const [x, y] = pair_at(members[g]);
       pairs[g] = oriented_pair<T>::of(x, y);
     }
-    index_t const n = pairs[0].x.length, c = pairs[0].y.length;
+    auto const [n, c] = group_extent::of(pairs, G);  // a ragged group's: a full band
     band_geometry const band = m.band.geometry(n, c);
     T values[G];
     if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>) {  // the log domain: every value kept
@@ -155,7 +227,8 @@ void run_lockstep_group(measure<Cost, Smooth> const& m, index_t const* members, 
       lockstep_values<T, typename Cost::distance_type>(pairs, band, cell, values, ws);
       if constexpr (std::same_as<Smooth, soft_min<T>>)
         for (int g = 0; g < G; ++g)
-          if (!exp_domain_accurate(values[g], m.smooth.gamma, n, c)) values[g] = single(members[g]);
+          if (!exp_domain_accurate(values[g], m.smooth.gamma, pairs[g].x.length, pairs[g].y.length))
+            values[g] = single(members[g]);
     }
     for (int g = 0; g < G; ++g) store(members[g], values[g]);
   }

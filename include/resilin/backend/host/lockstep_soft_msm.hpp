@@ -102,7 +102,7 @@ void prepare_soft_msm_group(Pair const* pairs, soft_msm_cost<P> const& cost, sof
                             lockstep_workspace<T>& ws) {
   using V = simd::pack<T>;
   constexpr int K = lockstep_vectors<T>;
-  index_t const m = pairs[0].y.length, d = pairs[0].x.channels;
+  index_t const m = group_extent::of(pairs, lockstep_pairs<T>).m, d = pairs[0].x.channels;
   interleave_group(pairs, ws);
   lanes.set_parameters(cost);
   ws.e_col.resize(static_cast<std::size_t>(m * d * K));
@@ -117,19 +117,26 @@ void prepare_soft_msm_group(Pair const* pairs, soft_msm_cost<P> const& cost, sof
 }
 
 /// Soft-MSM values S(x_g, y_g) of the G pairs of one group into out[g]: every pair n x m (rows
-/// along the longer series, as value() orients them) with the same channels and band, every
-/// one soft_msm_lockstep_fits.
+/// along the longer series, as value() orients them; or, in a full band, a ragged group's
+/// pairs within n x m, lockstep_corner_forward) with the same channels and band, every one
+/// soft_msm_lockstep_fits.
 template <class T, class P, class Pair>
 void lockstep_soft_msm_values(Pair const* pairs, band_geometry const& band, soft_msm_cost<P> const& cost,
                               soft_min<T> const& smooth, T* out, lockstep_workspace<T>& ws) {
   using V = simd::pack<T>;
   constexpr int W = V::width, K = lockstep_vectors<T>, G = K * W;
-  index_t const n = pairs[0].x.length, m = pairs[0].y.length, d = pairs[0].x.channels;
+  auto const [n, m] = group_extent::of(pairs, G);
+  index_t const d = pairs[0].x.channels;
   soft_msm_lane_cost<T, P> lanes;
   prepare_soft_msm_group(pairs, cost, lanes, ws);
-  V const* const last = lockstep_rolling_forward<T>(
-      n, m, band, V(math::infinity<T>()), V(T(0)), ws.hard_rows,
-      lockstep_soft_msm_cells<T, P>{lanes, smooth, ws.xs.data(), ws.ys.data(), ws.e_col.data(), ws.e_row.data(), d});
+  lockstep_soft_msm_cells<T, P> cells{lanes, smooth, ws.xs.data(), ws.ys.data(), ws.e_col.data(), ws.e_row.data(), d};
+  V const unreachable(math::infinity<T>()), origin(T(0));
+  if (group_extent{n, m}.ragged(pairs, G)) {
+    lockstep_corner_forward<T>(pairs, band, unreachable, origin, ws.hard_rows, cells,
+                               [&](V const& state, int lane, int g) { out[g] = state[lane]; });
+    return;
+  }
+  V const* const last = lockstep_rolling_forward<T>(n, m, band, unreachable, origin, ws.hard_rows, cells);
   for (int g = 0; g < G; ++g) out[g] = last[static_cast<std::size_t>(m * K + g / W)][g % W];
 }
 
