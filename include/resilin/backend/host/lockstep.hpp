@@ -368,8 +368,9 @@ void add_lane_gradients_y(oriented_training_pair<T> const* pairs, bool const* tr
 }
 
 /// S(x_g, y_g) for the G pairs of one group, into out[g]. Every pair has n rows (the longer
-/// series, as plain_value orients it) and m columns and the same channel count; band is their
-/// common band. Cell: lockstep_soft_cell (every pair satisfies exp_domain_applies) or
+/// series, as plain_value orients it) and m columns, or, in a full band, a ragged group's pairs
+/// lie within n x m (lockstep_corner_forward); the same channel count; band is their common
+/// band. Cell: lockstep_soft_cell (every pair satisfies exp_domain_applies) or
 /// lockstep_hard_cell.
 template <class T, class Distance, class Cell, class Pair>
 void lockstep_values(Pair const* pairs, band_geometry const& band, Cell const& cell, T* out,
