@@ -131,12 +131,6 @@ struct group_extent {
     }
     return e;
   }
-  template <class Pair>
-  bool ragged(Pair const* pairs, int count) const noexcept {
-    for (int g = 0; g < count; ++g)
-      if (pairs[g].x.length != n || pairs[g].y.length != m) return true;
-    return false;
-  }
 };
 
 /// Interleaves the G pairs' series into ws.xs and ws.ys: entry (row * d + c) * K + q holds
@@ -240,10 +234,11 @@ struct row_end_hook {
   }
 };
 
-/// lockstep_rolling_forward of a ragged group (pairs shorter than the group's n x m, in a full
-/// band): each pair's value is the state of its own corner (n_g - 1, m_g - 1), whose cells and
-/// predecessors are the pair's alone, with the arithmetic of its own n_g x m_g group; the
-/// padded rows and columns past it are computed and never read. read(state, lane, g) takes
+/// lockstep_rolling_forward of a group's values: each pair's value is the state of its own
+/// corner (n_g - 1, m_g - 1), the group's last cell for equal shapes. In a ragged group (pairs
+/// shorter than the group's n x m, in a full band) that cell and its predecessors are the
+/// pair's alone, with the arithmetic of its own n_g x m_g group; the padded rows and columns
+/// past it are computed and never read. read(state, lane, g) takes
 /// pair g's corner state when its row is complete.
 template <class T, class S, class Pair, class Cells, class Read>
 void lockstep_corner_forward(Pair const* pairs, band_geometry const& band, S const& unreachable, S const& origin,
@@ -375,21 +370,11 @@ void add_lane_gradients_y(oriented_training_pair<T> const* pairs, bool const* tr
 template <class T, class Distance, class Cell, class Pair>
 void lockstep_values(Pair const* pairs, band_geometry const& band, Cell const& cell, T* out,
                      lockstep_workspace<T>& ws) {
-  using V = simd::pack<T>;
   using S = typename Cell::state;
-  constexpr int W = V::width, K = lockstep_vectors<T>, G = K * W;
-  auto const [n, m] = group_extent::of(pairs, G);
-  index_t const d = pairs[0].x.channels;
   interleave_group(pairs, ws);
-  lockstep_dtw_cells<T, Distance, Cell> const cells{cell, ws.xs.data(), ws.ys.data(), d};
-  if (group_extent{n, m}.ragged(pairs, G)) {
-    lockstep_corner_forward<T>(pairs, band, Cell::unreachable(), Cell::origin(), ws.template rows<S>(), cells,
-                               [&](S const& state, int lane, int g) { out[g] = cell.result(state, lane); });
-    return;
-  }
-  S const* const last = lockstep_rolling_forward<T>(n, m, band, Cell::unreachable(), Cell::origin(),
-                                                    ws.template rows<S>(), cells);
-  for (int g = 0; g < G; ++g) out[g] = cell.result(last[static_cast<std::size_t>(m * K + g / W)], g % W);
+  lockstep_dtw_cells<T, Distance, Cell> const cells{cell, ws.xs.data(), ws.ys.data(), pairs[0].x.channels};
+  lockstep_corner_forward<T>(pairs, band, Cell::unreachable(), Cell::origin(), ws.template rows<S>(), cells,
+                             [&](S const& state, int lane, int g) { out[g] = cell.result(state, lane); });
 }
 
 /// A pair as the host value path orients it: rows along the longer series (x), the rolling

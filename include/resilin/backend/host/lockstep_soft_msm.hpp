@@ -124,20 +124,12 @@ template <class T, class P, class Pair>
 void lockstep_soft_msm_values(Pair const* pairs, band_geometry const& band, soft_msm_cost<P> const& cost,
                               soft_min<T> const& smooth, T* out, lockstep_workspace<T>& ws) {
   using V = simd::pack<T>;
-  constexpr int W = V::width, K = lockstep_vectors<T>, G = K * W;
-  auto const [n, m] = group_extent::of(pairs, G);
-  index_t const d = pairs[0].x.channels;
   soft_msm_lane_cost<T, P> lanes;
   prepare_soft_msm_group(pairs, cost, lanes, ws);
-  lockstep_soft_msm_cells<T, P> cells{lanes, smooth, ws.xs.data(), ws.ys.data(), ws.e_col.data(), ws.e_row.data(), d};
-  V const unreachable(math::infinity<T>()), origin(T(0));
-  if (group_extent{n, m}.ragged(pairs, G)) {
-    lockstep_corner_forward<T>(pairs, band, unreachable, origin, ws.hard_rows, cells,
-                               [&](V const& state, int lane, int g) { out[g] = state[lane]; });
-    return;
-  }
-  V const* const last = lockstep_rolling_forward<T>(n, m, band, unreachable, origin, ws.hard_rows, cells);
-  for (int g = 0; g < G; ++g) out[g] = last[static_cast<std::size_t>(m * K + g / W)][g % W];
+  lockstep_soft_msm_cells<T, P> cells{lanes, smooth, ws.xs.data(), ws.ys.data(), ws.e_col.data(), ws.e_row.data(),
+                                      pairs[0].x.channels};
+  lockstep_corner_forward<T>(pairs, band, V(math::infinity<T>()), V(T(0)), ws.hard_rows, cells,
+                             [&](V const& state, int lane, int g) { out[g] = state[lane]; });
 }
 
 
