@@ -9,12 +9,14 @@
 #include <ranges>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 #include <resilin/backend/host.hpp>
 #include <resilin/backend/host/batch.hpp>
 #include <resilin/backend/host/pair.hpp>
 #include <resilin/backend/host/tangent.hpp>
+#include <resilin/core/function_ref.hpp>
 #include <resilin/core/measure.hpp>
 #include <resilin/core/thread_pool.hpp>
 #include <resilin/core/validate.hpp>
@@ -518,10 +520,14 @@ index_t pairwise_grads_tasks(batch_view<T const> X, index_t y_batch) noexcept {
 /// seeded with -sum_b w(a, b) / 2 (where that leaves GX[a] not finite, as weights near the
 /// largest finite value can, the row again with S(x, x) per pair, as value_and_grad interleaves
 /// them). `workers` (pass's worker ids are below it): resolve_threads of pairwise_grads_tasks.
-template <class Cost, class Smooth, class T, class Pass>
+template <class Cost, class Smooth, class T>
+using pairwise_grads_pass = function_ref<T(measure<Cost, Smooth> const&, series_view<T const>, series_view<T const>,
+                                           series_view<T>, series_view<T>, T, int)>;
+template <class Cost, class Smooth, class T>
 void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batch_view<T const> X,
                          batch_view<T const> Y, batch_view<T> gxs, matrix_view<T> out,
-                         matrix_view<T const> weights, int workers, Pass&& pass) {
+                         matrix_view<T const> weights, int workers,
+                         std::type_identity_t<pairwise_grads_pass<Cost, Smooth, T>> pass) {
   bool const split = m.independent_channels && X.channels > 1;
   index_t const terms = split ? X.channels : 1;
   auto one = split ? m.single_channel() : m;

@@ -12,6 +12,7 @@
 #include <vector>
 #include <resilin/core/config.hpp>
 #include <resilin/core/error.hpp>
+#include <resilin/core/function_ref.hpp>
 
 namespace resilin {
 
@@ -25,14 +26,10 @@ inline int resolve_threads(int requested, index_t tasks) {
   return static_cast<int>(std::max<index_t>(1, std::min<index_t>(avail, tasks)));
 }
 
-template <class F>
-void parallel_for(index_t count, int threads, F&& f) {
-  if (count <= 0) return;
-  int const workers = resolve_threads(threads, count);
-  if (workers == 1) {
-    for (index_t t = 0; t < count; ++t) f(t, 0);
-    return;
-  }
+namespace detail {
+
+/// parallel_for's threads (workers >= 2), compiled once rather than once per task's lambda.
+inline void run_on_threads(index_t count, int workers, function_ref<void(index_t, int)> f) {
   std::atomic<index_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
@@ -57,6 +54,19 @@ void parallel_for(index_t count, int threads, F&& f) {
     body(0);
   }
   if (error) std::rethrow_exception(error);
+}
+
+}  // namespace detail
+
+template <class F>
+void parallel_for(index_t count, int threads, F&& f) {
+  if (count <= 0) return;
+  int const workers = resolve_threads(threads, count);
+  if (workers == 1) {
+    for (index_t t = 0; t < count; ++t) f(t, 0);
+    return;
+  }
+  detail::run_on_threads(count, workers, f);
 }
 
 }  // namespace resilin

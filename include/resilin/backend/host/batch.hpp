@@ -6,6 +6,7 @@
 // results never depend on which one ran a pair, nor on the thread count.
 #include <algorithm>
 #include <vector>
+#include <resilin/backend/host/batch_callbacks.hpp>
 #include <resilin/backend/host/channel_units.hpp>
 #include <resilin/backend/host/lockstep_groups.hpp>
 #include <resilin/backend/host/pair.hpp>
@@ -19,8 +20,8 @@ namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 /// pair_at(k) gives (x_k, y_k)), each chunk on one parallel_for of up to `threads` threads with
 /// one workspace each (ws.size() >= the threads parallel_for uses): group(members, ws) for each
 /// group (lockstep_pairs<T> pair indices), single(k, ws) for each other pair.
-template <class T, class Cost, class Smooth, class PairAt, class Group, class Single>
-void run_planned(measure<Cost, Smooth> const& m, index_t count, int threads, bool training, PairAt&& pair_at,
+template <class T, class Cost, class Smooth, class Group, class Single>
+void run_planned(measure<Cost, Smooth> const& m, index_t count, int threads, bool training, pair_source<T> pair_at,
                  Group&& group, Single&& single, std::vector<workspace<T>>& ws) {
   constexpr int G = lockstep_pairs<T>;
   for (index_t first = 0; first < count; first += batch_plan_pairs) {
@@ -44,9 +45,9 @@ void run_planned(measure<Cost, Smooth> const& m, index_t count, int threads, boo
 
 /// batch_values' and batch_values_and_grads' pairs as they are (no channel units), through
 /// run_planned.
-template <class T, class Cost, class Smooth, class PairAt, class Store>
-void planned_values(measure<Cost, Smooth> const& m, index_t count, int threads, PairAt&& pair_at,
-                    Store&& store, std::vector<workspace<T>>& ws) {
+template <class T, class Cost, class Smooth>
+void planned_values(measure<Cost, Smooth> const& m, index_t count, int threads, pair_source<T> pair_at,
+                    value_sink<T> store, std::vector<workspace<T>>& ws) {
   auto const one = [&](index_t k, workspace<T>& w) {
     auto const [x, y] = pair_at(k);
     return value(m, x, y, w);
@@ -59,9 +60,10 @@ void planned_values(measure<Cost, Smooth> const& m, index_t count, int threads, 
       [&](index_t k, workspace<T>& w) { store(k, one(k, w)); }, ws);
 }
 
-template <class T, class Cost, class Smooth, class PairAt, class GradsAt, class SeedAt, class Store>
-void planned_values_and_grads(measure<Cost, Smooth> const& m, index_t count, int threads, PairAt&& pair_at,
-                              GradsAt&& grads_at, SeedAt&& seed_at, Store&& store, std::vector<workspace<T>>& ws) {
+template <class T, class Cost, class Smooth>
+void planned_values_and_grads(measure<Cost, Smooth> const& m, index_t count, int threads, pair_source<T> pair_at,
+                              gradient_source<T> grads_at, seed_source<T> seed_at, value_sink<T> store,
+                              std::vector<workspace<T>>& ws) {
   run_planned<T>(
       m, count, threads, true, pair_at,
       [&](index_t const* members, workspace<T>& w) {
@@ -87,8 +89,8 @@ bool may_split_channels(measure<Cost, Smooth> const& m) noexcept {
 /// An independent-channels batch chunk by chunk (channel_units::gather): whole(units) runs the
 /// pairs that run as they are, split(units, one) the units with the one-channel measure, and
 /// fold(units, s) the chunk's split pair s (on any worker).
-template <class T, class Cost, class Smooth, class PairAt, class Whole, class Split, class Fold>
-void run_channel_units(measure<Cost, Smooth> const& m, index_t count, int threads, bool training, PairAt&& pair_at,
+template <class T, class Cost, class Smooth, class Whole, class Split, class Fold>
+void run_channel_units(measure<Cost, Smooth> const& m, index_t count, int threads, bool training, pair_source<T> pair_at,
                        Whole&& whole, Split&& split, Fold&& fold, std::vector<workspace<T>>& ws) {
   auto const one = m.single_channel();
   auto const splits = [&](series_view<T const> x, series_view<T const> y) {
@@ -112,9 +114,9 @@ void run_channel_units(measure<Cost, Smooth> const& m, index_t count, int thread
 
 /// store(k, value(m, x_k, y_k)) for k in [0, count), where pair_at(k) gives (x_k, y_k); threads
 /// and ws as run_planned's. Independent channels of short pairs run as channel units.
-template <class T, class Cost, class Smooth, class PairAt, class Store>
-void batch_values(measure<Cost, Smooth> const& m, index_t count, int threads, PairAt&& pair_at,
-                  Store&& store, std::vector<workspace<T>>& ws) {
+template <class T, class Cost, class Smooth>
+void batch_values(measure<Cost, Smooth> const& m, index_t count, int threads, pair_source<T> pair_at,
+                  value_sink<T> store, std::vector<workspace<T>>& ws) {
   if (!may_split_channels<T>(m)) return planned_values<T>(m, count, threads, pair_at, store, ws);
   run_channel_units<T>(
       m, count, threads, false, pair_at,
@@ -138,9 +140,10 @@ void batch_values(measure<Cost, Smooth> const& m, index_t count, int threads, Pa
 /// and seed_at(k) the seed; threads and ws as run_planned's. Soft-DTW and soft-MSM pairs that
 /// fit train in lock-step groups (run_lockstep_training_group), and independent channels of
 /// short pairs as channel units.
-template <class T, class Cost, class Smooth, class PairAt, class GradsAt, class SeedAt, class Store>
-void batch_values_and_grads(measure<Cost, Smooth> const& m, index_t count, int threads, PairAt&& pair_at,
-                            GradsAt&& grads_at, SeedAt&& seed_at, Store&& store, std::vector<workspace<T>>& ws) {
+template <class T, class Cost, class Smooth>
+void batch_values_and_grads(measure<Cost, Smooth> const& m, index_t count, int threads, pair_source<T> pair_at,
+                            gradient_source<T> grads_at, seed_source<T> seed_at, value_sink<T> store,
+                            std::vector<workspace<T>>& ws) {
   if (!may_split_channels<T>(m))
     return planned_values_and_grads<T>(m, count, threads, pair_at, grads_at, seed_at, store, ws);
   run_channel_units<T>(

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+#include <resilin/backend/host/batch_callbacks.hpp>
 #include <resilin/backend/host/exp_domain.hpp>
 #include <resilin/backend/host/lockstep.hpp>
 #include <resilin/backend/host/lockstep_soft_msm.hpp>
@@ -90,54 +91,51 @@ constexpr ragged_limits ragged_limits_of() noexcept {
   else return {1.0, lockstep_max_length};
 }
 
-/// Groups of G pairs of different shapes from `pairs` (those no full group of their shape
-/// took), appended to `grouped`; the others stay in `pairs`. The pairs are sorted by their
-/// shapes as the groups orient them (rows along the longer series): by rows, then, in runs of
-/// about sqrt(count / G) groups, by columns, so that G consecutive pairs have rows and columns
-/// alike; G consecutive pairs form a group where the limits allow it.
-template <class T, class PairAt>
-void group_ragged(std::vector<index_t>& pairs, PairAt&& pair_at, ragged_limits limits, std::vector<index_t>& grouped) {
-  auto const G = static_cast<std::size_t>(lockstep_pairs<T>);
-  if (pairs.size() < G) return;
-  struct entry {
-    index_t n, m, pair;
-  };
-  std::vector<entry> order;
-  order.reserve(pairs.size());
-  for (index_t k : pairs) {
-    auto const [x, y] = pair_at(k);
-    order.push_back({std::max(x.length, y.length), std::min(x.length, y.length), k});
+/// A pair that no full group of its shape took: its shape as the groups orient it (rows along
+/// the longer series).
+struct ragged_pair {
+  index_t n, m, pair;
+};
+
+/// Groups of G pairs of different shapes from `pairs`, appended to `grouped`; the others are
+/// appended to `rest`. The pairs are sorted by rows, then, in runs of about sqrt(count / G)
+/// groups, by columns, so that G consecutive pairs have rows and columns alike; G consecutive
+/// pairs form a group where the limits allow it.
+inline void group_ragged(std::vector<ragged_pair>& pairs, std::size_t G, ragged_limits limits,
+                         std::vector<index_t>& grouped, std::vector<index_t>& rest) {
+  if (pairs.size() < G) {
+    for (ragged_pair const& p : pairs) rest.push_back(p.pair);
+    return;
   }
-  auto const by_rows = [](entry const& a, entry const& b) {
+  auto const by_rows = [](ragged_pair const& a, ragged_pair const& b) {
     return a.n != b.n ? a.n < b.n : a.m != b.m ? a.m < b.m : a.pair < b.pair;
   };
-  auto const by_columns = [](entry const& a, entry const& b) {
+  auto const by_columns = [](ragged_pair const& a, ragged_pair const& b) {
     return a.m != b.m ? a.m < b.m : a.n != b.n ? a.n < b.n : a.pair < b.pair;
   };
-  std::sort(order.begin(), order.end(), by_rows);
-  auto const run = G * static_cast<std::size_t>(std::max(1.0, std::round(std::sqrt(double(order.size()) / double(G)))));
-  for (std::size_t r = 0; r < order.size(); r += run)
-    std::sort(order.begin() + static_cast<std::ptrdiff_t>(r),
-              order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), r + run)), by_columns);
-  pairs.clear();
+  std::sort(pairs.begin(), pairs.end(), by_rows);
+  auto const run = G * static_cast<std::size_t>(std::max(1.0, std::round(std::sqrt(double(pairs.size()) / double(G)))));
+  for (std::size_t r = 0; r < pairs.size(); r += run)
+    std::sort(pairs.begin() + static_cast<std::ptrdiff_t>(r),
+              pairs.begin() + static_cast<std::ptrdiff_t>(std::min(pairs.size(), r + run)), by_columns);
   std::size_t p = 0;
-  while (p + G <= order.size()) {
+  while (p + G <= pairs.size()) {
     double own = 0;
     index_t n = 0, m = 0;
     for (std::size_t g = p; g < p + G; ++g) {
-      own += static_cast<double>(order[g].n) * static_cast<double>(order[g].m);
-      n = std::max(n, order[g].n);
-      m = std::max(m, order[g].m);
+      own += static_cast<double>(pairs[g].n) * static_cast<double>(pairs[g].m);
+      n = std::max(n, pairs[g].n);
+      m = std::max(m, pairs[g].m);
     }
     if (n <= limits.longest &&
         static_cast<double>(G) * static_cast<double>(n) * static_cast<double>(m) <= (1 + limits.waste) * own) {
-      for (std::size_t g = p; g < p + G; ++g) grouped.push_back(order[g].pair);
+      for (std::size_t g = p; g < p + G; ++g) grouped.push_back(pairs[g].pair);
       p += G;
     } else {
-      pairs.push_back(order[p++].pair);
+      rest.push_back(pairs[p++].pair);
     }
   }
-  for (; p < order.size(); ++p) pairs.push_back(order[p].pair);
+  for (; p < pairs.size(); ++p) rest.push_back(pairs[p].pair);
 }
 
 /// Which pairs of a batch run in lock-step: groups of G pairs of one shape, in batch order,
@@ -152,6 +150,7 @@ struct lockstep_plan {
 };
 
 /// pair_at(k) gives the (x, y) views of pair k of count; threads: the workers that will run it.
+/// (A template on pair_at: run_planned's offset into its pair_source, inlined.)
 template <class T, class Cost, class Smooth, class PairAt>
 lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairAt&& pair_at,
                             int threads = 1, bool training = false) {
@@ -180,14 +179,18 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
         plan.rest.push_back(k);
     }
     auto const G = static_cast<std::size_t>(lockstep_pairs<T>);
+    bool const ragged = !training && m.band.type() == band_spec::kind::none;
     std::vector<index_t> grouped, leftover;
+    std::vector<ragged_pair> unequal;
     for (auto const& [shape, members] : by_shape) {
       std::size_t const full = members.size() / G * G;
       grouped.insert(grouped.end(), members.begin(), members.begin() + full);
-      leftover.insert(leftover.end(), members.begin() + full, members.end());
+      auto const [n, c] = shape;
+      for (std::size_t k = full; k < members.size(); ++k)
+        if (ragged) unequal.push_back({std::max(n, c), std::min(n, c), members[k]});
+        else leftover.push_back(members[k]);
     }
-    if (!training && m.band.type() == band_spec::kind::none)
-      group_ragged<T>(leftover, pair_at, ragged_limits_of<T, Cost, Smooth>(), grouped);
+    group_ragged(unequal, G, ragged_limits_of<T, Cost, Smooth>(), grouped, leftover);
     // a group for every worker that runs at once: threads beyond the cores share them (20000
     // threads for 300 series of 16 took every pair out of the groups: 1.22 s against 0.05 s)
     unsigned const cores = std::thread::hardware_concurrency();
@@ -207,9 +210,9 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
 /// y_k)) for its pairs; a soft value that the exponential domain leaves inaccurate
 /// (exp_domain_accurate) comes from single(k) instead, the single-pair value (which runs such a
 /// pair again in the log domain).
-template <class T, class Cost, class Smooth, class PairAt, class Store, class Single>
-void run_lockstep_group(measure<Cost, Smooth> const& m, index_t const* members, PairAt&& pair_at, Store&& store,
-                        Single&& single, lockstep_workspace<T>& ws) {
+template <class T, class Cost, class Smooth, class Single>
+void run_lockstep_group(measure<Cost, Smooth> const& m, index_t const* members, pair_source<T> pair_at,
+                        value_sink<T> store, Single&& single, lockstep_workspace<T>& ws) {
   if constexpr (lockstep_groups<T, Cost, Smooth>) {
     constexpr int G = lockstep_pairs<T>;
     oriented_pair<T> pairs[G];
@@ -238,10 +241,10 @@ void run_lockstep_group(measure<Cost, Smooth> const& m, index_t const* members, 
 /// store(k, S) with seed_at(k) dS/dx_k and dS/dy_k added to the views grads_at(k) gives (zeroed;
 /// called once per pair); a pair that a soft-DTW group leaves untrained (its value inaccurate in
 /// the exponential domain) is trained by single(k, x, y, gx, gy, seed) instead.
-template <class T, class Cost, class Smooth, class PairAt, class GradsAt, class SeedAt, class Store, class Single>
-void run_lockstep_training_group(measure<Cost, Smooth> const& m, index_t const* members, PairAt&& pair_at,
-                                 GradsAt&& grads_at, SeedAt&& seed_at, Store&& store, Single&& single,
-                                 lockstep_workspace<T>& ws) {
+template <class T, class Cost, class Smooth, class Single>
+void run_lockstep_training_group(measure<Cost, Smooth> const& m, index_t const* members, pair_source<T> pair_at,
+                                 gradient_source<T> grads_at, seed_source<T> seed_at, value_sink<T> store,
+                                 Single&& single, lockstep_workspace<T>& ws) {
   if constexpr (lockstep_trains<T, Cost, Smooth>) {
     constexpr int G = lockstep_pairs<T>;
     oriented_training_pair<T> pairs[G];
