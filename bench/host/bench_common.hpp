@@ -107,11 +107,11 @@ void run_short_pairs(benchmark::State& state, Measure const& measure, long d = 1
   set_counters(state, s);
 }
 
-/// Ragged pairs, one thread: values of B pairs whose x and y lengths are drawn uniformly from
-/// [n/2, n] (n = range(0), d = 1; few pairs share a shape), about 2^18 cells in all (at least 64
-/// pairs). items/s counts each pair's own cells.
+/// Ragged pairs, one thread: values (grad: values and gradients) of B pairs whose x and y
+/// lengths are drawn uniformly from [n/2, n] (n = range(0), d = 1; few pairs share a shape),
+/// about 2^18 cells in all (at least 64 pairs). items/s counts each pair's own cells.
 template <class T, class Measure>
-void run_ragged_pairs(benchmark::State& state, Measure const& measure) {
+void run_ragged_pairs(benchmark::State& state, Measure const& measure, bool grad = false) {
   long const n = state.range(0);
   shape const s{std::max(64L, (1L << 18) / (n * n * 9 / 16)), n, n, 1};
   data_set<T> data(s);
@@ -126,10 +126,16 @@ void run_ragged_pairs(benchmark::State& state, Measure const& measure) {
   }
   auto const X = resilin::make_batch(data.x, s.batch, s.n, s.d, std::span<resilin::index_t const>(lx));
   auto const Y = resilin::make_batch(data.y, s.batch, s.m, s.d, std::span<resilin::index_t const>(ly));
+  auto const GX = resilin::make_batch(data.gx, s.batch, s.n, s.d, std::span<resilin::index_t const>(lx));
+  auto const GY = resilin::make_batch(data.gy, s.batch, s.m, s.d, std::span<resilin::index_t const>(ly));
   auto const exec = resilin::host.with_threads(1);
-  resilin::values(exec, measure, X, Y, std::span<T>(data.out));
+  auto const run = [&] {
+    if (grad) resilin::values_and_grads(exec, measure, X, Y, std::span<T>(data.out), GX, GY);
+    else resilin::values(exec, measure, X, Y, std::span<T>(data.out));
+  };
+  run();
   for (auto _ : state) {
-    resilin::values(exec, measure, X, Y, std::span<T>(data.out));
+    run();
     benchmark::DoNotOptimize(data.out.data());
   }
   state.SetItemsProcessed(static_cast<int64_t>(static_cast<double>(state.iterations()) * cells));

@@ -134,6 +134,11 @@ template <class T>
 void BM_dtw_ragged_pairs_host(benchmark::State& state) {
   bench::run_ragged_pairs<T>(state, resilin::measures::dtw());
 }
+/// Ragged pairs' values and gradients, one thread (soft-DTW's ragged training groups).
+template <class T>
+void BM_soft_dtw_ragged_training_host(benchmark::State& state) {
+  bench::run_ragged_pairs<T>(state, resilin::measures::soft_dtw(T(1)), true);
+}
 
 void host_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
@@ -162,6 +167,8 @@ BENCHMARK_TEMPLATE(BM_soft_dtw_short_pairs_host, float)->Apply(bench::short_pair
 BENCHMARK_TEMPLATE(BM_soft_dtw_ragged_pairs_host, double)->Apply(bench::ragged_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_ragged_pairs_host, float)->Apply(bench::ragged_pair_args);
 BENCHMARK_TEMPLATE(BM_dtw_ragged_pairs_host, double)->Apply(bench::ragged_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_ragged_training_host, double)->Apply(bench::ragged_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_ragged_training_host, float)->Apply(bench::ragged_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, double)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, float)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_host, double)->Apply(penalty_args);

@@ -217,6 +217,32 @@ void check_self_training(Measure const& m, r::index_t n, r::index_t d) {
   CHECK(bitwise_equal(g, g1));
 }
 
+/// values_and_grads of a ragged batch (seeds: the upstream) against value_and_grad of each pair
+/// alone: the values and every gradient sample bit for bit, padding zeros included, for 1 and
+/// all threads.
+template <class T, class Measure>
+void check_ragged_training(Measure const& m, r::batch_view<T const> X, r::batch_view<T const> Y,
+                           std::vector<T> const& seeds) {
+  r::index_t const B = X.batch, d = X.channels;
+  auto const gx_size = static_cast<std::size_t>(B * X.max_length * d), gy_size = static_cast<std::size_t>(B * Y.max_length * d);
+  std::vector<T> out1(static_cast<std::size_t>(B)), gx1(gx_size, T(0)), gy1(gy_size, T(0));
+  hd::workspace<T> ws;
+  for (r::index_t b = 0; b < B; ++b) {
+    r::series_view<T> const gx{gx1.data() + b * X.max_length * d, X.length(b), d};
+    r::series_view<T> const gy{gy1.data() + b * Y.max_length * d, Y.length(b), d};
+    out1[static_cast<std::size_t>(b)] = hd::value_and_grad(m, X[b], Y[b], gx, gy, seeds[static_cast<std::size_t>(b)], ws);
+  }
+  for (int threads : {1, 0}) {
+    INFO("training, threads " << threads);
+    std::vector<T> out(static_cast<std::size_t>(B), T(-7)), gx(gx_size, T(-5)), gy(gy_size, T(-5));
+    r::batch_view<T> const GX{gx.data(), B, X.max_length, d, X.lengths}, GY{gy.data(), B, Y.max_length, d, Y.lengths};
+    r::values_and_grads(r::host.with_threads(threads), m, X, Y, std::span<T>(out), GX, GY, std::span<T const>(seeds));
+    CHECK(bitwise_equal(out, out1));
+    CHECK(bitwise_equal(gx, gx1));
+    CHECK(bitwise_equal(gy, gy1));
+  }
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("lock-step training equals the single-pair values and gradients bit for bit",
@@ -454,7 +480,8 @@ TEMPLATE_TEST_CASE("independent channels run as one-channel units in lock-step g
   }
 }
 
-TEMPLATE_TEST_CASE("ragged lock-step groups: values of pairs of different shapes in a full band, bit for bit",
+TEMPLATE_TEST_CASE("ragged lock-step groups: values (and soft-DTW's training) of pairs of different shapes in a "
+                   "full band, bit for bit",
                    "[lockstep][ragged]", float, double) {
   using T = TestType;
   constexpr r::index_t G = hd::lockstep_pairs<T>;
@@ -479,13 +506,18 @@ TEMPLATE_TEST_CASE("ragged lock-step groups: values of pairs of different shapes
   auto const Y = r::make_batch(std::span<T const>(ys), B, L, d, std::span<r::index_t const>(ly));
   auto const pair_at = [&](r::index_t b) { return std::pair{X[b], Y[b]}; };
   CHECK(!hd::exp_domain_accurate(r::value(r::measures::soft_dtw<T>(T(0.5)), X[4], Y[4]), T(0.5), 16, 16));
-  // groups: how many of the plan's groups at least (0: none at all, -1: any)
-  auto const check = [&](auto const& m, r::index_t groups) {
+  auto const seeds = upstream_seeds<T>(B);
+  // groups: how many of the plan's groups at least (0: none at all, -1: any); training: of
+  // the training plan (soft-DTW's: the others train equal shapes only)
+  auto const check = [&](auto const& m, r::index_t groups, r::index_t training = 0) {
     auto const plan = hd::plan_lockstep<T>(m, B, pair_at);
     INFO("grouped " << plan.grouped.size());
     if (groups > 0) CHECK(plan.grouped.size() >= static_cast<std::size_t>(groups * G));
     else if (groups == 0) CHECK(plan.grouped.empty());
-    CHECK(hd::plan_lockstep<T>(m, B, pair_at, 1, true).grouped.empty());  // training: equal shapes only
+    auto const trained = hd::plan_lockstep<T>(m, B, pair_at, 1, true).grouped.size();
+    if (training > 0) CHECK(trained >= static_cast<std::size_t>(training * G));
+    else CHECK(trained == 0);
+    check_ragged_training(m, X, Y, seeds);
     for (int threads : {1, 0}) {
       std::vector<T> out(static_cast<std::size_t>(B), T(-7));
       r::values(r::host.with_threads(threads), m, X, Y, std::span<T>(out));
@@ -503,8 +535,9 @@ TEMPLATE_TEST_CASE("ragged lock-step groups: values of pairs of different shapes
   joint_msm.independent_channels = false;
   auto independent_dtw = r::measures::dtw();
   independent_dtw.independent_channels = true;
-  check(r::measures::soft_dtw<T>(T(0.5)), 2);
-  check(r::measures::soft_dtw<T, r::l1_distance>(T(0.01)), 2);
+  check(r::measures::soft_dtw<T>(T(0.5)), 2, 2);
+  check(r::measures::soft_dtw<T, r::l1_distance>(T(0.01)), 2, 2);
+  check(r::measures::soft_dtw<T, r::half_squared_euclidean>(T(3)), 2, 2);
   check(r::measures::dtw(), 3);
   // independent channels: ragged groups of their units (channel_units.hpp), not of the pairs
   check(r::measures::soft_msm<T>(T(0.3), T(0.5)), 0);

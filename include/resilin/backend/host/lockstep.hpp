@@ -299,17 +299,31 @@ struct oriented_training_pair {
 /// The adjoint sweep of a lock-step group's backward, as the strips' backward sums: rows from
 /// n - 1 up, each right to left, a cell's adjoint a = (the share the cell below passed up + the
 /// share the cell to the right passed left) + the share the cell diagonally below passed back,
-/// plus each pair's seed at (n - 1, m - 1). cells.begin_row(i) and cells.end_row(i) around
+/// plus each pair's seed at its last cell. cells.begin_row(i) and cells.end_row(i) around
 /// row i; cells.cell(i, j, q, a) gives the shares vector q's adjoint passes to the cell's
 /// predecessors (diag, up, left), its gradient terms accumulated as the caller's traversal needs.
+/// A ragged group (pairs within the group's n x m, a full band: lockstep_corner_forward's)
+/// seeds each pair at its own last cell, so its cells' adjoints are those of its own group: the
+/// cells past it get adjoint +0 (nothing seeds them) and pass +0 shares (the adjoint times a
+/// weight in [0, 1], exp_move_shares), as the strips' zeros beyond a pair; their gradient terms
+/// (+0 or -0) come first in each sum (rows up, columns right to left), which they leave at
+/// the +0 it starts from. (Soft-DTW's groups, lockstep_training.hpp; soft-MSM's train equal
+/// shapes only.)
 template <class T, class Cells>
 void lockstep_adjoint_sweep(oriented_training_pair<T> const* pairs, band_geometry const& band,
                             lockstep_workspace<T>& ws, Cells&& cells) {
   using V = simd::pack<T>;
-  constexpr int W = V::width, K = lockstep_vectors<T>;
-  index_t const n = pairs[0].x.length, m = pairs[0].y.length;
-  V seeds[K];
-  for (int g = 0; g < K * W; ++g) seeds[g / W].set(g % W, pairs[g].seed);
+  constexpr int W = V::width, K = lockstep_vectors<T>, G = K * W;
+  group_extent const extent = group_extent::of(pairs, G);
+  index_t const n = extent.n, m = extent.m;
+  bool ragged = false;
+  V seeds[K], rows[K], columns[K];  // each lane's seed, rows and columns
+  for (int g = 0; g < G; ++g) {
+    seeds[g / W].set(g % W, pairs[g].seed);
+    rows[g / W].set(g % W, static_cast<T>(pairs[g].x.length));
+    columns[g / W].set(g % W, static_cast<T>(pairs[g].y.length));
+    ragged = ragged || pairs[g].x.length != n || pairs[g].y.length != m;
+  }
   V const zero(T(0));
   // g_up[j], g_diag[j]: the shares that cell (i + 1, j) passed up and diagonally (0 outside the
   // band and past the last row), column m the zero beyond
@@ -317,47 +331,57 @@ void lockstep_adjoint_sweep(oriented_training_pair<T> const* pairs, band_geometr
   ws.g_diag.assign(static_cast<std::size_t>((m + 1) * K), zero);
   V* const g_up = ws.g_up.data();
   V* const g_diag = ws.g_diag.data();
-  index_t below_hi = -1;  // the last column of the row below (none below the last row)
-  for (index_t i = n - 1; i >= 0; --i) {
-    index_range const r = band.row(i);
-    cells.begin_row(i);
-    V left[K], carry[K];  // the share cell (i, j + 1) passed left; g_diag of (i + 1, j + 1)
-    for (int q = 0; q < K; ++q) {
-      left[q] = zero;
-      carry[q] = g_diag[(r.hi + 1) * K + q];
-    }
-    for (index_t j = r.hi; j >= r.lo; --j) {
-RESILIN_UNROLL(8)
+  auto const sweep = [&]<bool Ragged>() {
+    index_t below_hi = -1;  // the last column of the row below (none below the last row)
+    for (index_t i = n - 1; i >= 0; --i) {
+      index_range const r = band.row(i);
+      cells.begin_row(i);
+      V left[K], carry[K];  // the share cell (i, j + 1) passed left; g_diag of (i + 1, j + 1)
+      typename V::mask last_row[K];  // the lanes whose pair ends in this row
       for (int q = 0; q < K; ++q) {
-        auto const at = static_cast<std::size_t>(j * K + q);
-        V const diag_below = carry[q];
-        carry[q] = g_diag[at];
-        V a = g_up[at] + left[q] + diag_below;
-        if (i == n - 1 && j == m - 1) a = a + seeds[q];
-        step3<V> const shares = cells.cell(i, j, q, a);
-        g_diag[at] = shares.diag;
-        g_up[at] = shares.up;
-        left[q] = shares.left;
+        left[q] = zero;
+        carry[q] = g_diag[(r.hi + 1) * K + q];
+        if constexpr (Ragged) last_row[q] = V(static_cast<T>(i + 1)) == rows[q];
       }
-      cells.end_cell(i, j);
+      for (index_t j = r.hi; j >= r.lo; --j) {
+RESILIN_UNROLL(8)
+        for (int q = 0; q < K; ++q) {
+          auto const at = static_cast<std::size_t>(j * K + q);
+          V const diag_below = carry[q];
+          carry[q] = g_diag[at];
+          V a = g_up[at] + left[q] + diag_below;
+          if constexpr (Ragged)
+            a = simd::select(last_row[q] & (V(static_cast<T>(j + 1)) == columns[q]), a + seeds[q], a);
+          else if (i == n - 1 && j == m - 1)
+            a = a + seeds[q];
+          step3<V> const shares = cells.cell(i, j, q, a);
+          g_diag[at] = shares.diag;
+          g_up[at] = shares.up;
+          left[q] = shares.left;
+        }
+        cells.end_cell(i, j);
+      }
+      // columns the row below had past this row's band are no cells of this row
+      for (index_t j = r.hi + 1; j <= below_hi; ++j)
+        for (int q = 0; q < K; ++q) g_up[j * K + q] = g_diag[j * K + q] = zero;
+      below_hi = r.hi;
+      cells.end_row(i);
     }
-    // columns the row below had past this row's band are no cells of this row
-    for (index_t j = r.hi + 1; j <= below_hi; ++j)
-      for (int q = 0; q < K; ++q) g_up[j * K + q] = g_diag[j * K + q] = zero;
-    below_hi = r.hi;
-    cells.end_row(i);
-  }
+  };
+  if (ragged) sweep.template operator()<true>();
+  else sweep.template operator()<false>();
 }
 
 /// Adds each trained lane's sums of y's gradient (gy: (column, channel, vector)) to its pair's
-/// gy, as the strips add theirs at the end of a pair (trained null: every lane).
+/// gy (its own columns of a ragged group's), as the strips add theirs at the end of a pair
+/// (trained null: every lane).
 template <class T>
 void add_lane_gradients_y(oriented_training_pair<T> const* pairs, bool const* trained, simd::pack<T> const* gy) {
   constexpr int W = simd::pack<T>::width, K = lockstep_vectors<T>;
-  index_t const m = pairs[0].y.length, d = pairs[0].y.channels;
+  index_t const d = pairs[0].y.channels;
   for (int g = 0; g < K * W; ++g) {
     if (trained && !trained[g]) continue;
-    for (index_t j = 0; j < m; ++j)
+    for (index_t j = 0; j < pairs[g].y.length; ++j)
       for (index_t c = 0; c < d; ++c) pairs[g].gy(j, c) += gy[(j * d + c) * K + g / W][g % W];
   }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <thread>
 #include <type_traits>
@@ -43,6 +44,13 @@ inline constexpr bool lockstep_groups =
 /// 220 x 220 (25 MB) 1.22x slower, and on one thread 256 x 256 (33 MB) 1.12x slower.
 inline constexpr std::size_t lockstep_training_table_bytes = std::size_t(12) << 20;
 
+/// How much a ragged soft-DTW training group's cells may exceed its pairs' own (ragged_limits):
+/// equal-shape training groups run 2-8x faster than their pairs alone (8 x 8 to 128 x 128).
+/// Measured (bm_soft_dtw ragged training, lengths in [n/2, n], one thread, Zen 4) against 0.3:
+/// 0.6 and 1.0 both 1.4-1.5x faster at n = 64 and double's n = 128, 1.0 float's n = 128 too,
+/// none slower.
+inline constexpr double ragged_training_waste = 1.0;
+
 /// The bytes of a training group's table for n x m pairs.
 template <class T>
 constexpr std::size_t lockstep_table_bytes(index_t n, index_t m) noexcept {
@@ -74,18 +82,26 @@ bool lockstep_shape_fits(measure<Cost, Smooth> const& m, index_t n, index_t c, i
   }
 }
 
-/// Where a measure's values group pairs of different shapes (in a full band:
-/// lockstep_corner_forward): a group's cells (its longest x times its longest y, every pair
-/// computed on them) may exceed its pairs' own by the fraction `waste`, its series be `longest`
-/// at most. Measured (values, one thread, Zen 4, double; groups of nearly equal shapes against
-/// the pairs alone): DTW 2.8-5x faster from 16 to 512 samples, soft-DTW 1.4-2.9x, soft-MSM
-/// 2.5x at 16, 1.17x at 64 and none beyond.
+/// Where a measure's groups take pairs of different shapes (in a full band: values
+/// lockstep_corner_forward, soft-DTW's training lockstep_adjoint_sweep too): a group's cells (its
+/// longest x times its longest y, every pair computed on them) may exceed its pairs' own by the
+/// fraction `waste`, its series be `longest` at most (0: no such groups), a training group's
+/// table hold `table_cells` cells ((n + 1)(m + 1)) at most. Measured (values, one thread,
+/// Zen 4, double; groups of nearly equal shapes against the pairs alone): DTW 2.8-5x faster from
+/// 16 to 512 samples, soft-DTW 1.4-2.9x, soft-MSM 2.5x at 16, 1.17x at 64 and none beyond.
 struct ragged_limits {
   double waste;
   index_t longest;
+  double table_cells = std::numeric_limits<double>::infinity();
 };
 template <class T, class Cost, class Smooth>
-constexpr ragged_limits ragged_limits_of() noexcept {
+constexpr ragged_limits ragged_limits_of(bool training) noexcept {
+  if (training) {
+    if constexpr (lockstep_measure<T, Cost, Smooth> && std::same_as<Smooth, soft_min<T>>)
+      return {ragged_training_waste, lockstep_max_length,
+              static_cast<double>(lockstep_training_table_bytes / lockstep_table_bytes<T>(0, 0))};
+    else return {0, 0, 0};
+  }
   if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>) return {0.1, 64};
   else if constexpr (std::same_as<Smooth, soft_min<T>>) return {0.3, lockstep_max_length};
   else return {1.0, lockstep_max_length};
@@ -127,7 +143,7 @@ inline void group_ragged(std::vector<ragged_pair>& pairs, std::size_t G, ragged_
       n = std::max(n, pairs[g].n);
       m = std::max(m, pairs[g].m);
     }
-    if (n <= limits.longest &&
+    if (n <= limits.longest && static_cast<double>(n + 1) * static_cast<double>(m + 1) <= limits.table_cells &&
         static_cast<double>(G) * static_cast<double>(n) * static_cast<double>(m) <= (1 + limits.waste) * own) {
       for (std::size_t g = p; g < p + G; ++g) grouped.push_back(pairs[g].pair);
       p += G;
@@ -139,7 +155,8 @@ inline void group_ragged(std::vector<ragged_pair>& pairs, std::size_t G, ragged_
 }
 
 /// Which pairs of a batch run in lock-step: groups of G pairs of one shape, in batch order,
-/// then, for values in a full band, groups of pairs of alike shapes (group_ragged), and the
+/// then, in a full band, groups of pairs of alike shapes (group_ragged; for training soft-DTW's
+/// only, ragged_limits_of), and the
 /// rest, one task each. Both traversals give the same bits, so the plan may depend on
 /// the thread count: with fewer groups than threads, none is formed (one group on one core
 /// would be slower than its pairs spread over all of them). `training`: groups for values and
@@ -179,7 +196,8 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
         plan.rest.push_back(k);
     }
     auto const G = static_cast<std::size_t>(lockstep_pairs<T>);
-    bool const ragged = !training && m.band.type() == band_spec::kind::none;
+    ragged_limits const limits = ragged_limits_of<T, Cost, Smooth>(training);
+    bool const ragged = limits.longest > 0 && m.band.type() == band_spec::kind::none;
     std::vector<index_t> grouped, leftover;
     std::vector<ragged_pair> unequal;
     for (auto const& [shape, members] : by_shape) {
@@ -190,7 +208,7 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
         if (ragged) unequal.push_back({std::max(n, c), std::min(n, c), members[k]});
         else leftover.push_back(members[k]);
     }
-    group_ragged(unequal, G, ragged_limits_of<T, Cost, Smooth>(), grouped, leftover);
+    group_ragged(unequal, G, limits, grouped, leftover);
     // a group for every worker that runs at once: threads beyond the cores share them (20000
     // threads for 300 series of 16 took every pair out of the groups: 1.22 s against 0.05 s)
     unsigned const cores = std::thread::hardware_concurrency();
@@ -255,7 +273,8 @@ void run_lockstep_training_group(measure<Cost, Smooth> const& m, index_t const* 
     }
     T values[G];
     bool trained[G];
-    band_geometry const band = m.band.geometry(pairs[0].x.length, pairs[0].y.length);
+    auto const [n, c] = group_extent::of(pairs, G);  // a ragged group's: a full band
+    band_geometry const band = m.band.geometry(n, c);
     if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>) {  // the log domain: every pair trained
       lockstep_soft_msm_values_and_grads(pairs, band, m.cost, m.smooth, values, ws);
       std::fill(trained, trained + G, true);

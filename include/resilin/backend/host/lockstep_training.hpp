@@ -27,7 +27,9 @@ namespace resilin::host_detail::inline RESILIN_HOST_ABI {
 /// Values S(x_g, y_g) of a group into out[g], and for every g with trained[g] (the value is
 /// finite and exp_domain_accurate, as the single-pair training asks) seed_g dS/dx_g added to gx_g
 /// and seed_g dS/dy_g to gy_g. The others' gradients are left untouched, for the caller to train
-/// them one at a time. Pairs as in lockstep_values, every one in the exponential domain.
+/// them one at a time. Pairs as in lockstep_values (a ragged group's too: each pair's value is
+/// its own last cell's, its backward seeded there, lockstep_adjoint_sweep), every one in the
+/// exponential domain.
 template <class T, class Distance>
 void lockstep_values_and_grads(oriented_training_pair<T> const* pairs, band_geometry const& band,
                                lockstep_soft_cell<T> const& cell, T* out, bool* trained,
@@ -35,7 +37,8 @@ void lockstep_values_and_grads(oriented_training_pair<T> const* pairs, band_geom
   using V = simd::pack<T>;
   using S = exp_value<T>;
   constexpr int W = V::width, K = lockstep_vectors<T>, G = K * W;
-  index_t const n = pairs[0].x.length, m = pairs[0].y.length, d = pairs[0].x.channels;
+  group_extent const extent = group_extent::of(pairs, G);
+  index_t const n = extent.n, m = extent.m, d = pairs[0].x.channels;
   interleave_group(pairs, ws);
   // the forward, every row kept: row i (from -1) at (i + 1)(m + 1) K
   auto const row_size = static_cast<std::size_t>((m + 1) * K);
@@ -47,8 +50,9 @@ void lockstep_values_and_grads(oriented_training_pair<T> const* pairs, band_geom
   lockstep_forward<T, true>(n, m, band, lockstep_soft_cell<T>::unreachable(), row,
                             lockstep_dtw_cells<T, Distance, lockstep_soft_cell<T>>{cell, ws.xs.data(), ws.ys.data(), d});
   for (int g = 0; g < G; ++g) {
-    out[g] = cell.result(row(n - 1)[m * K + g / W], g % W);
-    trained[g] = out[g] < math::infinity<T>() && exp_domain_accurate(out[g], cell.gamma, n, m);
+    index_t const ng = pairs[g].x.length, mg = pairs[g].y.length;
+    out[g] = cell.result(row(ng - 1)[mg * K + g / W], g % W);
+    trained[g] = out[g] < math::infinity<T>() && exp_domain_accurate(out[g], cell.gamma, ng, mg);
   }
 
   // the backward: each cell's shares from the states its sum was formed of (exp_move_shares),
@@ -88,7 +92,7 @@ RESILIN_UNROLL(4)
     void end_cell(index_t, index_t) noexcept {}
     void end_row(index_t i) noexcept {
       for (int g = 0; g < G; ++g) {
-        if (!trained[g]) continue;
+        if (!trained[g] || i >= pairs[g].x.length) continue;
         for (index_t c = 0; c < d; ++c) pairs[g].gx(i, c) += gx[c * K + g / W][g % W];
       }
     }
