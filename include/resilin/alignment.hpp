@@ -374,8 +374,8 @@ void values(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
 /// padding samples beyond a series' length get exactly 0. upstream defaults to ones and must be
 /// finite. The outputs must not overlap the inputs or each other, except GX = GY for Y = X (as
 /// value_and_grad). Every pair gets the bits of value_and_grad on it, whatever the threads:
-/// soft-DTW and soft-MSM pairs of one shape train in lock-step groups with its arithmetic
-/// (backend/host/lockstep_groups.hpp).
+/// soft-DTW and soft-MSM pairs of one shape (soft-DTW's of alike shapes too, in a full band)
+/// train in lock-step groups with its arithmetic (backend/host/lockstep_groups.hpp).
 template <class Cost, class Smooth, batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>
 void values_and_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,

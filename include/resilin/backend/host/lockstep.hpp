@@ -119,7 +119,7 @@ void resize_exactly(std::vector<V>& v, std::size_t size) {
 }
 
 /// The rows and columns of a group: the longest x and y of its pairs (a ragged group's pairs,
-/// values only, may be shorter: lockstep_corner_forward).
+/// in a full band, may be shorter: lockstep_corner_forward, lockstep_adjoint_sweep).
 struct group_extent {
   index_t n, m;
   template <class Pair>
