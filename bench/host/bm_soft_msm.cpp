@@ -55,6 +55,11 @@ template <class T>
 void BM_soft_msm_ragged_pairs_host(benchmark::State& state) {
   bench::run_ragged_pairs<T>(state, soft_msm(T(1), T(1)));
 }
+/// Their values and gradients (ragged training groups).
+template <class T>
+void BM_soft_msm_ragged_training_host(benchmark::State& state) {
+  bench::run_ragged_pairs<T>(state, soft_msm(T(1), T(1)), true);
+}
 
 void host_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
@@ -78,5 +83,7 @@ BENCHMARK_TEMPLATE(BM_soft_msm_independent_short_pairs_host, double)->Apply(benc
 BENCHMARK_TEMPLATE(BM_soft_msm_independent_short_pairs_host, float)->Apply(bench::short_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_msm_ragged_pairs_host, double)->Apply(bench::ragged_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_msm_ragged_pairs_host, float)->Apply(bench::ragged_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_msm_ragged_training_host, double)->Apply(bench::ragged_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_msm_ragged_training_host, float)->Apply(bench::ragged_pair_args);
 
 BENCHMARK_MAIN();

@@ -305,10 +305,9 @@ struct oriented_training_pair {
 /// A ragged group (pairs within the group's n x m, a full band: lockstep_corner_forward's)
 /// seeds each pair at its own last cell, so its cells' adjoints are those of its own group: the
 /// cells past it get adjoint +0 (nothing seeds them) and pass +0 shares (the adjoint times a
-/// weight in [0, 1], exp_move_shares), as the strips' zeros beyond a pair; their gradient terms
-/// (+0 or -0) come first in each sum (rows up, columns right to left), which they leave at
-/// the +0 it starts from. (Soft-DTW's groups, lockstep_training.hpp; soft-MSM's train equal
-/// shapes only.)
+/// weight in [0, 1]), as the strips' zeros beyond a pair. Their gradient terms are +0 or -0,
+/// and add nothing wherever they fall: every sum starts at +0 and so is never -0 (a sum of
+/// +0 and any terms is -0 only if it starts at -0), and x + (+-0) = x for every other x.
 template <class T, class Cells>
 void lockstep_adjoint_sweep(oriented_training_pair<T> const* pairs, band_geometry const& band,
                             lockstep_workspace<T>& ws, Cells&& cells) {

@@ -44,11 +44,11 @@ inline constexpr bool lockstep_groups =
 /// 220 x 220 (25 MB) 1.22x slower, and on one thread 256 x 256 (33 MB) 1.12x slower.
 inline constexpr std::size_t lockstep_training_table_bytes = std::size_t(12) << 20;
 
-/// How much a ragged soft-DTW training group's cells may exceed its pairs' own (ragged_limits):
-/// equal-shape training groups run 2-8x faster than their pairs alone (8 x 8 to 128 x 128).
-/// Measured (bm_soft_dtw ragged training, lengths in [n/2, n], one thread, Zen 4) against 0.3:
-/// 0.6 and 1.0 both 1.4-1.5x faster at n = 64 and double's n = 128, 1.0 float's n = 128 too,
-/// none slower.
+/// How much a ragged training group's cells may exceed its pairs' own (ragged_limits):
+/// equal-shape training groups run 1.3-8x faster than their pairs alone. Measured (bm_soft_dtw,
+/// bm_soft_msm ragged training, lengths in [n/2, n], one thread, Zen 4): soft-DTW at 1.0 and
+/// 0.6 1.4-1.5x faster than at 0.3 (n = 64, double's 128; 1.0 float's 128 too), soft-MSM at
+/// 1.0 1.1x faster than at 0.1-0.3 (n = 64); none slower.
 inline constexpr double ragged_training_waste = 1.0;
 
 /// The bytes of a training group's table for n x m pairs.
@@ -83,7 +83,7 @@ bool lockstep_shape_fits(measure<Cost, Smooth> const& m, index_t n, index_t c, i
 }
 
 /// Where a measure's groups take pairs of different shapes (in a full band: values
-/// lockstep_corner_forward, soft-DTW's training lockstep_adjoint_sweep too): a group's cells (its
+/// lockstep_corner_forward, training lockstep_adjoint_sweep too): a group's cells (its
 /// longest x times its longest y, every pair computed on them) may exceed its pairs' own by the
 /// fraction `waste`, its series be `longest` at most (0: no such groups), a training group's
 /// table hold `table_cells` cells ((n + 1)(m + 1)) at most. Measured (values, one thread,
@@ -95,9 +95,12 @@ struct ragged_limits {
   double table_cells = std::numeric_limits<double>::infinity();
 };
 template <class T, class Cost, class Smooth>
-constexpr ragged_limits ragged_limits_of(bool training) noexcept {
+constexpr ragged_limits ragged_limits_of(bool training, index_t channels) noexcept {
   if (training) {
-    if constexpr (lockstep_measure<T, Cost, Smooth> && std::same_as<Smooth, soft_min<T>>)
+    if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>)
+      return {ragged_training_waste, lockstep_max_length,
+              static_cast<double>(lockstep_training_table_bytes / lockstep_soft_msm_table_bytes<T>(1, 1, channels))};
+    else if constexpr (lockstep_measure<T, Cost, Smooth> && std::same_as<Smooth, soft_min<T>>)
       return {ragged_training_waste, lockstep_max_length,
               static_cast<double>(lockstep_training_table_bytes / lockstep_table_bytes<T>(0, 0))};
     else return {0, 0, 0};
@@ -155,10 +158,9 @@ inline void group_ragged(std::vector<ragged_pair>& pairs, std::size_t G, ragged_
 }
 
 /// Which pairs of a batch run in lock-step: groups of G pairs of one shape, in batch order,
-/// then, in a full band, groups of pairs of alike shapes (group_ragged; for training soft-DTW's
-/// only, ragged_limits_of), and the
-/// rest, one task each. Both traversals give the same bits, so the plan may depend on
-/// the thread count: with fewer groups than threads, none is formed (one group on one core
+/// then, in a full band, groups of pairs of alike shapes (group_ragged, ragged_limits_of), and
+/// the rest, one task each. Both traversals give the same bits, so the plan may depend on the
+/// thread count: with fewer groups than threads, none is formed (one group on one core
 /// would be slower than its pairs spread over all of them). `training`: groups for values and
 /// gradients (lockstep_trains, and tables within lockstep_training_table_bytes).
 struct lockstep_plan {
@@ -181,6 +183,7 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
     return plan;
   }
   if constexpr (lockstep_groups<T, Cost, Smooth>) {
+    index_t const channels = pair_at(0).first.channels;  // a batch's pairs share them
     std::map<std::pair<index_t, index_t>, std::vector<index_t>> by_shape;
     for (index_t k = 0; k < count; ++k) {
       auto const [x, y] = pair_at(k);
@@ -196,7 +199,7 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
         plan.rest.push_back(k);
     }
     auto const G = static_cast<std::size_t>(lockstep_pairs<T>);
-    ragged_limits const limits = ragged_limits_of<T, Cost, Smooth>(training);
+    ragged_limits const limits = ragged_limits_of<T, Cost, Smooth>(training, channels);
     bool const ragged = limits.longest > 0 && m.band.type() == band_spec::kind::none;
     std::vector<index_t> grouped, leftover;
     std::vector<ragged_pair> unequal;

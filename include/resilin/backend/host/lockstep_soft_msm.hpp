@@ -175,14 +175,16 @@ struct lockstep_soft_msm_training_cells : lockstep_soft_msm_cells<T, P, true> {
 /// (and x_{i-1}'s) over j descending, and y_j's over the strips' steps, rows descending but
 /// for one swap: where row i starts a vector of a strip but not the strip (i % W = 0, i % H !=
 /// 0), the strips add row i - 1's term from column j + 1 before row i's from column j. So
-/// values and gradients have value_and_grad's bits.
+/// values and gradients have value_and_grad's bits. A ragged group's pairs (in a full band) are
+/// read and seeded at their own last cells (lockstep_corner_forward, lockstep_adjoint_sweep).
 template <class T, class P>
 void lockstep_soft_msm_values_and_grads(oriented_training_pair<T> const* pairs, band_geometry const& band,
                                         soft_msm_cost<P> const& cost, soft_min<T> const& smooth, T* out,
                                         lockstep_workspace<T>& ws) {
   using V = simd::pack<T>;
   constexpr int W = V::width, K = lockstep_vectors<T>, G = K * W, H = strip_rows<T>;
-  index_t const n = pairs[0].x.length, m = pairs[0].y.length, d = pairs[0].x.channels;
+  group_extent const extent = group_extent::of(pairs, G);
+  index_t const n = extent.n, m = extent.m, d = pairs[0].x.channels;
   index_t const packs = soft_msm_side_packs(d);
   soft_msm_lane_cost<T, P> lanes;
   prepare_soft_msm_group(pairs, cost, lanes, ws);
@@ -190,11 +192,11 @@ void lockstep_soft_msm_values_and_grads(oriented_training_pair<T> const* pairs, 
   lanes.partials.resize(static_cast<std::size_t>(2 * K * d));
   lanes.diffs.resize(static_cast<std::size_t>(K * d));
   resize_exactly(ws.side, static_cast<std::size_t>(n * m * K * packs));
-  V const* const last = lockstep_rolling_forward<T>(
-      n, m, band, V(math::infinity<T>()), V(T(0)), ws.hard_rows,
+  lockstep_corner_forward<T>(
+      pairs, band, V(math::infinity<T>()), V(T(0)), ws.hard_rows,
       lockstep_soft_msm_training_cells<T, P>{
-          {lanes, smooth, ws.xs.data(), ws.ys.data(), ws.e_col.data(), ws.e_row.data(), d}, ws.side.data(), m});
-  for (int g = 0; g < G; ++g) out[g] = last[static_cast<std::size_t>(m * K + g / W)][g % W];
+          {lanes, smooth, ws.xs.data(), ws.ys.data(), ws.e_col.data(), ws.e_row.data(), d}, ws.side.data(), m},
+      [&](V const& state, int lane, int g) { out[g] = state[lane]; });
 
   // the backward: each cell's shares from its stored weights, its gradient terms times its
   // adjoint summed for x_i, x_{i-1} (per row) and y_j, y_{j-1} in the strips' order
@@ -222,6 +224,7 @@ void lockstep_soft_msm_values_and_grads(oriented_training_pair<T> const* pairs, 
         acc = acc + guarded_product<false>(a, terms[4 * c + which]);
       }
     }
+
     RESILIN_INLINE V const* terms_of(index_t i, index_t j, int q) const noexcept {
       return side + ((i * m + j) * K + q) * packs + 3;
     }
@@ -258,7 +261,7 @@ void lockstep_soft_msm_values_and_grads(oriented_training_pair<T> const* pairs, 
     }
     void end_row(index_t i) noexcept {
       for (int g = 0; g < G; ++g)
-        for (index_t c = 0; c < d; ++c) {
+        for (index_t c = 0; c < d && i < pairs[g].x.length; ++c) {
           pairs[g].gx(i, c) += gxr[c * K + g / W][g % W];
           if (i >= 1) pairs[g].gx(i - 1, c) += gxr[(d + c) * K + g / W][g % W];
         }
