@@ -164,8 +164,38 @@ TEMPLATE_TEST_CASE("lock-step groups in mixed batches and pairwise", "[lockstep]
 
 namespace {
 
-/// values_and_grads of a batch against value_and_grad of each pair alone (the strips): the
-/// values and every gradient sample bit for bit, padding zeros included, for 1 and all threads.
+/// values_and_grads of a batch, ragged or not (seeds: the upstream), against value_and_grad of
+/// each pair alone: the values and every gradient sample bit for bit, padding zeros included,
+/// for 1 and all threads.
+template <class T, class Measure>
+void check_ragged_training(Measure const& m, r::batch_view<T const> X, r::batch_view<T const> Y,
+                           std::vector<T> const& given) {
+  r::index_t const B = X.batch, d = X.channels;
+  auto const gx_size = static_cast<std::size_t>(B * X.max_length * d), gy_size = static_cast<std::size_t>(B * Y.max_length * d);
+  // the given seeds, then the least negative one everywhere (adjoints and gradient terms that
+  // round to -0)
+  for (std::vector<T> const& seeds : {given, std::vector<T>(static_cast<std::size_t>(B), -std::numeric_limits<T>::denorm_min())}) {
+    std::vector<T> out1(static_cast<std::size_t>(B)), gx1(gx_size, T(0)), gy1(gy_size, T(0));
+    hd::workspace<T> ws;
+    for (r::index_t b = 0; b < B; ++b) {
+      r::series_view<T> const gx{gx1.data() + b * X.max_length * d, X.length(b), d};
+      r::series_view<T> const gy{gy1.data() + b * Y.max_length * d, Y.length(b), d};
+      out1[static_cast<std::size_t>(b)] = hd::value_and_grad(m, X[b], Y[b], gx, gy, seeds[static_cast<std::size_t>(b)], ws);
+    }
+    for (int threads : {1, 0}) {
+      INFO("training, threads " << threads);
+      std::vector<T> out(static_cast<std::size_t>(B), T(-7)), gx(gx_size, T(-5)), gy(gy_size, T(-5));
+      r::batch_view<T> const GX{gx.data(), B, X.max_length, d, X.lengths}, GY{gy.data(), B, Y.max_length, d, Y.lengths};
+      r::values_and_grads(r::host.with_threads(threads), m, X, Y, std::span<T>(out), GX, GY, std::span<T const>(seeds));
+      CHECK(bitwise_equal(out, out1));
+      CHECK(bitwise_equal(gx, gx1));
+      CHECK(bitwise_equal(gy, gy1));
+    }
+  }
+}
+
+/// check_ragged_training of B pairs of n x k (d channels) after the training plan's check: groups
+/// (expect_groups) or none.
 template <class T, class Measure>
 void check_training(Measure const& m, std::vector<T> const& xs, std::vector<T> const& ys, r::index_t B,
                     r::index_t n, r::index_t k, r::index_t d, std::vector<T> const& upstream,
@@ -174,22 +204,7 @@ void check_training(Measure const& m, std::vector<T> const& xs, std::vector<T> c
   auto const Y = r::make_batch(std::span<T const>(ys), B, k, d);
   auto const plan = hd::plan_lockstep<T>(m, B, [&](r::index_t b) { return std::pair{X[b], Y[b]}; }, 1, true);
   CHECK(plan.grouped.empty() != expect_groups);
-  std::vector<T> out1(static_cast<std::size_t>(B)), gx1(xs.size(), T(0)), gy1(ys.size(), T(0));
-  hd::workspace<T> ws;
-  for (r::index_t b = 0; b < B; ++b) {  // one pair, its seed as values_and_grads passes it
-    r::series_view<T> const gx{gx1.data() + b * n * d, n, d}, gy{gy1.data() + b * k * d, k, d};
-    out1[static_cast<std::size_t>(b)] = hd::value_and_grad(m, X[b], Y[b], gx, gy, upstream[static_cast<std::size_t>(b)], ws);
-  }
-  for (int threads : {1, 0}) {
-    INFO("threads " << threads);
-    std::vector<T> out(static_cast<std::size_t>(B), T(-7)), gx(xs.size(), T(-5)), gy(ys.size(), T(-5));
-    r::values_and_grads(r::host.with_threads(threads), m, X, Y, std::span<T>(out),
-                        r::make_batch(std::span<T>(gx), B, n, d), r::make_batch(std::span<T>(gy), B, k, d),
-                        std::span<T const>(upstream));
-    CHECK(bitwise_equal(out, out1));
-    CHECK(bitwise_equal(gx, gx1));
-    CHECK(bitwise_equal(gy, gy1));
-  }
+  check_ragged_training(m, X, Y, upstream);
 }
 
 /// Upstream seeds in [-2, 2), one of them 0.
@@ -216,36 +231,6 @@ void check_self_training(Measure const& m, r::index_t n, r::index_t d) {
   }
   CHECK(bitwise_equal(out, out1));
   CHECK(bitwise_equal(g, g1));
-}
-
-/// values_and_grads of a ragged batch (seeds: the upstream) against value_and_grad of each pair
-/// alone: the values and every gradient sample bit for bit, padding zeros included, for 1 and
-/// all threads.
-template <class T, class Measure>
-void check_ragged_training(Measure const& m, r::batch_view<T const> X, r::batch_view<T const> Y,
-                           std::vector<T> const& given) {
-  r::index_t const B = X.batch, d = X.channels;
-  auto const gx_size = static_cast<std::size_t>(B * X.max_length * d), gy_size = static_cast<std::size_t>(B * Y.max_length * d);
-  // the given seeds, then the least negative one everywhere (adjoints and gradient terms that
-  // round to -0)
-  for (std::vector<T> const& seeds : {given, std::vector<T>(static_cast<std::size_t>(B), -std::numeric_limits<T>::denorm_min())}) {
-    std::vector<T> out1(static_cast<std::size_t>(B)), gx1(gx_size, T(0)), gy1(gy_size, T(0));
-    hd::workspace<T> ws;
-    for (r::index_t b = 0; b < B; ++b) {
-      r::series_view<T> const gx{gx1.data() + b * X.max_length * d, X.length(b), d};
-      r::series_view<T> const gy{gy1.data() + b * Y.max_length * d, Y.length(b), d};
-      out1[static_cast<std::size_t>(b)] = hd::value_and_grad(m, X[b], Y[b], gx, gy, seeds[static_cast<std::size_t>(b)], ws);
-    }
-    for (int threads : {1, 0}) {
-      INFO("training, threads " << threads);
-      std::vector<T> out(static_cast<std::size_t>(B), T(-7)), gx(gx_size, T(-5)), gy(gy_size, T(-5));
-      r::batch_view<T> const GX{gx.data(), B, X.max_length, d, X.lengths}, GY{gy.data(), B, Y.max_length, d, Y.lengths};
-      r::values_and_grads(r::host.with_threads(threads), m, X, Y, std::span<T>(out), GX, GY, std::span<T const>(seeds));
-      CHECK(bitwise_equal(out, out1));
-      CHECK(bitwise_equal(gx, gx1));
-      CHECK(bitwise_equal(gy, gy1));
-    }
-  }
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <limits>
 #include <map>
 #include <thread>
 #include <type_traits>
@@ -18,6 +17,7 @@
 #include <resilin/backend/host/lockstep_training.hpp>
 #include <resilin/backend/host/simd_abi.hpp>
 #include <resilin/core/band.hpp>
+#include <resilin/core/function_ref.hpp>
 #include <resilin/core/measure.hpp>
 #include <resilin/core/views.hpp>
 #include <resilin/smoothing/soft_min.hpp>
@@ -85,25 +85,20 @@ bool lockstep_shape_fits(measure<Cost, Smooth> const& m, index_t n, index_t c, i
 /// Where a measure's groups take pairs of different shapes (in a full band: values
 /// lockstep_corner_forward, training lockstep_adjoint_sweep too): a group's cells (its
 /// longest x times its longest y, every pair computed on them) may exceed its pairs' own by the
-/// fraction `waste`, its series be `longest` at most (0: no such groups), a training group's
-/// table hold `table_cells` cells ((n + 1)(m + 1)) at most. Measured (values, one thread,
-/// Zen 4, double; groups of nearly equal shapes against the pairs alone): DTW 2.8-5x faster from
-/// 16 to 512 samples, soft-DTW 1.4-2.9x, soft-MSM 2.5x at 16, 1.17x at 64 and none beyond.
+/// fraction `waste`, its series be `longest` at most (0: no such groups); its shape must also
+/// fit as a pair's would (lockstep_shape_fits: a training group's table). Measured (values, one
+/// thread, Zen 4, double; groups of nearly equal shapes against the pairs alone): DTW 2.8-5x
+/// faster from 16 to 512 samples, soft-DTW 1.4-2.9x, soft-MSM 2.5x at 16, 1.17x at 64 and none
+/// beyond.
 struct ragged_limits {
   double waste;
   index_t longest;
-  double table_cells = std::numeric_limits<double>::infinity();
 };
 template <class T, class Cost, class Smooth>
-constexpr ragged_limits ragged_limits_of(bool training, index_t channels) noexcept {
+constexpr ragged_limits ragged_limits_of(bool training) noexcept {
   if (training) {
-    if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>)
-      return {ragged_training_waste, lockstep_max_length,
-              static_cast<double>(lockstep_training_table_bytes / lockstep_soft_msm_table_bytes<T>(1, 1, channels))};
-    else if constexpr (lockstep_measure<T, Cost, Smooth> && std::same_as<Smooth, soft_min<T>>)
-      return {ragged_training_waste, lockstep_max_length,
-              static_cast<double>(lockstep_training_table_bytes / lockstep_table_bytes<T>(0, 0))};
-    else return {0, 0, 0};
+    if constexpr (lockstep_trains<T, Cost, Smooth>) return {ragged_training_waste, lockstep_max_length};
+    else return {0, 0};
   }
   if constexpr (lockstep_soft_msm_measure<T, Cost, Smooth>) return {0.1, 64};
   else if constexpr (std::same_as<Smooth, soft_min<T>>) return {0.3, lockstep_max_length};
@@ -119,9 +114,10 @@ struct ragged_pair {
 /// Groups of G pairs of different shapes from `pairs`, appended to `grouped`; the others are
 /// appended to `rest`. The pairs are sorted by rows, then, in runs of about sqrt(count / G)
 /// groups, by columns, so that G consecutive pairs have rows and columns alike; G consecutive
-/// pairs form a group where the limits allow it.
+/// pairs form a group where the limits allow it and fits(rows, columns) accepts its shape.
 inline void group_ragged(std::vector<ragged_pair>& pairs, std::size_t G, ragged_limits limits,
-                         std::vector<index_t>& grouped, std::vector<index_t>& rest) {
+                         function_ref<bool(index_t, index_t)> fits, std::vector<index_t>& grouped,
+                         std::vector<index_t>& rest) {
   if (pairs.size() < G) {
     for (ragged_pair const& p : pairs) rest.push_back(p.pair);
     return;
@@ -146,7 +142,7 @@ inline void group_ragged(std::vector<ragged_pair>& pairs, std::size_t G, ragged_
       n = std::max(n, pairs[g].n);
       m = std::max(m, pairs[g].m);
     }
-    if (n <= limits.longest && static_cast<double>(n + 1) * static_cast<double>(m + 1) <= limits.table_cells &&
+    if (n <= limits.longest && fits(n, m) &&
         static_cast<double>(G) * static_cast<double>(n) * static_cast<double>(m) <= (1 + limits.waste) * own) {
       for (std::size_t g = p; g < p + G; ++g) grouped.push_back(pairs[g].pair);
       p += G;
@@ -199,7 +195,7 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
         plan.rest.push_back(k);
     }
     auto const G = static_cast<std::size_t>(lockstep_pairs<T>);
-    ragged_limits const limits = ragged_limits_of<T, Cost, Smooth>(training, channels);
+    ragged_limits const limits = ragged_limits_of<T, Cost, Smooth>(training);
     bool const ragged = limits.longest > 0 && m.band.type() == band_spec::kind::none;
     std::vector<index_t> grouped, leftover;
     std::vector<ragged_pair> unequal;
@@ -211,7 +207,10 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
         if (ragged) unequal.push_back({std::max(n, c), std::min(n, c), members[k]});
         else leftover.push_back(members[k]);
     }
-    group_ragged(unequal, G, limits, grouped, leftover);
+    group_ragged(
+        unequal, G, limits,
+        [&](index_t n, index_t c) { return lockstep_shape_fits<T>(m, n, c, channels, training); }, grouped,
+        leftover);
     // a group for every worker that runs at once: threads beyond the cores share them (20000
     // threads for 300 series of 16 took every pair out of the groups: 1.22 s against 0.05 s)
     unsigned const cores = std::thread::hardware_concurrency();

@@ -224,7 +224,6 @@ void lockstep_soft_msm_values_and_grads(oriented_training_pair<T> const* pairs, 
         acc = acc + guarded_product<false>(a, terms[4 * c + which]);
       }
     }
-
     RESILIN_INLINE V const* terms_of(index_t i, index_t j, int q) const noexcept {
       return side + ((i * m + j) * K + q) * packs + 3;
     }
@@ -260,11 +259,13 @@ void lockstep_soft_msm_values_and_grads(oriented_training_pair<T> const* pairs, 
       if (j >= 1) flush(j - 1);  // after this row's terms from column j
     }
     void end_row(index_t i) noexcept {
-      for (int g = 0; g < G; ++g)
-        for (index_t c = 0; c < d && i < pairs[g].x.length; ++c) {
+      for (int g = 0; g < G; ++g) {
+        if (i >= pairs[g].x.length) continue;  // a row past a ragged group's pair
+        for (index_t c = 0; c < d; ++c) {
           pairs[g].gx(i, c) += gxr[c * K + g / W][g % W];
           if (i >= 1) pairs[g].gx(i - 1, c) += gxr[(d + c) * K + g / W][g % W];
         }
+      }
     }
   };
   lockstep_adjoint_sweep<T>(pairs, band, ws,
