@@ -142,6 +142,31 @@ void run_ragged_pairs(benchmark::State& state, Measure const& measure, bool grad
   state.counters["B"] = static_cast<double>(s.batch);
 }
 
+/// pairwise_grads, one thread: the gradient of sum_ab M(X[a], Y[b]) with respect to X, for
+/// |X| = |Y| = 64 series of length n = range(0) (d = 1), 64^2 pairs: a loss over every pair
+/// of two sets of short series, whose pairs train in lock-step groups. items/s counts cells.
+template <class T, class Measure>
+void run_pairwise_grads(benchmark::State& state, Measure const& measure) {
+  long const n = state.range(0);
+  shape const s{64, n, n, 1};
+  data_set<T> data(s);
+  auto const X = resilin::make_batch(std::span<T const>(data.x), s.batch, s.n, s.d);
+  auto const Y = resilin::make_batch(std::span<T const>(data.y), s.batch, s.m, s.d);
+  auto const GX = resilin::make_batch(data.gx, s.batch, s.n, s.d);
+  auto const exec = resilin::host.with_threads(1);
+  resilin::pairwise_grads(exec, measure, X, Y, GX);
+  for (auto _ : state) {
+    resilin::pairwise_grads(exec, measure, X, Y, GX);
+    benchmark::DoNotOptimize(data.gx.data());
+  }
+  set_counters(state, s, s.batch * s.batch);
+}
+
+inline void pairwise_grads_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"n"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
+  for (long n : {16, 32, 64, 128}) b->Args({n});
+}
+
 inline void ragged_pair_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"n"})->Unit(benchmark::kMicrosecond)->MinTime(0.3);
   for (long n : {16, 64, 128, 256, 512}) b->Args({n});

@@ -140,6 +140,12 @@ void BM_soft_dtw_ragged_training_host(benchmark::State& state) {
   bench::run_ragged_pairs<T>(state, resilin::measures::soft_dtw(T(1)), true);
 }
 
+/// pairwise_grads of 64 x 64 short series, one thread (bench_common.hpp: run_pairwise_grads).
+template <class T>
+void BM_soft_dtw_pairwise_grads_host(benchmark::State& state) {
+  bench::run_pairwise_grads<T>(state, resilin::measures::soft_dtw(T(1)));
+}
+
 void host_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int s = 0; s < 4; ++s) {
@@ -169,6 +175,8 @@ BENCHMARK_TEMPLATE(BM_soft_dtw_ragged_pairs_host, float)->Apply(bench::ragged_pa
 BENCHMARK_TEMPLATE(BM_dtw_ragged_pairs_host, double)->Apply(bench::ragged_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_ragged_training_host, double)->Apply(bench::ragged_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_ragged_training_host, float)->Apply(bench::ragged_pair_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_pairwise_grads_host, double)->Apply(bench::pairwise_grads_args);
+BENCHMARK_TEMPLATE(BM_soft_dtw_pairwise_grads_host, float)->Apply(bench::pairwise_grads_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, double)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_soft_dtw_expected_penalty_host, float)->Apply(penalty_args);
 BENCHMARK_TEMPLATE(BM_sharp_soft_dtw_value_host, double)->Apply(penalty_args);

@@ -61,6 +61,12 @@ void BM_soft_msm_ragged_training_host(benchmark::State& state) {
   bench::run_ragged_pairs<T>(state, soft_msm(T(1), T(1)), true);
 }
 
+/// pairwise_grads of 64 x 64 short series, one thread (bench_common.hpp: run_pairwise_grads).
+template <class T>
+void BM_soft_msm_pairwise_grads_host(benchmark::State& state) {
+  bench::run_pairwise_grads<T>(state, soft_msm(T(1), T(1)));
+}
+
 void host_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"shape", "threads"})->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int s = 0; s < 4; ++s) b->Args({s, 1});
@@ -85,5 +91,8 @@ BENCHMARK_TEMPLATE(BM_soft_msm_ragged_pairs_host, double)->Apply(bench::ragged_p
 BENCHMARK_TEMPLATE(BM_soft_msm_ragged_pairs_host, float)->Apply(bench::ragged_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_msm_ragged_training_host, double)->Apply(bench::ragged_pair_args);
 BENCHMARK_TEMPLATE(BM_soft_msm_ragged_training_host, float)->Apply(bench::ragged_pair_args);
+
+BENCHMARK_TEMPLATE(BM_soft_msm_pairwise_grads_host, double)->Apply(bench::pairwise_grads_args);
+BENCHMARK_TEMPLATE(BM_soft_msm_pairwise_grads_host, float)->Apply(bench::pairwise_grads_args);
 
 BENCHMARK_MAIN();

@@ -508,32 +508,56 @@ index_t pairwise_grads_tasks(batch_view<T const> X, index_t y_batch) noexcept {
   return std::max(X.batch * pairwise_grads_blocks(X.batch, y_batch, row_bytes), y_batch);
 }
 
-/// The body of pairwise_grads and sharp_pairwise_grads, their arguments checked. pass(one, x, y,
-/// gx, gy, seed, worker) adds seed dS/dx to gx and seed dS/dy to gy (one buffer for y = x: both
-/// partials) and returns S(x, y), for a measure `one` with a single alignment and no divergence.
+/// The body of pairwise_grads and sharp_pairwise_grads, their arguments checked, for a measure
+/// `one` with a single alignment and no divergence (the cross and self terms of m):
+/// - jobs(one, count, pair_at, grads_at, seed_at, store, worker) stores S(x_k, y_k) and puts
+///   seed_k dS/dx_k and seed_k dS/dy_k into grads_at(k)'s zeroed views, for k < count, each
+///   pair with value_and_grad's bits (pairwise_grads: batch_values_and_grads on one thread,
+///   whose lock-step groups train alike pairs together);
+/// - pass(one, x, y, gx, gy, seed, worker) adds seed dS/dx to gx and seed dS/dy to gy (one
+///   buffer for y = x: both partials) and returns S(x, y): the self terms.
 /// GX[a] = sum_b w(a, b) dM(X[a], Y[b]) / dX[a] and out(a, b) = M(X[a], Y[b]), combined as
-/// value_and_grad combines them (per channel for independent channels: the same values). Each
+/// value_and_grad combines them (per channel for independent channels: the same values). A row's
+/// pairs add their gradients to it in the order of b, each computed on its own from zero (but a
+/// pair of a million samples or more, which pass adds directly: cross_terms). Each
 /// row is one task, or, for few rows (pairwise_grads_blocks), blocks of consecutive b, each
 /// summed in order into its own buffer, the buffers then in order: deterministic for any thread
 /// count. A divergence's self terms are computed once per series, not once per pair: S(y, y) for
 /// every series of Y when out is given, and S(x, x) with its gradient once per series of X,
 /// seeded with -sum_b w(a, b) / 2 (where that leaves GX[a] not finite, as weights near the
 /// largest finite value can, the row again with S(x, x) per pair, as value_and_grad interleaves
-/// them). `workers` (pass's worker ids are below it): resolve_threads of pairwise_grads_tasks.
+/// them). `workers` (the worker ids are below it): resolve_threads of pairwise_grads_tasks.
+template <class Cost, class Smooth, class T>
+using pairwise_grads_jobs =
+    function_ref<void(measure<Cost, Smooth> const&, index_t, host_detail::pair_source<T>, host_detail::gradient_source<T>,
+                      host_detail::seed_source<T>, host_detail::value_sink<T>, int)>;
 template <class Cost, class Smooth, class T>
 using pairwise_grads_pass = function_ref<T(measure<Cost, Smooth> const&, series_view<T const>, series_view<T const>,
                                            series_view<T>, series_view<T>, T, int)>;
+
+/// The scratch of one worker's cross terms (pairwise_grads_rows): a chunk's gradients and values,
+/// and for independent channels the row's channels, copied.
+template <class T>
+struct pairwise_grads_scratch {
+  std::vector<T> grads, values, row;
+  std::vector<index_t> offsets;
+};
+/// The most scratch a chunk of cross terms takes, unless one pair alone needs more.
+inline constexpr std::size_t pairwise_grads_chunk_bytes = std::size_t(8) << 20;
+
 template <class Cost, class Smooth, class T>
 void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batch_view<T const> X,
                          batch_view<T const> Y, batch_view<T> gxs, matrix_view<T> out,
                          matrix_view<T const> weights, int workers,
+                         std::type_identity_t<pairwise_grads_jobs<Cost, Smooth, T>> jobs,
                          std::type_identity_t<pairwise_grads_pass<Cost, Smooth, T>> pass) {
   bool const split = m.independent_channels && X.channels > 1;
-  index_t const terms = split ? X.channels : 1;
+  index_t const terms = split ? X.channels : 1, width = split ? 1 : X.channels;
   auto one = split ? m.single_channel() : m;
   one.divergence = false;
   std::vector<std::vector<T>> buffers(static_cast<std::size_t>(workers));
   std::vector<std::vector<T>> gy_scratch(static_cast<std::size_t>(workers));
+  std::vector<pairwise_grads_scratch<T>> scratch(static_cast<std::size_t>(workers));
   // f(x_c, y_c, gx_c, gy_c, c) summed over the channels c of an independent-channels measure
   // (sum_over_channels: each channel copied, its gradients added back), else f on the series
   auto const channels = [&](series_view<T const> x, series_view<T const> y, series_view<T> gx,
@@ -568,35 +592,112 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
       return T(0);
     });
   };
-  // the pairs (a, b), b in [b0, b1), added to gx; per_pair: each with its own S(x, x), seeded
-  // -w(a, b) / 2 as value_and_grad seeds it (else self_term's, done before)
-  auto const pairs = [&](index_t a, index_t b0, index_t b1, series_view<T> gx, bool per_pair, int w) {
-    std::vector<T>& scratch = gy_scratch[static_cast<std::size_t>(w)];
-    for (index_t b = b0; b < b1; ++b) {
-      scratch.assign(static_cast<std::size_t>(Y.length(b) * Y.channels), T(0));
-      series_view<T> const gy{scratch.data(), Y.length(b), Y.channels};
-      T const v = channels(X[a], Y[b], gx, gy, w, [&](auto x, auto y, auto gxc, auto gyc, index_t c) {
-        T const sxy = pass(one, x, y, gxc, gyc, seed_of(a, b), w);
-        if (!m.divergence) return sxy;
-        auto const k = static_cast<std::size_t>(a * terms + c);
-        if (per_pair) self_x[k] = pass(one, x, x, gxc, gxc, -seed_of(a, b) / T(2), w);
-        return divergence_of(sxy, self_x[k], self_values ? self_y[static_cast<std::size_t>(b * terms + c)] : T(0));
-      });
-      if (out.data) out(a, b) = v;
+  // channel c's term of M(X[a], Y[b]) from its S(x, y); M is their sum in channel order (as
+  // sum_over_channels sums them) or the one term
+  auto const term = [&](index_t a, index_t b, index_t c, T sxy) {
+    if (!m.divergence) return sxy;
+    return divergence_of(sxy, self_x[static_cast<std::size_t>(a * terms + c)],
+                         self_values ? self_y[static_cast<std::size_t>(b * terms + c)] : T(0));
+  };
+  auto const combined = [&](index_t a, index_t b, T const* s) {
+    if (!split) return term(a, b, 0, s[0]);
+    T sum = T(0);
+    for (index_t c = 0; c < terms; ++c) sum += term(a, b, c, s[c]);
+    return sum;
+  };
+  // pair (a, b) added to gx directly (pass), its y gradient into the worker's scratch; per_pair:
+  // with its own S(x, x) seeded -w(a, b) / 2, as value_and_grad seeds it
+  auto const direct = [&](index_t a, index_t b, series_view<T> gx, bool per_pair, int w) {
+    std::vector<T>& gy_buffer = gy_scratch[static_cast<std::size_t>(w)];
+    gy_buffer.assign(static_cast<std::size_t>(Y.length(b) * Y.channels), T(0));
+    series_view<T> const gy{gy_buffer.data(), Y.length(b), Y.channels};
+    T const v = channels(X[a], Y[b], gx, gy, w, [&](auto x, auto y, auto gxc, auto gyc, index_t c) {
+      T const sxy = pass(one, x, y, gxc, gyc, seed_of(a, b), w);
+      if (per_pair) self_x[static_cast<std::size_t>(a * terms + c)] = pass(one, x, x, gxc, gxc, -seed_of(a, b) / T(2), w);
+      return term(a, b, c, sxy);
+    });
+    if (out.data) out(a, b) = v;
+  };
+  // Y channel by channel (split): channel c of Y[b] at ((b terms + c) Y.max_length)
+  std::vector<T> y_channels(split ? static_cast<std::size_t>(Y.batch * terms * Y.max_length) : 0);
+  if (split)
+    for (index_t b = 0; b < Y.batch; ++b)
+      for (index_t c = 0; c < terms; ++c)
+        host_detail::copy_channel(Y[b], c, y_channels.data() + (b * terms + c) * Y.max_length);
+  // the cross terms (a, b), b in [b0, b1), added to gx, a chunk of pairs at a time: jobs puts
+  // each pair's gradients (per channel: each channel's) into scratch, which is then added to gx
+  // in the order of b. A pair whose gradients alone take more than the chunk's scratch (about a
+  // million samples: no lock-step group takes it) adds its own to gx directly, so that the
+  // scratch never holds a copy of such rows per worker.
+  auto const cross_terms = [&](index_t a, index_t b0, index_t b1, series_view<T> gx, int w) {
+    pairwise_grads_scratch<T>& s = scratch[static_cast<std::size_t>(w)];
+    index_t const n = X.length(a);
+    if (split) {
+      s.row.resize(static_cast<std::size_t>(terms * n));
+      for (index_t c = 0; c < terms; ++c) host_detail::copy_channel(X[a], c, s.row.data() + c * n);
+    }
+    auto const pair_bytes = [&](index_t b) {
+      return static_cast<std::size_t>((n + Y.length(b)) * X.channels) * sizeof(T);
+    };
+    for (index_t first = b0; first < b1;) {
+      if (pair_bytes(first) > pairwise_grads_chunk_bytes) {
+        direct(a, first++, gx, false, w);
+        continue;
+      }
+      index_t last = first;  // the chunk [first, last)
+      std::size_t bytes = 0;
+      do bytes += pair_bytes(last++);
+      while (last < b1 && last - first < host_detail::batch_plan_pairs &&
+             bytes + pair_bytes(last) <= pairwise_grads_chunk_bytes);
+      index_t const count = (last - first) * terms;
+      s.offsets.resize(static_cast<std::size_t>(count + 1));
+      s.offsets[0] = 0;
+      for (index_t k = 0; k < count; ++k)
+        s.offsets[static_cast<std::size_t>(k + 1)] = s.offsets[static_cast<std::size_t>(k)] + (n + Y.length(first + k / terms)) * width;
+      s.grads.assign(static_cast<std::size_t>(s.offsets.back()), T(0));
+      s.values.resize(static_cast<std::size_t>(count));
+      auto const b_of = [&](index_t k) { return first + k / terms; };
+      jobs(
+          one, count,
+          [&](index_t k) {
+            index_t const b = b_of(k), c = k % terms;
+            if (!split) return std::pair{X[a], Y[b]};
+            return std::pair{series_view<T const>{s.row.data() + c * n, n, 1},
+                             series_view<T const>{y_channels.data() + (b * terms + c) * Y.max_length, Y.length(b), 1}};
+          },
+          [&](index_t k) {
+            T* const g = s.grads.data() + s.offsets[static_cast<std::size_t>(k)];
+            return std::pair{series_view<T>{g, n, width}, series_view<T>{g + n * width, Y.length(b_of(k)), width}};
+          },
+          [&](index_t k) { return seed_of(a, b_of(k)); }, [&](index_t k, T v) { s.values[static_cast<std::size_t>(k)] = v; },
+          w);
+      for (index_t b = first; b < last; ++b) {
+        index_t const k0 = (b - first) * terms;
+        for (index_t c = 0; c < terms; ++c) {
+          T const* const g = s.grads.data() + s.offsets[static_cast<std::size_t>(k0 + c)];
+          if (split)
+            for (index_t i = 0; i < n; ++i) gx(i, c) += g[i];
+          else
+            for (index_t e = 0; e < n * width; ++e) gx.data[e] += g[e];
+        }
+        if (out.data) out(a, b) = combined(a, b, s.values.data() + k0);
+      }
+      first = last;
     }
   };
   auto const padded = [&](index_t a) {
     return series_view<T>{gxs.data + a * X.max_length * X.channels, X.max_length, X.channels};
   };
   // weights near the largest finite value can overflow the summed seed or the cross terms'
-  // sum, which the pairs' interleaving cancels: then the row again, pair by pair
+  // sum, which the pairs' interleaving cancels: then the row again, pair by pair, each with its
+  // own S(x, x)
   auto const redo_if_overflowed = [&](index_t a, int w) {
     series_view<T> const gpad = padded(a);
     series_view<T> const gx{gpad.data, X.length(a), X.channels};
     auto const finite = [](T g) { return std::isfinite(g); };
     if (!m.divergence || std::all_of(gx.data, gx.data + gx.length * gx.channels, finite)) return;
     zero(gpad);
-    pairs(a, 0, Y.batch, gx, true, w);
+    for (index_t b = 0; b < Y.batch; ++b) direct(a, b, gx, true, w);
   };
   // block k of row a sums its pairs into partial (a, k), block 0 after the self term (which
   // every block's values need first); each row then sums its blocks in order. One block: the
@@ -616,7 +717,7 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
   parallel_for(X.batch * blocks, exec.threads, [&](index_t task, int w) {
     index_t const a = task / blocks, k = task % blocks;
     index_t const b0 = std::min(Y.batch, k * per_block), b1 = std::min(Y.batch, b0 + per_block);
-    pairs(a, b0, b1, partial_of(a, k), false, w);
+    cross_terms(a, b0, b1, partial_of(a, k), w);
   });
   parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
     if (blocks > 1) {
@@ -649,13 +750,18 @@ void pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
   auto const Y = detail::as_const(ys);
   detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
   int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X, Y.batch));
-  std::vector<host_detail::workspace<T>> ws(static_cast<std::size_t>(workers));
-  detail::pairwise_grads_rows(exec, m, X, Y, gxs, out, weights, workers,
-                              [&](auto const& one, series_view<T const> x, series_view<T const> y,
-                                  series_view<T> gx, series_view<T> gy, T seed, int w) {
-                                return host_detail::plain_value_and_grad(one, x, y, gx, gy, seed,
-                                                                         ws[static_cast<std::size_t>(w)]);
-                              });
+  // one workspace per worker (batch_values_and_grads on one thread takes a vector of one)
+  std::vector<std::vector<host_detail::workspace<T>>> ws(static_cast<std::size_t>(workers));
+  for (auto& one : ws) one.resize(1);
+  using namespace host_detail;
+  detail::pairwise_grads_rows(
+      exec, m, X, Y, gxs, out, weights, workers,
+      [&](auto const& one, index_t count, pair_source<T> pair_at, gradient_source<T> grads_at,
+          seed_source<T> seed_at, value_sink<T> store, int w) {
+        batch_values_and_grads<T>(one, count, 1, pair_at, grads_at, seed_at, store, ws[static_cast<std::size_t>(w)]);
+      },
+      [&](auto const& one, series_view<T const> x, series_view<T const> y, series_view<T> gx, series_view<T> gy,
+          T seed, int w) { return plain_value_and_grad(one, x, y, gx, gy, seed, ws[static_cast<std::size_t>(w)][0]); });
 }
 
 // --- one-liners -----------------------------------------------------------------------------

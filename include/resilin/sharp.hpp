@@ -148,12 +148,22 @@ void sharp_pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB 
   detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
   int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X, Y.batch));
   std::vector<host_detail::tangent_workspace<T>> ws(static_cast<std::size_t>(workers));
-  detail::pairwise_grads_rows(exec, m, X, Y, gxs, out, weights, workers,
-                              [&ws](auto const& one, series_view<T const> x, series_view<T const> y,
-                                    series_view<T> gx, series_view<T> gy, T seed, int w) {
-                                return host_detail::sharp_value_and_grad(one, x, y, gx, gy, seed,
-                                                                         &ws[static_cast<std::size_t>(w)]);
-                              });
+  auto const one_pair = [&ws](auto const& one, series_view<T const> x, series_view<T const> y, series_view<T> gx,
+                              series_view<T> gy, T seed, int w) {
+    return host_detail::sharp_value_and_grad(one, x, y, gx, gy, seed, &ws[static_cast<std::size_t>(w)]);
+  };
+  using namespace host_detail;
+  detail::pairwise_grads_rows(
+      exec, m, X, Y, gxs, out, weights, workers,
+      [&](auto const& one, index_t count, pair_source<T> pair_at, gradient_source<T> grads_at,
+          seed_source<T> seed_at, value_sink<T> store, int w) {
+        for (index_t k = 0; k < count; ++k) {  // one pair at a time (no lock-step groups here)
+          auto const [x, y] = pair_at(k);
+          auto const [gx, gy] = grads_at(k);
+          store(k, one_pair(one, x, y, gx, gy, seed_at(k), w));
+        }
+      },
+      one_pair);
 }
 
 /// sharp_values() plus the gradients, under values_and_grads' rules: GX[b] = upstream[b]

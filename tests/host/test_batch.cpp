@@ -88,6 +88,30 @@ void check_pairwise(Measure const& meas, char const* name, r::index_t const A = 
     if (g1.empty()) g1 = gx;
     else CHECK(bitwise_equal(gx, g1));  // deterministic across thread counts
   }
+  if (!meas.divergence) {
+    // its bits: each pair's gradient from zero (value_and_grad's, whether the pair trained in a
+    // lock-step group or alone), added to the row in the order of b; with fewer than 64 rows per
+    // block of consecutive b (pairwise_grads_blocks), the blocks' sums then in order
+    r::index_t const row = X.max_length * d;
+    r::index_t const blocks = r::detail::pairwise_grads_blocks(A, B, static_cast<std::size_t>(row) * sizeof(T));
+    r::index_t const per_block = (B + blocks - 1) / blocks;
+    std::vector<T> expected(g1.size(), T(0));
+    for (r::index_t a = 0; a < A; ++a) {
+      auto const x = X.series(a);
+      T* const total = expected.data() + a * row;
+      for (r::index_t k = 0; k < blocks; ++k) {
+        std::vector<T> partial(x.size(), T(0));
+        for (r::index_t b = k * per_block; b < std::min(B, (k + 1) * per_block); ++b) {
+          auto const y = Y.series(b);
+          std::vector<T> gx(x.size()), gy(y.size());
+          r::value_and_grad(meas, r::view(x, d), r::view(y, d), r::view(gx, d), r::view(gy, d));
+          for (std::size_t e = 0; e < x.size(); ++e) partial[e] += gx[e];
+        }
+        for (std::size_t e = 0; e < x.size(); ++e) total[e] = blocks == 1 ? partial[e] : total[e] + partial[e];
+      }
+    }
+    CHECK(bitwise_equal(g1, expected));
+  }
   // pairwise_grads is the sum over b of the single-call gradients (up to summation order).
   double const tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
   for (r::index_t a = 0; a < A; ++a) {
@@ -136,6 +160,16 @@ TEMPLATE_TEST_CASE("pairwise and pairwise_grads equal single calls (ragged, 1/2/
   check_pairwise<T>(r::measures::soft_dtw_divergence(T(0.5)), "divergence", 1, 150);
   check_pairwise<T>(r::measures::soft_msm_divergence(T(0.5), T(0.3)), "soft-MSM divergence", 2, 40);
   check_pairwise<T>(r::measures::soft_dtw(T(0.5)), "soft-DTW", 70, 3);
+  // soft-DTW and soft-MSM train in lock-step groups (ragged, full band), several rows and one;
+  // independent channels one channel at a time; bands one pair at a time
+  check_pairwise<T>(r::measures::soft_dtw(T(0.5)), "soft-DTW", 3, 40);
+  check_pairwise<T>(r::measures::soft_dtw(T(0.5)), "soft-DTW", 1, 70);
+  check_pairwise<T>(r::measures::soft_msm(T(0.5), T(0.3)), "soft-MSM", 3, 40);
+  check_pairwise<T>(r::measures::soft_msm(T(0.5), T(0.3)), "soft-MSM", 65, 9);
+  auto split = r::measures::soft_dtw(T(0.5));
+  split.independent_channels = true;
+  check_pairwise<T>(split, "soft-DTW, channels independent", 3, 40);
+  check_pairwise<T>(r::measures::soft_msm(T(0.5), T(0.3), r::band_spec::radius(3)), "soft-MSM radius 3", 2, 20);
 }
 
 TEST_CASE("pairwise divergence of a set with itself: zero diagonal, symmetric, non-negative", "[batch][divergence]") {

@@ -21,7 +21,9 @@ namespace resilin {
 /// with_threads(), ran on every core.
 inline int resolve_threads(int requested, index_t tasks) {
   detail::require(requested >= 0, "threads must be >= 0 (0 = all cores), got ", requested);
-  unsigned hw = std::thread::hardware_concurrency();
+  // hardware_concurrency only when asked for all cores: glibc reads /sys for it (a few us per
+  // call, which the many small batches of pairwise_grads' rows paid on one thread)
+  unsigned const hw = requested > 0 ? 0u : std::thread::hardware_concurrency();
   int const avail = requested > 0 ? requested : static_cast<int>(hw == 0 ? 1 : hw);
   return static_cast<int>(std::max<index_t>(1, std::min<index_t>(avail, tasks)));
 }
