@@ -491,21 +491,38 @@ namespace detail {
 /// How many blocks of Y each row of pairwise_grads is split into: one where X alone gives
 /// enough tasks, else enough for about pairwise_grads_row_tasks in all (a gradient of one series
 /// against many ran on one thread), their partial sums within pairwise_grads_block_bytes (64
-/// blocks of a 10^6-sample row would take 512 MB). From the shapes alone, so the bits do not
+/// blocks of a 10^6-sample row would take 512 MB), each of block_pairs pairs at least (a
+/// lock-step group's: pairwise_grads_block_pairs). From the shapes alone, so the bits do not
 /// depend on the thread count. row_bytes: one padded gradient row of X.
 inline constexpr index_t pairwise_grads_row_tasks = 64;
 inline constexpr std::size_t pairwise_grads_block_bytes = std::size_t(64) << 20;
-inline index_t pairwise_grads_blocks(index_t x_batch, index_t y_batch, std::size_t row_bytes) noexcept {
+inline index_t pairwise_grads_blocks(index_t x_batch, index_t y_batch, std::size_t row_bytes,
+                                     index_t block_pairs = 1) noexcept {
   if (x_batch <= 0 || x_batch >= pairwise_grads_row_tasks || y_batch <= 1) return 1;
   auto const rows_fit = static_cast<index_t>(pairwise_grads_block_bytes / std::max<std::size_t>(row_bytes, 1));
   index_t const by_memory = std::max<index_t>(1, rows_fit / x_batch);
-  return std::min({y_batch, (pairwise_grads_row_tasks + x_batch - 1) / x_batch, by_memory});
+  index_t const by_groups = std::max<index_t>(1, y_batch / std::max<index_t>(block_pairs, 1));
+  return std::min({y_batch, (pairwise_grads_row_tasks + x_batch - 1) / x_batch, by_memory, by_groups});
+}
+/// The pairs of a lock-step training group where pairwise_grads' longest pairs would train in
+/// one (so that blocks of Y hold whole groups: 26 rows against 67 series of 24 samples split each
+/// row into 3 blocks of 23 pairs, fewer than a double group's 32, and no group formed), else 1.
+template <class T, class Cost, class Smooth>
+index_t pairwise_grads_block_pairs(measure<Cost, Smooth> const& m, batch_view<T const> X, batch_view<T const> Y) {
+  if constexpr (host_detail::lockstep_trains<T, Cost, Smooth>) {
+    bool const split = m.independent_channels && X.channels > 1;
+    auto one = split ? m.single_channel() : m;
+    one.divergence = false;
+    if (host_detail::lockstep_shape_fits<T>(one, X.max_length, Y.max_length, split ? 1 : X.channels, true))
+      return host_detail::lockstep_pairs<T>;
+  }
+  return 1;
 }
 /// The most tasks pairwise_grads_rows runs at once (its callers' worker count).
 template <class T>
-index_t pairwise_grads_tasks(batch_view<T const> X, index_t y_batch) noexcept {
+index_t pairwise_grads_tasks(batch_view<T const> X, index_t y_batch, index_t block_pairs) noexcept {
   auto const row_bytes = static_cast<std::size_t>(X.max_length * X.channels) * sizeof(T);
-  return std::max(X.batch * pairwise_grads_blocks(X.batch, y_batch, row_bytes), y_batch);
+  return std::max(X.batch * pairwise_grads_blocks(X.batch, y_batch, row_bytes, block_pairs), y_batch);
 }
 
 /// The body of pairwise_grads and sharp_pairwise_grads, their arguments checked, for a measure
@@ -519,14 +536,16 @@ index_t pairwise_grads_tasks(batch_view<T const> X, index_t y_batch) noexcept {
 /// GX[a] = sum_b w(a, b) dM(X[a], Y[b]) / dX[a] and out(a, b) = M(X[a], Y[b]), combined as
 /// value_and_grad combines them (per channel for independent channels: the same values). A row's
 /// pairs add their gradients to it in the order of b, each computed on its own from zero (but a
-/// pair of a million samples or more, which pass adds directly: cross_terms). Each
-/// row is one task, or, for few rows (pairwise_grads_blocks), blocks of consecutive b, each
-/// summed in order into its own buffer, the buffers then in order: deterministic for any thread
-/// count. A divergence's self terms are computed once per series, not once per pair: S(y, y) for
+/// pair of a million samples or more, which pass adds directly: cross_terms), so a row's bits do
+/// not depend on which pairs trained together. Each row is one task (or a few rows, where Y holds
+/// fewer pairs than block_pairs), or, for few rows (pairwise_grads_blocks), blocks of
+/// consecutive b, each summed in order into its own buffer, the buffers then in order:
+/// deterministic for any thread count. A divergence's self terms are computed once per series, not once per pair: S(y, y) for
 /// every series of Y when out is given, and S(x, x) with its gradient once per series of X,
 /// seeded with -sum_b w(a, b) / 2 (where that leaves GX[a] not finite, as weights near the
 /// largest finite value can, the row again with S(x, x) per pair, as value_and_grad interleaves
-/// them). `workers` (the worker ids are below it): resolve_threads of pairwise_grads_tasks.
+/// them). `workers` (the worker ids are below it): resolve_threads of pairwise_grads_tasks;
+/// block_pairs: pairwise_grads_blocks'.
 template <class Cost, class Smooth, class T>
 using pairwise_grads_jobs =
     function_ref<void(measure<Cost, Smooth> const&, index_t, host_detail::pair_source<T>, host_detail::gradient_source<T>,
@@ -540,7 +559,7 @@ using pairwise_grads_pass = function_ref<T(measure<Cost, Smooth> const&, series_
 template <class T>
 struct pairwise_grads_scratch {
   std::vector<T> grads, values, row;
-  std::vector<index_t> offsets;
+  std::vector<index_t> offsets, row_at;
 };
 /// The most scratch a chunk of cross terms takes, unless one pair alone needs more.
 inline constexpr std::size_t pairwise_grads_chunk_bytes = std::size_t(8) << 20;
@@ -548,7 +567,7 @@ inline constexpr std::size_t pairwise_grads_chunk_bytes = std::size_t(8) << 20;
 template <class Cost, class Smooth, class T>
 void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batch_view<T const> X,
                          batch_view<T const> Y, batch_view<T> gxs, matrix_view<T> out,
-                         matrix_view<T const> weights, int workers,
+                         matrix_view<T const> weights, int workers, index_t block_pairs,
                          std::type_identity_t<pairwise_grads_jobs<Cost, Smooth, T>> jobs,
                          std::type_identity_t<pairwise_grads_pass<Cost, Smooth, T>> pass) {
   bool const split = m.independent_channels && X.channels > 1;
@@ -624,55 +643,70 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
     for (index_t b = 0; b < Y.batch; ++b)
       for (index_t c = 0; c < terms; ++c)
         host_detail::copy_channel(Y[b], c, y_channels.data() + (b * terms + c) * Y.max_length);
-  // the cross terms (a, b), b in [b0, b1), added to gx, a chunk of pairs at a time: jobs puts
-  // each pair's gradients (per channel: each channel's) into scratch, which is then added to gx
-  // in the order of b. A pair whose gradients alone take more than the chunk's scratch (about a
-  // million samples: no lock-step group takes it) adds its own to gx directly, so that the
-  // scratch never holds a copy of such rows per worker.
-  auto const cross_terms = [&](index_t a, index_t b0, index_t b1, series_view<T> gx, int w) {
+  // the cross terms (a, b) of rows [a0, a1) and b in [b0, b1), each added to its row's gx_of(a),
+  // a chunk of pairs at a time: jobs puts each pair's gradients (per channel: each channel's)
+  // into scratch, which is then added to its row in the order of b. Rows share the chunks where
+  // Y holds fewer pairs than a lock-step group. A pair whose gradients alone take more than the
+  // chunk's scratch (about a million samples: no lock-step group takes it) adds its own to gx
+  // directly, so that the scratch never holds a copy of such rows per worker.
+  auto const cross_terms = [&](index_t a0, index_t a1, index_t b0, index_t b1, auto&& gx_of, int w) {
     pairwise_grads_scratch<T>& s = scratch[static_cast<std::size_t>(w)];
-    index_t const n = X.length(a);
-    if (split) {
-      s.row.resize(static_cast<std::size_t>(terms * n));
-      for (index_t c = 0; c < terms; ++c) host_detail::copy_channel(X[a], c, s.row.data() + c * n);
+    index_t const span = b1 - b0, total = (a1 - a0) * span;
+    auto const a_of = [&](index_t p) { return a0 + p / span; };
+    auto const b_of = [&](index_t p) { return b0 + p % span; };
+    if (split) {  // the rows' channels: row a's channel c at row_at[a - a0] + c length(a)
+      s.row_at.resize(static_cast<std::size_t>(a1 - a0 + 1));
+      s.row_at[0] = 0;
+      for (index_t a = a0; a < a1; ++a)
+        s.row_at[static_cast<std::size_t>(a - a0 + 1)] = s.row_at[static_cast<std::size_t>(a - a0)] + terms * X.length(a);
+      s.row.resize(static_cast<std::size_t>(s.row_at.back()));
+      for (index_t a = a0; a < a1; ++a)
+        for (index_t c = 0; c < terms; ++c)
+          host_detail::copy_channel(X[a], c, s.row.data() + s.row_at[static_cast<std::size_t>(a - a0)] + c * X.length(a));
     }
-    auto const pair_bytes = [&](index_t b) {
-      return static_cast<std::size_t>((n + Y.length(b)) * X.channels) * sizeof(T);
+    auto const pair_bytes = [&](index_t p) {
+      return static_cast<std::size_t>((X.length(a_of(p)) + Y.length(b_of(p))) * X.channels) * sizeof(T);
     };
-    for (index_t first = b0; first < b1;) {
+    for (index_t first = 0; first < total;) {
       if (pair_bytes(first) > pairwise_grads_chunk_bytes) {
-        direct(a, first++, gx, false, w);
+        index_t const a = a_of(first);
+        direct(a, b_of(first), gx_of(a), false, w);
+        ++first;
         continue;
       }
-      index_t last = first;  // the chunk [first, last)
+      index_t last = first;  // the chunk of pairs [first, last)
       std::size_t bytes = 0;
       do bytes += pair_bytes(last++);
-      while (last < b1 && last - first < host_detail::batch_plan_pairs &&
+      while (last < total && last - first < host_detail::batch_plan_pairs &&
              bytes + pair_bytes(last) <= pairwise_grads_chunk_bytes);
-      index_t const count = (last - first) * terms;
+      index_t const count = (last - first) * terms;  // jobs: (pair, channel)
+      auto const p_of = [&](index_t k) { return first + k / terms; };
       s.offsets.resize(static_cast<std::size_t>(count + 1));
       s.offsets[0] = 0;
       for (index_t k = 0; k < count; ++k)
-        s.offsets[static_cast<std::size_t>(k + 1)] = s.offsets[static_cast<std::size_t>(k)] + (n + Y.length(first + k / terms)) * width;
+        s.offsets[static_cast<std::size_t>(k + 1)] =
+            s.offsets[static_cast<std::size_t>(k)] + (X.length(a_of(p_of(k))) + Y.length(b_of(p_of(k)))) * width;
       s.grads.assign(static_cast<std::size_t>(s.offsets.back()), T(0));
       s.values.resize(static_cast<std::size_t>(count));
-      auto const b_of = [&](index_t k) { return first + k / terms; };
       jobs(
           one, count,
           [&](index_t k) {
-            index_t const b = b_of(k), c = k % terms;
+            index_t const a = a_of(p_of(k)), b = b_of(p_of(k)), c = k % terms, n = X.length(a);
             if (!split) return std::pair{X[a], Y[b]};
-            return std::pair{series_view<T const>{s.row.data() + c * n, n, 1},
+            T const* const row = s.row.data() + s.row_at[static_cast<std::size_t>(a - a0)];
+            return std::pair{series_view<T const>{row + c * n, n, 1},
                              series_view<T const>{y_channels.data() + (b * terms + c) * Y.max_length, Y.length(b), 1}};
           },
           [&](index_t k) {
+            index_t const n = X.length(a_of(p_of(k)));
             T* const g = s.grads.data() + s.offsets[static_cast<std::size_t>(k)];
-            return std::pair{series_view<T>{g, n, width}, series_view<T>{g + n * width, Y.length(b_of(k)), width}};
+            return std::pair{series_view<T>{g, n, width}, series_view<T>{g + n * width, Y.length(b_of(p_of(k))), width}};
           },
-          [&](index_t k) { return seed_of(a, b_of(k)); }, [&](index_t k, T v) { s.values[static_cast<std::size_t>(k)] = v; },
-          w);
-      for (index_t b = first; b < last; ++b) {
-        index_t const k0 = (b - first) * terms;
+          [&](index_t k) { return seed_of(a_of(p_of(k)), b_of(p_of(k))); },
+          [&](index_t k, T v) { s.values[static_cast<std::size_t>(k)] = v; }, w);
+      for (index_t p = first; p < last; ++p) {
+        index_t const a = a_of(p), b = b_of(p), n = X.length(a), k0 = (p - first) * terms;
+        series_view<T> const gx = gx_of(a);
         for (index_t c = 0; c < terms; ++c) {
           T const* const g = s.grads.data() + s.offsets[static_cast<std::size_t>(k0 + c)];
           if (split)
@@ -703,7 +737,8 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
   // every block's values need first); each row then sums its blocks in order. One block: the
   // row's own GX, nothing to sum
   index_t const row = X.max_length * X.channels;
-  index_t const blocks = pairwise_grads_blocks(X.batch, Y.batch, static_cast<std::size_t>(row) * sizeof(T));
+  index_t const blocks =
+      pairwise_grads_blocks(X.batch, Y.batch, static_cast<std::size_t>(row) * sizeof(T), block_pairs);
   index_t const per_block = (Y.batch + blocks - 1) / blocks;
   std::vector<T> partial(blocks > 1 ? static_cast<std::size_t>(X.batch * blocks * row) : 0, T(0));
   auto const partial_of = [&](index_t a, index_t k) {
@@ -714,10 +749,16 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
     if (blocks == 1) zero(padded(a));
     self_term(a, partial_of(a, 0), w);
   });
-  parallel_for(X.batch * blocks, exec.threads, [&](index_t task, int w) {
-    index_t const a = task / blocks, k = task % blocks;
+  // rows per task: one, or where a row's pairs are fewer than a lock-step group's, enough rows
+  // for one (as the blocks, from the shapes alone)
+  index_t const rows_per_task =
+      blocks == 1 && Y.batch > 0 && Y.batch < block_pairs ? (block_pairs + Y.batch - 1) / Y.batch : 1;
+  index_t const row_tasks = (X.batch + rows_per_task - 1) / rows_per_task;
+  parallel_for(row_tasks * blocks, exec.threads, [&](index_t task, int w) {
+    index_t const r = task / blocks, k = task % blocks;
+    index_t const a0 = r * rows_per_task, a1 = std::min(X.batch, a0 + rows_per_task);
     index_t const b0 = std::min(Y.batch, k * per_block), b1 = std::min(Y.batch, b0 + per_block);
-    cross_terms(a, b0, b1, partial_of(a, k), w);
+    cross_terms(a0, a1, b0, b1, [&](index_t a) { return partial_of(a, k); }, w);
   });
   parallel_for(X.batch, exec.threads, [&](index_t a, int w) {
     if (blocks > 1) {
@@ -749,13 +790,14 @@ void pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
   detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
-  int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X, Y.batch));
+  index_t const block_pairs = detail::pairwise_grads_block_pairs(m, X, Y);
+  int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X, Y.batch, block_pairs));
   // one workspace per worker (batch_values_and_grads on one thread takes a vector of one)
   std::vector<std::vector<host_detail::workspace<T>>> ws(static_cast<std::size_t>(workers));
   for (auto& one : ws) one.resize(1);
   using namespace host_detail;
   detail::pairwise_grads_rows(
-      exec, m, X, Y, gxs, out, weights, workers,
+      exec, m, X, Y, gxs, out, weights, workers, block_pairs,
       [&](auto const& one, index_t count, pair_source<T> pair_at, gradient_source<T> grads_at,
           seed_source<T> seed_at, value_sink<T> store, int w) {
         batch_values_and_grads<T>(one, count, 1, pair_at, grads_at, seed_at, store, ws[static_cast<std::size_t>(w)]);

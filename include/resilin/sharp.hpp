@@ -146,7 +146,7 @@ void sharp_pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB 
   auto const X = detail::as_const(xs);
   auto const Y = detail::as_const(ys);
   detail::check_pairwise_grads_call(m, gxs, X, Y, out, weights);
-  int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X, Y.batch));
+  int const workers = resolve_threads(exec.threads, detail::pairwise_grads_tasks(X, Y.batch, 1));
   std::vector<host_detail::tangent_workspace<T>> ws(static_cast<std::size_t>(workers));
   auto const one_pair = [&ws](auto const& one, series_view<T const> x, series_view<T const> y, series_view<T> gx,
                               series_view<T> gy, T seed, int w) {
@@ -154,7 +154,7 @@ void sharp_pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB 
   };
   using namespace host_detail;
   detail::pairwise_grads_rows(
-      exec, m, X, Y, gxs, out, weights, workers,
+      exec, m, X, Y, gxs, out, weights, workers, 1,
       [&](auto const& one, index_t count, pair_source<T> pair_at, gradient_source<T> grads_at,
           seed_source<T> seed_at, value_sink<T> store, int w) {
         for (index_t k = 0; k < count; ++k) {  // one pair at a time (no lock-step groups here)

@@ -93,7 +93,8 @@ void check_pairwise(Measure const& meas, char const* name, r::index_t const A = 
     // lock-step group or alone), added to the row in the order of b; with fewer than 64 rows per
     // block of consecutive b (pairwise_grads_blocks), the blocks' sums then in order
     r::index_t const row = X.max_length * d;
-    r::index_t const blocks = r::detail::pairwise_grads_blocks(A, B, static_cast<std::size_t>(row) * sizeof(T));
+    r::index_t const blocks = r::detail::pairwise_grads_blocks(A, B, static_cast<std::size_t>(row) * sizeof(T),
+                                                               r::detail::pairwise_grads_block_pairs(meas, X.view(), Y.view()));
     r::index_t const per_block = (B + blocks - 1) / blocks;
     std::vector<T> expected(g1.size(), T(0));
     for (r::index_t a = 0; a < A; ++a) {

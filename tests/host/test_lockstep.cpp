@@ -561,3 +561,61 @@ TEMPLATE_TEST_CASE("ragged lock-step groups: values and training of pairs of dif
   }
   check(joint_msm, -1, -1);  // within its 10 % (training 30 %): a few groups where the ISA's G allows them
 }
+
+TEMPLATE_TEST_CASE("groups with idle lanes: fewer pairs than a group, each with its single-pair bits",
+                   "[lockstep][grad]", float, double) {
+  using T = TestType;
+  constexpr r::index_t G = hd::lockstep_pairs<T>;
+  r::index_t const d = 2;
+  // the plan's groups and idle lanes (-1) for a batch
+  auto const plan_of = [](auto const& m, r::batch_view<T const> X, r::batch_view<T const> Y, bool training) {
+    return hd::plan_lockstep<T>(m, X.batch, [&](r::index_t b) { return std::pair{X[b], Y[b]}; }, 1, training);
+  };
+  auto const idle = [](hd::lockstep_plan const& p) { return std::count(p.grouped.begin(), p.grouped.end(), r::index_t(-1)); };
+  SECTION("one shape: half a group and more trains (waste 1.0), less does not") {
+    for (r::index_t const B : {G / 2 + 3, G / 2 - 1}) {
+      INFO("B " << B);
+      auto const xs = series_set<T>(B, 17, d, 11), ys = series_set<T>(B, 14, d, 12);
+      auto const X = r::make_batch(std::span<T const>(xs), B, 17, d), Y = r::make_batch(std::span<T const>(ys), B, 14, d);
+      bool const grouped = 2 * B >= G;
+      for (auto const& m : {r::measures::soft_dtw<T>(T(0.7)), r::measures::soft_dtw<T>(T(0.2), r::band_spec::radius(2))}) {
+        auto const plan = plan_of(m, X, Y, true);
+        CHECK(plan.grouped.size() == static_cast<std::size_t>(grouped ? G : 0));
+        CHECK(idle(plan) == (grouped ? G - B : 0));
+        check_ragged_training(m, X, Y, upstream_seeds<T>(B));
+      }
+      auto msm = r::measures::soft_msm<T>(T(0.5), T(0.3));
+      msm.independent_channels = false;  // one recursion on summed costs (else channel units)
+      CHECK(plan_of(msm, X, Y, true).grouped.size() == static_cast<std::size_t>(grouped ? G : 0));
+      check_ragged_training(msm, X, Y, upstream_seeds<T>(B));
+      // values: DTW's waste is 1.0 too, soft-DTW's 0.3 (a group needs 77 % of its lanes)
+      auto const dtw = r::measures::dtw(r::band_spec::radius(3));
+      CHECK(idle(plan_of(dtw, X, Y, false)) == (grouped ? G - B : 0));
+      CHECK(plan_of(r::measures::soft_dtw<T>(T(1)), X, Y, false).grouped.empty());
+      std::vector<T> out(static_cast<std::size_t>(B));
+      r::values(r::host.with_threads(1), dtw, X, Y, std::span<T>(out));
+      for (r::index_t b = 0; b < B; ++b) CHECK(resilin_test::bits_equal(out[static_cast<std::size_t>(b)], r::value(dtw, X[b], Y[b])));
+    }
+  }
+  SECTION("ragged, a full band: the leftovers of a full group share one with idle lanes") {
+    r::index_t const B = G + G / 2 + 5, L = 24;
+    std::vector<r::index_t> lx(static_cast<std::size_t>(B)), ly(lx.size());
+    for (r::index_t b = 0; b < B; ++b) {
+      lx[static_cast<std::size_t>(b)] = L - b % 3;
+      ly[static_cast<std::size_t>(b)] = L - 2 - b % 4;
+    }
+    auto const xs = series_set<T>(B, L, d, 13), ys = series_set<T>(B, L, d, 14);
+    auto const X = r::make_batch(std::span<T const>(xs), B, L, d, std::span<r::index_t const>(lx));
+    auto const Y = r::make_batch(std::span<T const>(ys), B, L, d, std::span<r::index_t const>(ly));
+    for (auto const& m : {r::measures::soft_dtw<T>(T(0.7))}) {
+      auto const plan = plan_of(m, X, Y, true);
+      CHECK(plan.grouped.size() == static_cast<std::size_t>(2 * G));
+      CHECK(idle(plan) == G / 2 - 5);
+      check_ragged_training(m, X, Y, upstream_seeds<T>(B));
+    }
+    auto msm = r::measures::soft_msm<T>(T(0.5), T(0.3));
+    msm.independent_channels = false;
+    CHECK(idle(plan_of(msm, X, Y, true)) == G / 2 - 5);
+    check_ragged_training(msm, X, Y, upstream_seeds<T>(B));
+  }
+}

@@ -9,9 +9,9 @@ namespace resilin::lct::detail {
 
 /// Number of workers for `tasks` tasks: min(cap or hardware threads, tasks / min_tasks), >= 1.
 inline unsigned worker_count(std::uint64_t tasks, unsigned cap, std::uint64_t min_tasks_per_worker = 1) {
-  unsigned hw = std::thread::hardware_concurrency();
-  if (hw == 0) hw = 1;
-  std::uint64_t w = cap ? cap : hw;
+  // hardware_concurrency only without a cap: glibc reads /sys for it, a few us per call
+  unsigned const hw = cap ? cap : std::thread::hardware_concurrency();
+  std::uint64_t w = hw ? hw : 1;
   std::uint64_t const by_work = min_tasks_per_worker ? tasks / min_tasks_per_worker : tasks;
   if (w > by_work) w = by_work;
   return w ? static_cast<unsigned>(w) : 1u;

@@ -34,7 +34,10 @@ void run_planned(measure<Cost, Smooth> const& m, index_t count, int threads, boo
       auto& wsw = ws[static_cast<std::size_t>(w)];
       if (task < groups) {
         index_t members[G];
-        for (int g = 0; g < G; ++g) members[g] = first + plan.grouped[static_cast<std::size_t>(task * G + g)];
+        for (int g = 0; g < G; ++g) {  // -1: an idle lane (group_partial)
+          index_t const k = plan.grouped[static_cast<std::size_t>(task * G + g)];
+          members[g] = k >= 0 ? first + k : k;
+        }
         group(members, wsw);
       } else {
         single(first + plan.rest[static_cast<std::size_t>(task - groups)], wsw);

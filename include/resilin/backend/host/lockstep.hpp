@@ -98,6 +98,7 @@ struct lockstep_workspace {
   std::vector<V> g_up, g_diag, gx_row, gy;
   std::vector<V> e_col, e_row;  // soft-MSM (lockstep_soft_msm.hpp): the columns' and the row's exponentials
   std::vector<V> side, pending_a;  // soft-MSM training: weights and terms; adjoints whose y terms wait
+  std::vector<T> idle_gradients;   // a group's idle lanes' gradients (group_partial), dropped
 
   template <class State>
   std::vector<State>* rows() noexcept {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <iterator>
 #include <map>
 #include <thread>
 #include <type_traits>
@@ -153,14 +154,50 @@ inline void group_ragged(std::vector<ragged_pair>& pairs, std::size_t G, ragged_
   for (; p < pairs.size(); ++p) rest.push_back(pairs[p].pair);
 }
 
+/// Groups of fewer than G pairs from the pairs no full group took (`pairs`: their shapes as
+/// group_ragged's, or as given where `ragged` is false, when only equal shapes may share a
+/// group), appended to `grouped` with -1 for each idle lane (run_lockstep_group repeats the
+/// group's first pair there and drops its results); the others go to `rest`. A group of k >= 2
+/// pairs, of one shape unless ragged, is formed where a full group of the same cells would be:
+/// G N M <= (1 + waste) own (N x M the group's extent, own its pairs' cells). Training, waste
+/// 1.0: half a group of equal pairs (k-means' clusters of 50 series left 18 of 32 pairs to run
+/// alone, at 2.7-5 times a grouped pair's cost).
+inline void group_partial(std::vector<ragged_pair>& pairs, std::size_t G, ragged_limits limits, bool ragged,
+                          function_ref<bool(index_t, index_t)> fits, std::vector<index_t>& grouped,
+                          std::vector<index_t>& rest) {
+  std::sort(pairs.begin(), pairs.end(), [](ragged_pair const& a, ragged_pair const& b) {
+    return a.n != b.n ? a.n < b.n : a.m != b.m ? a.m < b.m : a.pair < b.pair;
+  });
+  std::size_t p = 0;
+  while (p < pairs.size()) {
+    std::size_t q = p;
+    double own = 0;
+    index_t n = 0, m = 0;
+    while (q < pairs.size() && q - p < G && (ragged || (pairs[q].n == pairs[p].n && pairs[q].m == pairs[p].m))) {
+      own += static_cast<double>(pairs[q].n) * static_cast<double>(pairs[q].m);
+      n = std::max(n, pairs[q].n);
+      m = std::max(m, pairs[q].m);
+      ++q;
+    }
+    if (q - p >= 2 && (!ragged || n <= limits.longest) && fits(n, m) &&
+        static_cast<double>(G) * static_cast<double>(n) * static_cast<double>(m) <= (1 + limits.waste) * own) {
+      for (std::size_t g = p; g < q; ++g) grouped.push_back(pairs[g].pair);
+      grouped.insert(grouped.end(), G - (q - p), index_t(-1));
+      p = q;
+    } else {
+      rest.push_back(pairs[p++].pair);
+    }
+  }
+}
+
 /// Which pairs of a batch run in lock-step: groups of G pairs of one shape, in batch order,
-/// then, in a full band, groups of pairs of alike shapes (group_ragged, ragged_limits_of), and
-/// the rest, one task each. Both traversals give the same bits, so the plan may depend on the
+/// then, in a full band, groups of pairs of alike shapes (group_ragged, ragged_limits_of), then
+/// groups with idle lanes of what is left (group_partial), and the rest, one task each. Both traversals give the same bits, so the plan may depend on the
 /// thread count: with fewer groups than threads, none is formed (one group on one core
 /// would be slower than its pairs spread over all of them). `training`: groups for values and
 /// gradients (lockstep_trains, and tables within lockstep_training_table_bytes).
 struct lockstep_plan {
-  std::vector<index_t> grouped;  // lockstep_pairs<T> pair indices per group
+  std::vector<index_t> grouped;  // lockstep_pairs<T> pair indices per group (-1: an idle lane)
   std::vector<index_t> rest;
 };
 
@@ -172,7 +209,7 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
   lockstep_plan plan;
   bool applies = false;
   if constexpr (lockstep_groups<T, Cost, Smooth>)
-    applies = !m.divergence && count >= lockstep_pairs<T> && (!training || lockstep_trains<T, Cost, Smooth>);
+    applies = !m.divergence && count >= 2 && (!training || lockstep_trains<T, Cost, Smooth>);
   if (!applies) {
     plan.rest.resize(static_cast<std::size_t>(count));
     for (index_t k = 0; k < count; ++k) plan.rest[static_cast<std::size_t>(k)] = k;
@@ -207,19 +244,27 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
         if (ragged) unequal.push_back({std::max(n, c), std::min(n, c), members[k]});
         else leftover.push_back(members[k]);
     }
-    group_ragged(
-        unequal, G, limits,
-        [&](index_t n, index_t c) { return lockstep_shape_fits<T>(m, n, c, channels, training); }, grouped,
-        leftover);
+    auto const fits = [&](index_t n, index_t c) { return lockstep_shape_fits<T>(m, n, c, channels, training); };
+    group_ragged(unequal, G, limits, fits, grouped, leftover);
+    // then groups with idle lanes, of what is left
+    std::vector<ragged_pair> left;
+    for (index_t k : leftover) {
+      auto const [x, y] = pair_at(k);
+      left.push_back(ragged ? ragged_pair{std::max(x.length, y.length), std::min(x.length, y.length), k}
+                            : ragged_pair{x.length, y.length, k});
+    }
+    leftover.clear();
+    group_partial(left, G, limits, ragged, fits, grouped, leftover);
     // a group for every worker that runs at once: threads beyond the cores share them (20000
     // threads for 300 series of 16 took every pair out of the groups: 1.22 s against 0.05 s)
-    unsigned const cores = std::thread::hardware_concurrency();
+    // (hardware_concurrency reads /sys: not for the one-thread plans that pairwise_grads makes per row)
+    unsigned const cores = threads > 1 ? std::thread::hardware_concurrency() : 1u;
     int const busy = std::max(1, cores > 0 ? std::min(threads, static_cast<int>(cores)) : threads);
     if (grouped.size() / G >= static_cast<std::size_t>(busy)) {
       plan.grouped.insert(plan.grouped.end(), grouped.begin(), grouped.end());
       plan.rest.insert(plan.rest.end(), leftover.begin(), leftover.end());
     } else {
-      plan.rest.insert(plan.rest.end(), grouped.begin(), grouped.end());
+      std::copy_if(grouped.begin(), grouped.end(), std::back_inserter(plan.rest), [](index_t k) { return k >= 0; });
       plan.rest.insert(plan.rest.end(), leftover.begin(), leftover.end());
     }
   }
@@ -237,7 +282,7 @@ void run_lockstep_group(measure<Cost, Smooth> const& m, index_t const* members, 
     constexpr int G = lockstep_pairs<T>;
     oriented_pair<T> pairs[G];
     for (int g = 0; g < G; ++g) {
-      auto const [x, y] = pair_at(members[g]);
+      auto const [x, y] = pair_at(members[g] >= 0 ? members[g] : members[0]);  // an idle lane: the first pair again
       pairs[g] = oriented_pair<T>::of(x, y);
     }
     auto const [n, c] = group_extent::of(pairs, G);  // a ragged group's: a full band
@@ -250,10 +295,11 @@ void run_lockstep_group(measure<Cost, Smooth> const& m, index_t const* members, 
       lockstep_values<T, typename Cost::distance_type>(pairs, band, cell, values, ws);
       if constexpr (std::same_as<Smooth, soft_min<T>>)
         for (int g = 0; g < G; ++g)
-          if (!exp_domain_accurate(values[g], m.smooth.gamma, pairs[g].x.length, pairs[g].y.length))
+          if (members[g] >= 0 && !exp_domain_accurate(values[g], m.smooth.gamma, pairs[g].x.length, pairs[g].y.length))
             values[g] = single(members[g]);
     }
-    for (int g = 0; g < G; ++g) store(members[g], values[g]);
+    for (int g = 0; g < G; ++g)
+      if (members[g] >= 0) store(members[g], values[g]);
   }
 }
 
@@ -268,7 +314,17 @@ void run_lockstep_training_group(measure<Cost, Smooth> const& m, index_t const* 
   if constexpr (lockstep_trains<T, Cost, Smooth>) {
     constexpr int G = lockstep_pairs<T>;
     oriented_training_pair<T> pairs[G];
+    auto const [x0, y0] = pair_at(members[0]);
+    index_t const idle_size = (x0.length + y0.length) * x0.channels;  // an idle lane's gradients
+    ws.idle_gradients.assign(static_cast<std::size_t>(std::count(members, members + G, index_t(-1)) * idle_size), T(0));
+    T* idle = ws.idle_gradients.data();
     for (int g = 0; g < G; ++g) {
+      if (members[g] < 0) {  // an idle lane: the first pair again, its gradients into scratch
+        series_view<T> const gx{idle, x0.length, x0.channels}, gy{idle + x0.length * x0.channels, y0.length, y0.channels};
+        idle += idle_size;
+        pairs[g] = oriented_training_pair<T>::of(x0, y0, gx, gy, seed_at(members[0]));
+        continue;
+      }
       auto const [x, y] = pair_at(members[g]);
       auto const [gx, gy] = grads_at(members[g]);
       pairs[g] = oriented_training_pair<T>::of(x, y, gx, gy, seed_at(members[g]));
@@ -285,6 +341,7 @@ void run_lockstep_training_group(measure<Cost, Smooth> const& m, index_t const* 
       lockstep_values_and_grads<T, typename Cost::distance_type>(pairs, band, cell, values, trained, ws);
     }
     for (int g = 0; g < G; ++g) {
+      if (members[g] < 0) continue;
       oriented_training_pair<T> const& p = pairs[g];
       store(members[g], trained[g] ? values[g] : single(p.x, p.y, p.gx, p.gy, p.seed));
     }
