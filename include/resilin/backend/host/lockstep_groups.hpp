@@ -192,9 +192,10 @@ inline void group_partial(std::vector<ragged_pair>& pairs, std::size_t G, ragged
 
 /// Which pairs of a batch run in lock-step: groups of G pairs of one shape, in batch order,
 /// then, in a full band, groups of pairs of alike shapes (group_ragged, ragged_limits_of), then
-/// groups with idle lanes of what is left (group_partial), and the rest, one task each. Both traversals give the same bits, so the plan may depend on the
-/// thread count: with fewer groups than threads, none is formed (one group on one core
-/// would be slower than its pairs spread over all of them). `training`: groups for values and
+/// groups with idle lanes of what is left (group_partial), and the rest, one task each. Both
+/// traversals give the same bits, so the plan may depend on the thread count: with fewer
+/// groups than threads, none is formed (one group on one core would be slower than its pairs
+/// spread over all of them). `training`: groups for values and
 /// gradients (lockstep_trains, and tables within lockstep_training_table_bytes).
 struct lockstep_plan {
   std::vector<index_t> grouped;  // lockstep_pairs<T> pair indices per group (-1: an idle lane)
@@ -257,7 +258,7 @@ lockstep_plan plan_lockstep(measure<Cost, Smooth> const& m, index_t count, PairA
     group_partial(left, G, limits, ragged, fits, grouped, leftover);
     // a group for every worker that runs at once: threads beyond the cores share them (20000
     // threads for 300 series of 16 took every pair out of the groups: 1.22 s against 0.05 s)
-    // (hardware_concurrency reads /sys: not for the one-thread plans that pairwise_grads makes per row)
+    // (hardware_concurrency reads /sys: not for one-thread plans, which pairwise_grads makes per row)
     unsigned const cores = threads > 1 ? std::thread::hardware_concurrency() : 1u;
     int const busy = std::max(1, cores > 0 ? std::min(threads, static_cast<int>(cores)) : threads);
     if (grouped.size() / G >= static_cast<std::size_t>(busy)) {
