@@ -43,7 +43,8 @@ template <class T, class Measure>
 void check_paired(Measure const& m, r::index_t n, r::index_t k, r::index_t d) {
   INFO("n " << n << " m " << k << " d " << d);
   constexpr r::index_t G = hd::lockstep_pairs<T>;
-  r::index_t const B = 2 * G + 5;  // two groups and five pairs on their own
+  // two groups and a few pairs on their own (fewer than half a group: none with idle lanes)
+  r::index_t const alone = std::min<r::index_t>(5, G / 2 - 1), B = 2 * G + alone;
   auto const xs = series_set<T>(B, n, d, 100 + static_cast<std::uint64_t>(n));
   auto const ys = series_set<T>(B, k, d, 200 + static_cast<std::uint64_t>(k));
   auto const X = r::make_batch(std::span<T const>(xs), B, n, d);
@@ -54,7 +55,7 @@ void check_paired(Measure const& m, r::index_t n, r::index_t k, r::index_t d) {
   // scalar costs may round differently from the lanes' (contraction), and value() is the walk
   bool const groups = std::min(n, k) > 1;
   CHECK(plan.grouped.size() == static_cast<std::size_t>(groups ? 2 * G : 0));
-  CHECK(plan.rest.size() == static_cast<std::size_t>(groups ? 5 : B));
+  CHECK(plan.rest.size() == static_cast<std::size_t>(groups ? alone : B));
   // fewer groups than workers that run at once: none formed (the pairs spread over the threads
   // instead); threads beyond the cores share them and do not count (20000 threads for 300
   // series of 16 took every pair out of the groups: 1.22 s instead of 0.05 s)
@@ -65,7 +66,7 @@ void check_paired(Measure const& m, r::index_t n, r::index_t k, r::index_t d) {
     bool const grouped = groups && busy <= 2;
     auto const spread = hd::plan_lockstep<T>(m, B, [&](r::index_t b) { return std::pair{X[b], Y[b]}; }, threads);
     CHECK(spread.grouped.size() == static_cast<std::size_t>(grouped ? 2 * G : 0));
-    CHECK(spread.rest.size() == static_cast<std::size_t>(grouped ? 5 : B));
+    CHECK(spread.rest.size() == static_cast<std::size_t>(grouped ? alone : B));
   }
   auto const expected = singles(m, xs, ys, B, n, k, d);
   for (int threads : {1, 0}) {
@@ -534,8 +535,9 @@ TEMPLATE_TEST_CASE("ragged lock-step groups: values and training of pairs of dif
   // independent channels: ragged groups of their units (channel_units.hpp), not of the pairs
   check(r::measures::soft_msm<T>(T(0.3), T(0.5)), 0);
   check(independent_dtw, 0);
-  // bands depend on each pair's shape: equal shapes only
-  check(r::measures::soft_dtw<T>(T(0.5), r::band_spec::radius(30)), 0);
+  // bands depend on each pair's shape: equal shapes only (for values none here; training may
+  // group a few equal shapes with idle lanes where lanes are few)
+  check(r::measures::soft_dtw<T>(T(0.5), r::band_spec::radius(30)), 0, -1);
   // soft-MSM groups shapes within 10 % of cells: G pairs of 16 x 16 but one of 16 x 15
   r::index_t const n = 16;
   std::vector<r::index_t> ln(static_cast<std::size_t>(G), n), lm(static_cast<std::size_t>(G), n);
@@ -591,18 +593,18 @@ TEMPLATE_TEST_CASE("groups with idle lanes: fewer pairs than a group, each with 
       // values: DTW's waste is 1.0 too, soft-DTW's 0.3 (a group needs 77 % of its lanes)
       auto const dtw = r::measures::dtw(r::band_spec::radius(3));
       CHECK(idle(plan_of(dtw, X, Y, false)) == (grouped ? G - B : 0));
-      CHECK(plan_of(r::measures::soft_dtw<T>(T(1)), X, Y, false).grouped.empty());
+      CHECK(plan_of(r::measures::soft_dtw<T>(T(1)), X, Y, false).grouped.empty() == (1.3 * double(B) < double(G)));
       std::vector<T> out(static_cast<std::size_t>(B));
       r::values(r::host.with_threads(1), dtw, X, Y, std::span<T>(out));
       for (r::index_t b = 0; b < B; ++b) CHECK(resilin_test::bits_equal(out[static_cast<std::size_t>(b)], r::value(dtw, X[b], Y[b])));
     }
   }
   SECTION("ragged, a full band: the leftovers of a full group share one with idle lanes") {
-    r::index_t const B = G + G / 2 + 5, L = 24;
+    r::index_t const B = G + 3 * G / 4, L = 24;  // a full group, then G / 4 idle lanes
     std::vector<r::index_t> lx(static_cast<std::size_t>(B)), ly(lx.size());
     for (r::index_t b = 0; b < B; ++b) {
-      lx[static_cast<std::size_t>(b)] = L - b % 3;
-      ly[static_cast<std::size_t>(b)] = L - 2 - b % 4;
+      lx[static_cast<std::size_t>(b)] = L - b % 2;
+      ly[static_cast<std::size_t>(b)] = L - 1 - (b / 2) % 2;
     }
     auto const xs = series_set<T>(B, L, d, 13), ys = series_set<T>(B, L, d, 14);
     auto const X = r::make_batch(std::span<T const>(xs), B, L, d, std::span<r::index_t const>(lx));
@@ -610,12 +612,12 @@ TEMPLATE_TEST_CASE("groups with idle lanes: fewer pairs than a group, each with 
     for (auto const& m : {r::measures::soft_dtw<T>(T(0.7))}) {
       auto const plan = plan_of(m, X, Y, true);
       CHECK(plan.grouped.size() == static_cast<std::size_t>(2 * G));
-      CHECK(idle(plan) == G / 2 - 5);
+      CHECK(idle(plan) == G / 4);
       check_ragged_training(m, X, Y, upstream_seeds<T>(B));
     }
     auto msm = r::measures::soft_msm<T>(T(0.5), T(0.3));
     msm.independent_channels = false;
-    CHECK(idle(plan_of(msm, X, Y, true)) == G / 2 - 5);
+    CHECK(idle(plan_of(msm, X, Y, true)) == G / 4);
     check_ragged_training(msm, X, Y, upstream_seeds<T>(B));
   }
 }
