@@ -778,8 +778,10 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
 
 /// GX[a] = sum_b weights(a, b) dM(X[a], Y[b]) / dX[a] (weights default to ones), and, when
 /// out is given, out(a, b) = M(X[a], Y[b]) (value_and_grad's values). The rows of X run in
-/// parallel, and for fewer than 64 rows blocks of Y too; deterministic for any thread count. A
-/// divergence's self terms S(x, x) and S(y, y) are computed once per series, not once per pair.
+/// parallel, and for fewer than 64 rows blocks of Y too; deterministic for any thread count.
+/// Alike soft-DTW and soft-MSM pairs train in lock-step groups; each pair's gradient is
+/// computed on its own and added to its row in the order of b. A divergence's self terms S(x, x)
+/// and S(y, y) are computed once per series, not once per pair.
 template <class Cost, class Smooth, batch_like XB, batch_like YB>
   requires std::same_as<value_of<XB>, value_of<YB>>
 void pairwise_grads(host_backend exec, measure<Cost, Smooth> const& m, XB xs, YB ys,
