@@ -504,6 +504,14 @@ inline index_t pairwise_grads_blocks(index_t x_batch, index_t y_batch, std::size
   index_t const by_groups = std::max<index_t>(1, y_batch / std::max<index_t>(block_pairs, 1));
   return std::min({y_batch, (pairwise_grads_row_tasks + x_batch - 1) / x_batch, by_memory, by_groups});
 }
+/// The measure pairwise_grads_rows runs its cross and self terms with: one channel of an
+/// independent-channels measure of several, and no divergence (combined afterwards).
+template <class Cost, class Smooth>
+measure<Cost, Smooth> pairwise_grads_pair_measure(measure<Cost, Smooth> const& m, index_t channels) {
+  auto one = m.independent_channels && channels > 1 ? m.single_channel() : m;
+  one.divergence = false;
+  return one;
+}
 /// The pairs of a lock-step training group where pairwise_grads' longest pairs would train in
 /// one (so that blocks of Y hold whole groups: 26 rows against 67 series of 24 samples split each
 /// row into 3 blocks of 23 pairs, fewer than a double group's 32, and no group formed), else 1.
@@ -511,9 +519,8 @@ template <class T, class Cost, class Smooth>
 index_t pairwise_grads_block_pairs(measure<Cost, Smooth> const& m, batch_view<T const> X, batch_view<T const> Y) {
   if constexpr (host_detail::lockstep_trains<T, Cost, Smooth>) {
     bool const split = m.independent_channels && X.channels > 1;
-    auto one = split ? m.single_channel() : m;
-    one.divergence = false;
-    if (host_detail::lockstep_shape_fits<T>(one, X.max_length, Y.max_length, split ? 1 : X.channels, true))
+    if (host_detail::lockstep_shape_fits<T>(pairwise_grads_pair_measure(m, X.channels), X.max_length, Y.max_length,
+                                            split ? 1 : X.channels, true))
       return host_detail::lockstep_pairs<T>;
   }
   return 1;
@@ -572,8 +579,7 @@ void pairwise_grads_rows(host_backend exec, measure<Cost, Smooth> const& m, batc
                          std::type_identity_t<pairwise_grads_pass<Cost, Smooth, T>> pass) {
   bool const split = m.independent_channels && X.channels > 1;
   index_t const terms = split ? X.channels : 1, width = split ? 1 : X.channels;
-  auto one = split ? m.single_channel() : m;
-  one.divergence = false;
+  auto const one = pairwise_grads_pair_measure(m, X.channels);
   std::vector<std::vector<T>> buffers(static_cast<std::size_t>(workers));
   std::vector<std::vector<T>> gy_scratch(static_cast<std::size_t>(workers));
   std::vector<pairwise_grads_scratch<T>> scratch(static_cast<std::size_t>(workers));

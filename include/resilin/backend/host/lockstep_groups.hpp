@@ -111,6 +111,10 @@ constexpr ragged_limits ragged_limits_of(bool training) noexcept {
 struct ragged_pair {
   index_t n, m, pair;
 };
+/// Rows, then columns, then batch order (group_ragged, group_partial).
+inline bool ragged_pair_by_rows(ragged_pair const& a, ragged_pair const& b) noexcept {
+  return a.n != b.n ? a.n < b.n : a.m != b.m ? a.m < b.m : a.pair < b.pair;
+}
 
 /// Groups of G pairs of different shapes from `pairs`, appended to `grouped`; the others are
 /// appended to `rest`. The pairs are sorted by rows, then, in runs of about sqrt(count / G)
@@ -123,13 +127,10 @@ inline void group_ragged(std::vector<ragged_pair>& pairs, std::size_t G, ragged_
     for (ragged_pair const& p : pairs) rest.push_back(p.pair);
     return;
   }
-  auto const by_rows = [](ragged_pair const& a, ragged_pair const& b) {
-    return a.n != b.n ? a.n < b.n : a.m != b.m ? a.m < b.m : a.pair < b.pair;
-  };
   auto const by_columns = [](ragged_pair const& a, ragged_pair const& b) {
     return a.m != b.m ? a.m < b.m : a.n != b.n ? a.n < b.n : a.pair < b.pair;
   };
-  std::sort(pairs.begin(), pairs.end(), by_rows);
+  std::sort(pairs.begin(), pairs.end(), ragged_pair_by_rows);
   auto const run = G * static_cast<std::size_t>(std::max(1.0, std::round(std::sqrt(double(pairs.size()) / double(G)))));
   for (std::size_t r = 0; r < pairs.size(); r += run)
     std::sort(pairs.begin() + static_cast<std::ptrdiff_t>(r),
@@ -165,9 +166,7 @@ inline void group_ragged(std::vector<ragged_pair>& pairs, std::size_t G, ragged_
 inline void group_partial(std::vector<ragged_pair>& pairs, std::size_t G, ragged_limits limits, bool ragged,
                           function_ref<bool(index_t, index_t)> fits, std::vector<index_t>& grouped,
                           std::vector<index_t>& rest) {
-  std::sort(pairs.begin(), pairs.end(), [](ragged_pair const& a, ragged_pair const& b) {
-    return a.n != b.n ? a.n < b.n : a.m != b.m ? a.m < b.m : a.pair < b.pair;
-  });
+  std::sort(pairs.begin(), pairs.end(), ragged_pair_by_rows);
   std::size_t p = 0;
   while (p < pairs.size()) {
     std::size_t q = p;
