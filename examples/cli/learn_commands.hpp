@@ -145,6 +145,7 @@ struct kmeans_inputs {
   int iterations = 20;
   double tol = 0;
   std::uint64_t seed = 0;
+  bool cold_start = false;
 };
 
 template <class T, class Measure>
@@ -166,6 +167,7 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   ko.max_iter = ki.iterations;
   ko.tol = ki.tol;
   ko.seed = ki.seed;
+  ko.warm_start = !ki.cold_start;
   ko.barycenter = barycenter_settings(lo, s, &fp);  // each barycentre's iterations too
   // the library counts iterations per restart: name the restart (its count starts again)
   ko.progress = [&fp, restarts = ki.restarts, restart = 1, last = 0](std::string_view stage, int it,
@@ -242,6 +244,10 @@ inline void add_kmeans_command(CLI::App& app) {
       ->capture_default_str()
       ->check(non_negative_integer);
   add_learn_options(*cmd, *lo);
+  cmd->add_flag("--cold-start", ki->cold_start,
+                "start every centroid update from --init's start (the mean or medoid of its "
+                "members); without it an update starts from the cluster's current centroid where "
+                "that has the lower loss, which keeps the inertia from rising");
   add_svg_option(*cmd, *lo);
   in->add(*cmd, "UCR TSV or .ts file (labels, if any, only score the clustering)");
   cmd->callback([opts, lo, in, ki] {

@@ -328,3 +328,22 @@ TEST_CASE("fcdtw barycentre rejects bad input", "[learn][fcdtw]") {
   if (backwards[0][2] != backwards[0][3])
     CHECK_THROWS_WITH(step(backwards, 6), Catch::Contains("non-decreasing"));
 }
+
+TEST_CASE("fcdtw barycentre starts from opt.start", "[learn][fcdtw][start]") {
+  auto const s = random_batch<double>({12, 14, 10}, 1, 3);
+  auto const start = random_values<double>(8, 41, -1, 1);
+  rf::fit_options fo;
+  fo.steps = 20;
+  rl::barycenter_options opt;
+  opt.start = start;
+  opt.max_iter = 0;
+  auto const at = rl::fcdtw_barycenter<double>(fo, s.view(), {}, opt);
+  CHECK(at.length == 8);
+  CHECK(resilin_test::bitwise_equal(at.values, start));
+  opt.max_iter = 5;
+  auto const fit = rl::fcdtw_barycenter<double>(fo, s.view(), {}, opt);
+  CHECK(fit.length == 8);
+  CHECK(fit.loss <= at.loss);
+  opt.length = 12;
+  CHECK_THROWS_AS(rl::fcdtw_barycenter<double>(fo, s.view(), {}, opt), r::invalid_argument);
+}

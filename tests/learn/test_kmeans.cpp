@@ -378,3 +378,81 @@ TEST_CASE("k-means under FastCDTW separates two classes, independent of the thre
   bad.lr = -1;
   CHECK_THROWS_AS(rl::fcdtw_kmeans(bad, ds.view(), o), r::invalid_argument);
 }
+
+TEST_CASE("each k-means update starts from its centroid or init's start, the lower (warm_start)",
+          "[learn][kmeans][start]") {
+  // with no barycentre iterations an update returns its start: with warm starts the seed series
+  // or the members' Euclidean mean, whichever has the lower loss on the members; without, the mean
+  auto const ds = two_classes(4, 32, 8);
+  auto const m = r::measures::soft_dtw(1.0);
+  auto opt = options(2, 0);
+  opt.barycenter.max_iter = 0;
+  int seeds_kept = 0;
+  for (std::vector<r::index_t> seeds : {std::vector<r::index_t>{1, 6}, {0, 7}, {2, 5}, {3, 4}})
+    for (bool warm : {true, false}) {
+      INFO("seeds " << seeds[0] << ", " << seeds[1] << ", warm_start " << warm);
+      opt.initial_centres = seeds;
+      opt.warm_start = warm;
+      opt.max_iter = 1;
+      auto const res = rl::kmeans(m, ds.view(), opt);
+      opt.max_iter = 0;
+      auto const before = rl::kmeans(m, ds.view(), opt).assignments;  // the seeds' assignments
+      for (std::size_t c = 0; c < 2; ++c) {
+        std::vector<r::index_t> members;
+        for (r::index_t i = 0; i < ds.size(); ++i)
+          if (before[static_cast<std::size_t>(i)] == static_cast<r::index_t>(c)) members.push_back(i);
+        auto const batch = rl::detail::gather(ds.view(), std::span<r::index_t const>(members));
+        rl::barycenter_options at;
+        at.max_iter = 0;
+        auto const mean = rl::barycenter(m, batch.view(), {}, at);
+        auto const seed = ds.series(seeds[c]);
+        at.start.assign(seed.data, seed.data + seed.size());
+        auto const from_seed = rl::barycenter(m, batch.view(), {}, at);
+        bool const seed_lower = !(mean.loss < from_seed.loss);
+        auto const& expect = warm && seed_lower ? from_seed.values : mean.values;
+        CHECK(resilin_test::bitwise_equal(res.centroids[c].values, expect));
+        if (warm && seed_lower) ++seeds_kept;
+      }
+    }
+  CHECK(seeds_kept > 0);  // so that warm and cold starts differ here
+  opt.barycenter.start.assign(32, 0.0);
+  CHECK(resilin_test::message_of<r::invalid_argument>([&] { rl::kmeans(r::measures::dtw(), ds.view(), opt); })
+            .find("barycenter.start must be empty") != std::string::npos);
+}
+
+TEMPLATE_TEST_CASE("with warm starts the k-means inertia never rises", "[learn][kmeans][start]", double, float) {
+  using T = TestType;
+  auto const cbf = r::make_cbf<T>({.per_class = 6, .length = 40, .seed = 5});
+  int rises_cold = 0;
+  auto const run = [&](auto const& m, std::uint64_t seed, bool warm) {
+    rl::kmeans_options opt;
+    opt.k = 3;
+    opt.seed = seed;
+    opt.restarts = 1;
+    opt.max_iter = 0;
+    opt.warm_start = warm;
+    opt.barycenter.max_iter = 8;
+    opt.barycenter.threads = 1;
+    std::vector<double> inertia{rl::kmeans(m, cbf.view(), opt).inertia};  // the seeds' assignments
+    opt.max_iter = 12;
+    opt.progress = [&](std::string_view, int, double v) { inertia.push_back(v); };
+    (void)rl::kmeans(m, cbf.view(), opt);
+    int rises = 0;
+    for (std::size_t i = 1; i < inertia.size(); ++i)
+      if (inertia[i] > inertia[i - 1] + 1e-5 * std::abs(inertia[i - 1])) ++rises;
+    return rises;
+  };
+  auto const check = [&](auto const& m, char const* name) {
+    for (std::uint64_t seed = 0; seed < 6; ++seed) {
+      INFO(name << ", seed " << seed);
+      CHECK(run(m, seed, true) == 0);
+      rises_cold += run(m, seed, false);
+    }
+  };
+  check(r::measures::dtw(), "dtw");
+  check(r::measures::msm(T(1)), "msm");
+  check(r::measures::soft_dtw(T(1)), "soft-dtw");
+  check(r::measures::soft_dtw_divergence(T(1)), "soft-dtw divergence");
+  check(r::measures::soft_msm(T(1), T(1)), "soft-msm");
+  CHECK(rises_cold > 0);  // the same runs starting each update afresh do rise (5 in double)
+}

@@ -4,6 +4,7 @@
 // gamma -> 0 against DBA, float, medoid initialisation and the progress callback.
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -325,4 +326,58 @@ TEST_CASE("the L-BFGS barycentre does not depend on the thread count", "[learn][
   CHECK(resilin_test::bitwise_equal(one.values, three.values));
   CHECK(one.loss == three.loss);
   CHECK(one.iterations == three.iterations);
+}
+
+TEST_CASE("a barycentre starts from opt.start: L-BFGS, DBA, MBA; its checks", "[learn][lbfgs][start]") {
+  auto const xs = random_batch<double>({10, 14, 12}, 2, 5);
+  auto const other = random_batch<double>({9}, 2, 77);  // a start unlike the mean
+  std::vector<double> const start(other.values.begin(), other.values.begin() + 18);
+  auto const run = [&](auto const& m, int max_iter, r::index_t length = 0, std::vector<double> s = {}) {
+    rl::barycenter_options opt;
+    opt.max_iter = max_iter;
+    opt.length = length;
+    opt.start = s.empty() ? start : std::move(s);
+    opt.threads = 1;
+    return rl::barycenter(m, xs.view(), {}, opt);
+  };
+  auto const check = [&](auto const& m) {
+    // max_iter 0: the start itself, at its own length (9), not the mean length (12)
+    auto const at = run(m, 0);
+    CHECK(at.length == 9);
+    CHECK(resilin_test::bitwise_equal(at.values, start));
+    // the fit from it ends no higher than its start's loss, and elsewhere than a mean start
+    auto const fit = run(m, 30);
+    CHECK(fit.length == 9);
+    CHECK(fit.loss <= at.loss);
+    rl::barycenter_options from_mean;
+    from_mean.length = 9;
+    from_mean.max_iter = 0;
+    CHECK(rl::barycenter(m, xs.view(), {}, from_mean).values != at.values);
+    // a length that agrees is accepted, one that does not is refused
+    CHECK(run(m, 0, 9).values == at.values);
+    CHECK(resilin_test::message_of<r::invalid_argument>([&] { run(m, 0, 12); })
+              .find("barycenter start has 9 samples, but the barycentre length is 12") != std::string::npos);
+    CHECK(resilin_test::message_of<r::invalid_argument>([&] { run(m, 0, 0, std::vector<double>(17, 0.5)); })
+              .find("not a multiple of the 2 channels") != std::string::npos);
+    auto bad = start;
+    bad[5] = std::numeric_limits<double>::quiet_NaN();
+    CHECK(resilin_test::message_of<r::invalid_argument>([&] { run(m, 0, 0, bad); })
+              .find("barycenter start value 5 must be finite") != std::string::npos);
+  };
+  check(r::measures::soft_dtw(0.5));
+  check(r::measures::dtw());
+  check(r::measures::msm());
+  // in float, a start beyond float's range is refused
+  auto const xf = random_batch<float>({10, 14, 12}, 1, 5);
+  rl::barycenter_options opt;
+  opt.start.assign(12, 1e39);
+  CHECK(resilin_test::message_of<r::invalid_argument>([&] { rl::barycenter(r::measures::soft_dtw(0.5f), xf.view(), {}, opt); })
+            .find("must be finite in the value type") != std::string::npos);
+  // one barycentre's start: nearest centroid refuses it
+  r::dataset<double> ds;
+  ds.push_back("a", std::span<double const>(start.data(), 4));
+  ds.push_back("b", std::span<double const>(start.data() + 4, 4));
+  opt.start.assign(4, 0.0);
+  CHECK(resilin_test::message_of<r::invalid_argument>([&] { rl::fit_nearest_centroid(r::measures::dtw(), ds, opt); })
+            .find("opt.start must be empty") != std::string::npos);
 }

@@ -103,6 +103,27 @@ std::vector<double> normalised_weights(std::span<T const> weights, index_t n) {
 
 /// The barycentre length: the requested one, or the mean input length rounded (ties up).
 template <class T>
+index_t target_length(batch_view<T const> series, index_t requested);
+
+/// The barycentre length of opt: opt.length, or the start's (opt.start) where that is given and
+/// opt.length is 0, or the mean input length; checks the start's size and values against it.
+template <class T>
+index_t target_length(batch_view<T const> series, barycenter_options const& opt) {
+  if (opt.start.empty()) return target_length(series, opt.length);
+  index_t const channels = std::max<index_t>(series.channels, 1);
+  auto const size = static_cast<index_t>(opt.start.size());
+  require(size % channels == 0, "barycenter start has ", size, " values, not a multiple of the ",
+          channels, " channels");
+  index_t const length = target_length(series, opt.length == 0 ? size / channels : opt.length);
+  require(length == size / channels, "barycenter start has ", size / channels,
+          " samples, but the barycentre length is ", length);
+  for (std::size_t k = 0; k < opt.start.size(); ++k)
+    require(std::isfinite(opt.start[k]) && std::isfinite(static_cast<T>(opt.start[k])),
+            "barycenter start value ", k, " must be finite in the value type, got ", opt.start[k]);
+  return length;
+}
+
+template <class T>
 index_t target_length(batch_view<T const> series, index_t requested) {
   require(requested >= 0, "barycenter length must be >= 0 (0: the mean length), got ", requested);
   require(requested <= barycenter_options::max_length, "barycenter length must be <= 2^40, got ",
@@ -198,11 +219,13 @@ index_t medoid_index(Measure const& m, batch_view<T const> series, std::span<dou
   });
 }
 
-/// The starting barycentre (length, channels) chosen by opt.init.
+/// The starting barycentre (length, channels): opt.start (checked by target_length(series,
+/// opt)), else the one chosen by opt.init.
 template <alignment_measure Measure, class T>
 std::vector<T> initial_barycenter(Measure const& m, batch_view<T const> series,
                                   std::span<double const> w, index_t length,
                                   barycenter_options const& opt) {
+  if (!opt.start.empty()) return std::vector<T>(opt.start.begin(), opt.start.end());
   if (opt.init == init_method::euclidean_mean) return euclidean_mean(series, w, length);
   // init_method::medoid (check_options refuses the others)
   index_t const j = medoid_index(m, series, w, opt.threads, opt.objective);

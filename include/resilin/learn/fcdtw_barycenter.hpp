@@ -166,12 +166,14 @@ std::vector<T> centroid_step(fcdtw::path_norm norm, index_t length, batch_view<T
   return std::vector<T>(c.begin(), c.end());
 }
 
-/// The starting centroid: the Euclidean mean, or the medoid argmin_j sum_k w_k D(X_j, X_k)
-/// (X_j warped, as the centroid is), resampled to `length`.
+/// The starting centroid: opt.start (checked by target_length(series, opt)), else the Euclidean
+/// mean, or the medoid argmin_j sum_k w_k D(X_j, X_k) (X_j warped, as the centroid is),
+/// resampled to `length`.
 template <class T>
 std::vector<T> fcdtw_initial_centroid(fcdtw::fit_options const& fo, batch_view<T const> series,
                                       std::span<double const> w, index_t length,
                                       barycenter_options const& opt) {
+  if (!opt.start.empty()) return std::vector<T>(opt.start.begin(), opt.start.end());
   if (opt.init == init_method::euclidean_mean) return euclidean_mean(series, w, length);
   require(opt.init == init_method::medoid, "init must be euclidean_mean or medoid, got ",
           static_cast<int>(opt.init));
@@ -266,7 +268,7 @@ barycenter_result<T> fcdtw_alternate(fcdtw::fit_options const& fo, batch_view<T 
   check_fcdtw_inputs(fo, series, opt);
   auto const w = normalised_weights(weights, series.batch);
   std::span<double const> const ws(w);
-  index_t const length = target_length(series, opt.length);
+  index_t const length = target_length(series, opt);
   require(length >= 2, "fcdtw_barycenter: the barycentre needs >= 2 samples, got length ", length);
   index_t const n = series.batch, ch = series.channels;
   auto refit = make_refit(length);

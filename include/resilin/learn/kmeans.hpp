@@ -1,7 +1,8 @@
 #pragma once
 // k-means under an elastic measure: k-means++ seeding, Lloyd iterations whose update step is
 // the measure's barycentre (barycenter(): L-BFGS, DBA or MBA; FastCDTW: fcdtw_kmeans in
-// learn/fcdtw_kmeans.hpp, through kmeans_with), several restarts keeping the
+// learn/fcdtw_kmeans.hpp, through kmeans_with) started from the cluster's centroid or init's
+// start, the lower (kmeans_options::warm_start), several restarts keeping the
 // lowest inertia sum_i M(x_i, c_{a(i)}). Deterministic: one std::mt19937_64 seeded with
 // opt.seed drives every restart in turn, and every parallel step is reduced in a fixed order.
 //
@@ -41,7 +42,17 @@ struct kmeans_options {
   /// assignment changes.
   double tol = 0;
   std::uint64_t seed = 0;
-  barycenter_options barycenter{};  // length 0: the mean length of all series, for every centroid
+  /// Each update starts from its cluster's current centroid (the seed series in the first
+  /// iteration, as tslearn's and aeon's k-means start theirs), or from barycenter.init's start
+  /// where that has the lower loss on the members (one more loss evaluation per update): DBA,
+  /// MBA and L-BFGS never return a centroid worse than their start, so the inertia does not rise
+  /// from iteration to iteration (up to rounding, where no empty cluster is repaired; FastCDTW
+  /// aside, whose inertia comes from fresh warp fits). false: every update starts afresh from
+  /// barycenter.init.
+  bool warm_start = true;
+  /// length 0: the mean length of all series, for every centroid; start must be empty (warm_start
+  /// sets each update's)
+  barycenter_options barycenter{};
   progress_callback progress;    // ("kmeans", iteration, inertia) after each Lloyd iteration
   /// Optional: start from these k series (indices) instead of k-means++ (one run, no restarts).
   std::vector<index_t> initial_centres{};
@@ -218,7 +229,23 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
       auto const& mj = members[static_cast<std::size_t>(j)];
       if (mj.empty()) continue;
       auto const batch = gather(series, std::span<index_t const>(mj));
-      r.centroids[static_cast<std::size_t>(j)] = ops.barycenter(batch.view(), bopt);
+      auto& centroid = r.centroids[static_cast<std::size_t>(j)];
+      barycenter_options from = bopt;
+      if (opt.warm_start) {
+        // from the current centroid, or from init's start where that is lower on the members: a
+        // stale centroid may hold a local minimum that init avoids (DBA kept a blend of two
+        // series for a cluster of two exact duplicates, whose mean is exact)
+        double current = 0;  // the members' mean measure at the current centroid
+        for (index_t i : mj) current += value[static_cast<std::size_t>(i)];
+        current /= static_cast<double>(mj.size());
+        barycenter_options probe = bopt;
+        probe.max_iter = 0;
+        probe.progress = nullptr;
+        auto const fresh = ops.barycenter(batch.view(), probe);
+        auto const& s = fresh.loss < current ? fresh.values : centroid.values;
+        from.start.assign(s.begin(), s.end());
+      }
+      centroid = ops.barycenter(batch.view(), from);
     }
     auto const updated = stack(std::span<barycenter_result<T> const>(r.centroids));
     nearest_of(ops, series, updated.view(), threads, next, value);
@@ -255,6 +282,9 @@ kmeans_result<T> kmeans_with(Ops const& ops, batch_view<T const> series, kmeans_
   else ops.validate();
   detail::check_inputs(series, "kmeans");
   detail::check_options(opt.barycenter);
+  detail::require(opt.barycenter.start.empty(),
+                  "kmeans: barycenter.start must be empty (each update starts from its centroid, or "
+                  "from barycenter.init without warm_start)");
   index_t const n = series.batch;
   detail::require(opt.k >= 1, "kmeans: k must be >= 1, got ", opt.k);
   detail::require(opt.k <= n, "kmeans: k must be <= the number of series (", n, "), got ", opt.k);

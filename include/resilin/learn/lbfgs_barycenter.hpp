@@ -117,7 +117,7 @@ lbfgs_start<T> prepare_lbfgs(Measure const& m, batch_view<T const> series,
   check_inputs(series, "barycenter");
   lbfgs_start<T> s;
   s.w = normalised_weights(weights, series.batch);
-  s.length = target_length(series, opt.length);
+  s.length = target_length(series, opt);
   s.z0 = initial_barycenter(m, series, std::span<double const>(s.w), s.length, opt);
   return s;
 }

@@ -111,6 +111,9 @@ nearest_centroid_model<T> fit_nearest_centroid_with(dataset<T> const& train,
   detail::require(!train.empty(), "fit_nearest_centroid: the training set is empty");
   train.validate("fit_nearest_centroid: the training set");
   detail::check_options(opt);
+  detail::require(opt.start.empty(),
+                  "fit_nearest_centroid: opt.start must be empty (it starts one barycentre; the "
+                  "classes' start from opt.init)");
   nearest_centroid_model<T> model;
   model.objective = opt.objective;
   std::unordered_map<std::string, std::size_t> code;

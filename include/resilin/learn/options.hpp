@@ -39,6 +39,12 @@ struct barycenter_options {
   double tolerance = 1e-6;       // relative loss decrease that stops DBA/MBA; L-BFGS epsilon
   int threads = 0;               // 0: all cores (host_backend's convention)
   progress_callback progress;    // may be empty
+  /// Non-empty: the search starts from these values instead of `init`: the barycentre's
+  /// (length, channels) samples, row-major, finite (a warm start; k-means starts each update
+  /// from the cluster's current centroid). With length 0 the barycentre takes the start's
+  /// length; otherwise the sizes must agree. One barycentre's: fit_nearest_centroid and k-means
+  /// refuse it.
+  std::vector<double> start{};
   /// sharp: minimise the summed sharp values (host only: second-order passes, several times
   /// slower than the values' gradients).
   barycenter_objective objective = barycenter_objective::value;

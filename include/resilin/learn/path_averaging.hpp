@@ -134,7 +134,7 @@ barycenter_result<T> path_averaging(measure<Cost, hard_min> const& m, batch_view
   check_inputs(series, "barycenter");
   auto const w = normalised_weights(weights, series.batch);
   std::span<double const> const ws(w);
-  index_t const length = target_length(series, opt.length);
+  index_t const length = target_length(series, opt);
   std::vector<T> z = initial_barycenter(m, series, ws, length, opt);
 
   path_sweep<Cost, T> sweep, next;
