@@ -12,6 +12,7 @@
 #include <support/catch.hpp>
 #include <support/reference.hpp>
 #include <host/helpers.hpp>
+#include "learn_helpers.hpp"
 #include <resilin/apps/synthetic.hpp>
 #include <resilin/learn/learn.hpp>
 
@@ -241,4 +242,52 @@ TEST_CASE("medoid: blocks of rows give the whole matrix's medoid", "[learn][medo
     }
     CHECK(rl::detail::medoid_index(m, X, std::span<double const>(w), 1, rl::barycenter_objective{}) == want);
   }
+}
+
+TEST_CASE("a sweep's means over blocks of series: the weighted means along every path",
+          "[learn][dba][mba]") {
+  // 150 ragged series (64 blocks of 2-3), zero weights among them, two channels: one sweep from
+  // a given start against the weighted mean of the values on each series' optimal path, formed
+  // here pair by pair from alignment_path (per channel for MSM's independent channels); the
+  // same bits on 1, 2 and 3 threads
+  std::vector<r::index_t> lengths;
+  for (int k = 0; k < 150; ++k) lengths.push_back(9 + k % 7);
+  auto const xs = resilin_test::random_batch<double>(lengths, 2, 17);
+  std::vector<double> w(150);
+  for (std::size_t k = 0; k < w.size(); ++k) w[k] = k % 11 == 3 ? 0.0 : 0.5 + static_cast<double>(k % 5);
+  auto const start = random_values<double>(24, 5, -1, 1);  // 12 samples, 2 channels
+  auto const check = [&](auto const& m, bool per_channel) {
+    std::vector<double> sum(24, 0.0), weight(24, 0.0);
+    for (r::index_t k = 0; k < 150; ++k) {
+      double const wk = w[static_cast<std::size_t>(k)];
+      auto const x = xs.view()[k];
+      for (r::index_t c = 0; c < (per_channel ? 2 : 1); ++c) {
+        std::vector<double> zc, xc;
+        for (r::index_t i = 0; i < 12; ++i) zc.push_back(start[static_cast<std::size_t>(i * 2 + c)]);
+        for (r::index_t j = 0; j < x.length; ++j) xc.push_back(x(j, c));
+        auto const path = per_channel ? r::alignment_path(m, r::series_view<double const>{zc.data(), 12, 1},
+                                                          r::series_view<double const>{xc.data(), x.length, 1})
+                                      : r::alignment_path(m, r::series_view<double const>{start.data(), 12, 2}, x);
+        for (auto const& [i, j] : path)
+          for (r::index_t ch = per_channel ? c : 0; ch < (per_channel ? c + 1 : 2); ++ch) {
+            sum[static_cast<std::size_t>(i * 2 + ch)] += wk * x(j, ch);
+            weight[static_cast<std::size_t>(i * 2 + ch)] += wk;
+          }
+      }
+    }
+    std::vector<double> expect(24);
+    for (std::size_t s = 0; s < 24; ++s) expect[s] = sum[s] / weight[s];
+    rl::barycenter_options opt = sweeps(1, 0.0);
+    opt.start = start;
+    opt.threads = 1;
+    auto const one = rl::barycenter(m, xs.view(), std::span<double const>(w), opt);
+    REQUIRE(one.iterations == 1);  // (MBA keeps a sweep only where it lowers the loss)
+    CHECK(resilin_test::max_abs_diff(one.values, expect) < 1e-13);
+    for (int threads : {2, 3}) {
+      opt.threads = threads;
+      CHECK(resilin_test::bitwise_equal(rl::barycenter(m, xs.view(), std::span<double const>(w), opt).values, one.values));
+    }
+  };
+  check(r::measures::dtw(), false);
+  check(r::measures::msm(), true);
 }

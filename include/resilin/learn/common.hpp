@@ -5,6 +5,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstddef>
+#include <limits>
 #include <new>
 #include <span>
 #include <stdexcept>
@@ -118,7 +119,7 @@ index_t target_length(batch_view<T const> series, barycenter_options const& opt)
   require(length == size / channels, "barycenter start has ", size / channels,
           " samples, but the barycentre length is ", length);
   for (std::size_t k = 0; k < opt.start.size(); ++k)
-    require(std::isfinite(opt.start[k]) && std::isfinite(static_cast<T>(opt.start[k])),
+    require(std::isfinite(opt.start[k]) && std::abs(opt.start[k]) <= static_cast<double>(std::numeric_limits<T>::max()),
             "barycenter start value ", k, " must be finite in the value type, got ", opt.start[k]);
   return length;
 }

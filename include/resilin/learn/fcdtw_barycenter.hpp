@@ -271,8 +271,6 @@ barycenter_result<T> fcdtw_alternate(fcdtw::fit_options const& fo, batch_view<T 
   index_t const length = target_length(series, opt);
   require(length >= 2, "fcdtw_barycenter: the barycentre needs >= 2 samples, got length ", length);
   index_t const n = series.batch, ch = series.channels;
-  auto refit = make_refit(length);
-
   std::vector<T> centroid = fcdtw_initial_centroid(fo, series, ws, length, opt);
   fcdtw_warps<T> warps;
   warps.logits.resize(static_cast<std::size_t>(n));
@@ -294,26 +292,29 @@ barycenter_result<T> fcdtw_alternate(fcdtw::fit_options const& fo, batch_view<T 
   require(std::isfinite(loss), "fcdtw_barycenter: the loss at the start is not finite");
 
   int rounds = 0;
-  for (int it = 1; it <= opt.max_iter; ++it) {
-    // E-step: refit every warp from its previous logits; keep it only if F does not rise.
-    refit(view(centroid), warps);
-    double e_loss = 0;
-    for (std::size_t k = 0; k < warps.f.size(); ++k) e_loss += w[k] * warps.f[k];
-    // M-step: the exact minimiser with the warps fixed (kept unless rounding made it worse).
-    std::vector<T> next = centroid_step(fo.norm, length, series, knots, ws, opt.threads);
-    std::vector<double> next_f;
-    double const m_loss = fcdtw_loss(fo.norm, view(next), series, knots, ws, opt.threads, next_f);
-    double round_loss = e_loss;
-    if (std::isfinite(m_loss) && m_loss <= e_loss) {
-      centroid = std::move(next);
-      warps.f = std::move(next_f);
-      round_loss = m_loss;
+  if (opt.max_iter > 0) {
+    auto refit = make_refit(length);  // not for the start alone: a GPU refit uploads the series
+    for (int it = 1; it <= opt.max_iter; ++it) {
+      // E-step: refit every warp from its previous logits; keep it only if F does not rise.
+      refit(view(centroid), warps);
+      double e_loss = 0;
+      for (std::size_t k = 0; k < warps.f.size(); ++k) e_loss += w[k] * warps.f[k];
+      // M-step: the exact minimiser with the warps fixed (kept unless rounding made it worse).
+      std::vector<T> next = centroid_step(fo.norm, length, series, knots, ws, opt.threads);
+      std::vector<double> next_f;
+      double const m_loss = fcdtw_loss(fo.norm, view(next), series, knots, ws, opt.threads, next_f);
+      double round_loss = e_loss;
+      if (std::isfinite(m_loss) && m_loss <= e_loss) {
+        centroid = std::move(next);
+        warps.f = std::move(next_f);
+        round_loss = m_loss;
+      }
+      rounds = it;
+      if (opt.progress) opt.progress("fcdtw", it, round_loss);
+      double const previous = loss;
+      loss = round_loss;
+      if (previous - loss <= opt.tolerance * std::abs(previous)) break;
     }
-    rounds = it;
-    if (opt.progress) opt.progress("fcdtw", it, round_loss);
-    double const previous = loss;
-    loss = round_loss;
-    if (previous - loss <= opt.tolerance * std::abs(previous)) break;
   }
 
   barycenter_result<T> r;
@@ -329,7 +330,7 @@ barycenter_result<T> fcdtw_alternate(fcdtw::fit_options const& fo, batch_view<T 
 /// The FastCDTW barycentre: argmin_C sum_k w_k F(phi_k; C, Y_k), weights normalised to sum 1
 /// (empty: uniform), by alternating warp fits (fo: steps, lr, map, norm, segments; fo.threads is
 /// ignored, opt.threads runs the series in parallel) and exact centroid steps, starting from
-/// opt.init (Euclidean mean or medoid) and identity warps (fo.init = grid: each series' grid
+/// opt.start, else opt.init (Euclidean mean or medoid), and identity warps (fo.init = grid: each series' grid
 /// CDTW alignment with the starting centroid), for opt.max_iter rounds or until a
 /// round lowers the loss by at most opt.tolerance relative (0: until a round gains nothing). The centroid has opt.length
 /// samples (0: the mean input length; >= 2) and is the warped side (see the top of the file).

@@ -44,11 +44,13 @@ struct kmeans_options {
   std::uint64_t seed = 0;
   /// Each update starts from its cluster's current centroid (the seed series in the first
   /// iteration, as tslearn's and aeon's k-means start theirs), or from barycenter.init's start
-  /// where that has the lower loss on the members (one more loss evaluation per update): DBA,
-  /// MBA and L-BFGS never return a centroid worse than their start, so the inertia does not rise
-  /// from iteration to iteration (up to rounding, where no empty cluster is repaired; FastCDTW
-  /// aside, whose inertia comes from fresh warp fits). false: every update starts afresh from
-  /// barycenter.init.
+  /// where that has the lower loss on the members. Weighing the two costs two more loss
+  /// evaluations (L-BFGS: with the gradient; init = medoid: the members' n^2 dissimilarities)
+  /// wherever the members differ from those of the centroid's last update. DBA, MBA and L-BFGS
+  /// never return a centroid worse than their start, so for measures whose value does not
+  /// depend on the order of its arguments (every built-in one but FastCDTW) the inertia does
+  /// not rise from iteration to iteration, up to rounding, where no empty cluster is repaired.
+  /// false: every update starts afresh from barycenter.init (the behaviour before 2026-12-07).
   bool warm_start = true;
   /// length 0: the mean length of all series, for every centroid; start must be empty (warm_start
   /// sets each update's)
@@ -196,6 +198,8 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
   r.inertia = total(value);
   // the previous iteration's repairs (series, cluster) where its assignment undid them
   std::vector<std::array<index_t, 2>> undone;
+  // the members each centroid was last updated with (none yet: a seed)
+  std::vector<std::vector<index_t>> updated_with(static_cast<std::size_t>(k));
   for (int it = 1; it <= opt.max_iter; ++it) {
     std::vector<std::vector<index_t>> members(static_cast<std::size_t>(k));
     for (index_t i = 0; i < n; ++i) members[static_cast<std::size_t>(which[static_cast<std::size_t>(i)])].push_back(i);
@@ -230,22 +234,27 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
       if (mj.empty()) continue;
       auto const batch = gather(series, std::span<index_t const>(mj));
       auto& centroid = r.centroids[static_cast<std::size_t>(j)];
+      auto& last = updated_with[static_cast<std::size_t>(j)];
       barycenter_options from = bopt;
       if (opt.warm_start) {
-        // from the current centroid, or from init's start where that is lower on the members: a
-        // stale centroid may hold a local minimum that init avoids (DBA kept a blend of two
-        // series for a cluster of two exact duplicates, whose mean is exact)
-        double current = 0;  // the members' mean measure at the current centroid
-        for (index_t i : mj) current += value[static_cast<std::size_t>(i)];
-        current /= static_cast<double>(mj.size());
-        barycenter_options probe = bopt;
-        probe.max_iter = 0;
-        probe.progress = nullptr;
-        auto const fresh = ops.barycenter(batch.view(), probe);
-        auto const& s = fresh.loss < current ? fresh.values : centroid.values;
-        from.start.assign(s.begin(), s.end());
+        // from the current centroid, or from init's start where that has the lower loss: a stale
+        // centroid may hold a local minimum that init avoids (DBA kept a blend of two series for
+        // a cluster of two exact duplicates, whose mean is exact). Both losses by the barycentre
+        // itself (max_iter 0), on its own scale; not where the members are those of the
+        // centroid's own update, which started from the lower of the two already.
+        from.start.assign(centroid.values.begin(), centroid.values.end());
+        if (mj != last) {
+          barycenter_options probe = bopt;
+          probe.max_iter = 0;
+          probe.progress = nullptr;
+          auto const fresh = ops.barycenter(batch.view(), probe);
+          probe.start = from.start;
+          if (fresh.loss < ops.barycenter(batch.view(), probe).loss)
+            from.start.assign(fresh.values.begin(), fresh.values.end());
+        }
       }
       centroid = ops.barycenter(batch.view(), from);
+      last = mj;
     }
     auto const updated = stack(std::span<barycenter_result<T> const>(r.centroids));
     nearest_of(ops, series, updated.view(), threads, next, value);

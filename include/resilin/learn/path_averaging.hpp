@@ -4,8 +4,8 @@
 //   2. replace each z(i, c) by a weighted location statistic (mean or median) of the values
 //      x_k(j, c) over every path cell (i, j) of every k, each counted with weight w_k.
 // A series with independent channels (measures::msm) is aligned channel by channel, so each
-// channel of z collects values along its own path. The paths of a sweep are computed in
-// parallel and reduced in k order: the result does not depend on the thread count.
+// channel of z collects values along its own path. A sweep aligns blocks of consecutive series
+// in parallel and merges them in block order: the result does not depend on the thread count.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -28,20 +28,35 @@ enum class location_statistic {
   median,  // minimises sum w |z - v|: the exact update for absolute point costs
 };
 
-/// The weighted mean or the weighted (lower) median of (value, weight) pairs; pairs is reordered.
-inline double locate(std::vector<std::pair<double, double>>& pairs, location_statistic stat) {
-  if (stat == location_statistic::mean) {
-    // equal values average to themselves exactly (the weighted sum was 1 ulp off, and k-means
-    // on duplicate series then never settled)
-    double sum = 0, weight = 0;
-    bool equal = true;
-    for (auto const& [v, wt] : pairs) {
-      sum += wt * v;
-      weight += wt;
-      equal = equal && v == pairs.front().first;
-    }
-    return equal && !pairs.empty() ? pairs.front().first : sum / weight;
+/// The weighted mean of the values one barycentre sample collects, as they come: the weighted
+/// sum and weight, and whether every value equals the first (equal values average to themselves
+/// exactly: the weighted sum was 1 ulp off, and k-means on duplicate series then never settled).
+struct mean_accumulator {
+  double sum = 0, weight = 0, first = 0;
+  bool any = false, equal = true;
+  void add(double v, double wt) noexcept {
+    if (!any) first = v;
+    equal = equal && (!any || v == first);
+    any = true;
+    sum += wt * v;
+    weight += wt;
   }
+  /// The values of `o` after this one's.
+  void merge(mean_accumulator const& o) noexcept {
+    if (!o.any) return;
+    if (!any) {
+      *this = o;
+      return;
+    }
+    equal = equal && o.equal && o.first == first;
+    sum += o.sum;
+    weight += o.weight;
+  }
+  double mean() const noexcept { return equal && any ? first : sum / weight; }
+};
+
+/// The weighted (lower) median of (value, weight) pairs; pairs is reordered.
+inline double weighted_median(std::vector<std::pair<double, double>>& pairs) {
   std::sort(pairs.begin(), pairs.end());
   double total = 0;
   for (auto const& p : pairs) total += p.second;
@@ -53,54 +68,93 @@ inline double locate(std::vector<std::pair<double, double>>& pairs, location_sta
   return pairs.back().first;
 }
 
-/// One alignment sweep: the measure's value and the optimal paths of z against every series.
-/// paths[k][g] is the path of channel group g (one group of all channels, or one per channel
-/// for independent channels).
+/// The most a sweep's means keep: one accumulator per sample and block of series.
+inline constexpr std::size_t path_sweep_budget_bytes = std::size_t(64) << 20;
+
+/// One alignment sweep: the measure's value of z against every series along the optimal paths,
+/// and what the update needs of the paths. For the mean, each sample's accumulator over blocks
+/// of consecutive series (at most 64, each aligned in order by one task, merged in block
+/// order: the result does not depend on the thread count, and no path is kept: 75,000 paths
+/// of 48 x 48 pairs held 250 MB); for the median, every path (paths[k][g]: channel group g, one
+/// group of all channels or one per channel for independent channels).
 template <class Cost, class T>
 struct path_sweep {
-  std::vector<std::vector<std::vector<std::array<index_t, 2>>>> paths;  // (n, groups, cells)
+  std::vector<std::vector<std::vector<std::array<index_t, 2>>>> paths;  // median: (n, groups, cells)
+  std::vector<mean_accumulator> means;                                  // mean: (length, channels)
   std::vector<double> values;                                           // (n)
 
   double run(measure<Cost, hard_min> const& m, std::span<T const> z, index_t length,
-             batch_view<T const> series, std::span<double const> w, int threads) {
+             batch_view<T const> series, std::span<double const> w, int threads,
+             location_statistic stat) {
     index_t const n = series.batch, channels = series.channels;
     bool const per_channel = m.independent_channels && channels > 1;
     index_t const groups = per_channel ? channels : 1;
-    paths.assign(static_cast<std::size_t>(n), {});
+    auto const samples = static_cast<std::size_t>(length * channels);
     values.assign(static_cast<std::size_t>(n), 0.0);
-    parallel_for(n, threads, [&](index_t k, int) {
-      auto& pk = paths[static_cast<std::size_t>(k)];
-      pk.resize(static_cast<std::size_t>(groups));
+    bool const keep_paths = stat == location_statistic::median;
+    paths.assign(keep_paths ? static_cast<std::size_t>(n) : 0, {});
+    index_t const blocks = keep_paths ? 0 : std::clamp<index_t>(
+        static_cast<index_t>(path_sweep_budget_bytes / (samples * sizeof(mean_accumulator))), 1, std::min<index_t>(n, 64));
+    std::vector<std::vector<mean_accumulator>> block_means(static_cast<std::size_t>(blocks));
+
+    // the path of channel group g of series k: its value, and its cells added to `acc` or kept
+    auto const align = [&](index_t k, std::vector<mean_accumulator>* acc) {
       series_view<T const> const x = series[k];
-      if (!per_channel) {
-        T v{};
-        pk[0] = alignment_path(m, series_view<T const>{z.data(), length, channels}, x, &v);
-        values[static_cast<std::size_t>(k)] = static_cast<double>(v);
-        return;
-      }
-      std::vector<T> zc(static_cast<std::size_t>(length)), xc(static_cast<std::size_t>(x.length));
+      double const wk = w[static_cast<std::size_t>(k)];
+      std::vector<std::vector<std::array<index_t, 2>>> pk(static_cast<std::size_t>(groups));
+      std::vector<T> zc, xc;
       double total = 0;
-      for (index_t c = 0; c < channels; ++c) {
-        for (index_t i = 0; i < length; ++i) zc[static_cast<std::size_t>(i)] = z[static_cast<std::size_t>(i * channels + c)];
-        for (index_t j = 0; j < x.length; ++j) xc[static_cast<std::size_t>(j)] = x(j, c);
+      for (index_t g = 0; g < groups; ++g) {
         T v{};
-        pk[static_cast<std::size_t>(c)] = alignment_path(m, series_view<T const>{zc.data(), length, 1},
-                                                         series_view<T const>{xc.data(), x.length, 1}, &v);
+        if (!per_channel) {
+          pk[0] = alignment_path(m, series_view<T const>{z.data(), length, channels}, x, &v);
+        } else {
+          zc.resize(static_cast<std::size_t>(length));
+          xc.resize(static_cast<std::size_t>(x.length));
+          for (index_t i = 0; i < length; ++i) zc[static_cast<std::size_t>(i)] = z[static_cast<std::size_t>(i * channels + g)];
+          for (index_t j = 0; j < x.length; ++j) xc[static_cast<std::size_t>(j)] = x(j, g);
+          pk[static_cast<std::size_t>(g)] = alignment_path(m, series_view<T const>{zc.data(), length, 1},
+                                                           series_view<T const>{xc.data(), x.length, 1}, &v);
+        }
         total += static_cast<double>(v);
+        if (acc && wk != 0) {
+          index_t const c_begin = per_channel ? g : 0, c_end = per_channel ? g + 1 : channels;
+          for (auto const& [i, j] : pk[static_cast<std::size_t>(g)])
+            for (index_t c = c_begin; c < c_end; ++c)
+              (*acc)[static_cast<std::size_t>(i * channels + c)].add(static_cast<double>(x(j, c)), wk);
+        }
       }
       values[static_cast<std::size_t>(k)] = total;
-    });
+      if (keep_paths) paths[static_cast<std::size_t>(k)] = std::move(pk);
+    };
+    if (keep_paths) {
+      parallel_for(n, threads, [&](index_t k, int) { align(k, nullptr); });
+    } else {
+      parallel_for(blocks, threads, [&](index_t b, int) {
+        auto& acc = block_means[static_cast<std::size_t>(b)];
+        acc.assign(samples, mean_accumulator{});
+        for (index_t k = b * n / blocks; k < (b + 1) * n / blocks; ++k) align(k, &acc);
+      });
+      means.assign(samples, mean_accumulator{});
+      for (auto const& acc : block_means)
+        for (std::size_t s = 0; s < samples; ++s) means[s].merge(acc[s]);
+    }
     double loss = 0;
     for (index_t k = 0; k < n; ++k) loss += w[static_cast<std::size_t>(k)] * values[static_cast<std::size_t>(k)];
     return loss;
   }
 
-  /// The update: z(i, c) = the statistic of {x_k(j, c) : (i, j) on the path of k}, weights w_k.
-  std::vector<T> update(index_t length, batch_view<T const> series, std::span<double const> w,
-                        location_statistic stat) const {
+  /// The update: z(i, c) = the statistic of {x_k(j, c) : (i, j) on the path of k}, weights w_k
+  /// (the statistic run() was given).
+  std::vector<T> update(index_t length, batch_view<T const> series, std::span<double const> w) const {
     index_t const channels = series.channels;
-    std::vector<std::vector<std::pair<double, double>>> collected(
-        static_cast<std::size_t>(length * channels));
+    auto const samples = static_cast<std::size_t>(length * channels);
+    std::vector<T> z(samples);
+    if (paths.empty()) {  // every row lies on every path
+      for (std::size_t s = 0; s < samples; ++s) z[s] = static_cast<T>(means[s].mean());
+      return z;
+    }
+    std::vector<std::vector<std::pair<double, double>>> collected(samples);
     for (index_t k = 0; k < series.batch; ++k) {
       double const wk = w[static_cast<std::size_t>(k)];
       if (wk == 0) continue;
@@ -115,9 +169,7 @@ struct path_sweep {
                 static_cast<double>(x(j, c)), wk);
       }
     }
-    std::vector<T> z(collected.size());
-    for (std::size_t s = 0; s < collected.size(); ++s)
-      z[s] = static_cast<T>(locate(collected[s], stat));  // every row lies on every path
+    for (std::size_t s = 0; s < samples; ++s) z[s] = static_cast<T>(weighted_median(collected[s]));
     return z;
   }
 };
@@ -138,15 +190,15 @@ barycenter_result<T> path_averaging(measure<Cost, hard_min> const& m, batch_view
   std::vector<T> z = initial_barycenter(m, series, ws, length, opt);
 
   path_sweep<Cost, T> sweep, next;
-  double loss = sweep.run(m, z, length, series, ws, opt.threads);
+  double loss = sweep.run(m, z, length, series, ws, opt.threads, stat);
   // as the L-BFGS barycentres: costs that overflow (values near sqrt of the largest finite
   // value) are refused, not averaged to an inf loss
   require(std::isfinite(loss), "barycenter: the loss at the initial barycentre is not finite (",
           loss, "; are the values too large for the measure's costs?)");
   int iterations = 0;
   for (int it = 1; it <= opt.max_iter; ++it) {
-    std::vector<T> candidate = sweep.update(length, series, ws, stat);
-    double const candidate_loss = next.run(m, candidate, length, series, ws, opt.threads);
+    std::vector<T> candidate = sweep.update(length, series, ws);
+    double const candidate_loss = next.run(m, candidate, length, series, ws, opt.threads, stat);
     if (guard && candidate_loss > loss) break;
     double const decrease = loss - candidate_loss;
     double const scale = std::max(std::abs(loss), std::numeric_limits<double>::min());
