@@ -104,7 +104,22 @@ std::vector<double> normalised_weights(std::span<T const> weights, index_t n) {
 
 /// The barycentre length: the requested one, or the mean input length rounded (ties up).
 template <class T>
-index_t target_length(batch_view<T const> series, index_t requested);
+index_t target_length(batch_view<T const> series, index_t requested) {
+  require(requested >= 0, "barycenter length must be >= 0 (0: the mean length), got ", requested);
+  require(requested <= barycenter_options::max_length, "barycenter length must be <= 2^40, got ",
+          requested);
+  index_t length = requested;
+  if (length == 0) {
+    double total = 0;
+    for (index_t b = 0; b < series.batch; ++b) total += static_cast<double>(series.length(b));
+    length = std::max<index_t>(1, static_cast<index_t>(std::floor(total / static_cast<double>(series.batch) + 0.5)));
+  }
+  // length * channels values are allocated and indexed: keep the product in range
+  index_t const channels = std::max<index_t>(series.channels, 1);
+  require(length <= barycenter_options::max_length / channels, "barycenter length times channels must be <= 2^40, got ",
+          length, " x ", channels);
+  return length;
+}
 
 /// The barycentre length of opt: opt.length, or the start's (opt.start) where that is given and
 /// opt.length is 0, or the mean input length; checks the start's size and values against it.
@@ -121,24 +136,6 @@ index_t target_length(batch_view<T const> series, barycenter_options const& opt)
   for (std::size_t k = 0; k < opt.start.size(); ++k)
     require(std::isfinite(opt.start[k]) && std::abs(opt.start[k]) <= static_cast<double>(std::numeric_limits<T>::max()),
             "barycenter start value ", k, " must be finite in the value type, got ", opt.start[k]);
-  return length;
-}
-
-template <class T>
-index_t target_length(batch_view<T const> series, index_t requested) {
-  require(requested >= 0, "barycenter length must be >= 0 (0: the mean length), got ", requested);
-  require(requested <= barycenter_options::max_length, "barycenter length must be <= 2^40, got ",
-          requested);
-  index_t length = requested;
-  if (length == 0) {
-    double total = 0;
-    for (index_t b = 0; b < series.batch; ++b) total += static_cast<double>(series.length(b));
-    length = std::max<index_t>(1, static_cast<index_t>(std::floor(total / static_cast<double>(series.batch) + 0.5)));
-  }
-  // length * channels values are allocated and indexed: keep the product in range
-  index_t const channels = std::max<index_t>(series.channels, 1);
-  require(length <= barycenter_options::max_length / channels, "barycenter length times channels must be <= 2^40, got ",
-          length, " x ", channels);
   return length;
 }
 
@@ -221,18 +218,25 @@ index_t medoid_index(Measure const& m, batch_view<T const> series, std::span<dou
 }
 
 /// The starting barycentre (length, channels): opt.start (checked by target_length(series,
-/// opt)), else the one chosen by opt.init.
+/// opt)), else by opt.init the Euclidean mean, or the series medoid() names resampled to
+/// `length` (check_options refuses other inits). initial_barycenter's and FastCDTW's starts.
+template <class T, class Medoid>
+std::vector<T> starting_barycenter(batch_view<T const> series, std::span<double const> w, index_t length,
+                                   barycenter_options const& opt, Medoid&& medoid) {
+  if (!opt.start.empty()) return std::vector<T>(opt.start.begin(), opt.start.end());
+  if (opt.init == init_method::euclidean_mean) return euclidean_mean(series, w, length);
+  std::vector<double> acc(static_cast<std::size_t>(length * series.channels), 0.0);
+  add_resampled(series[medoid()], length, 1.0, acc);
+  return std::vector<T>(acc.begin(), acc.end());
+}
+
+/// The starting barycentre of a measure's search (starting_barycenter; the medoid under m).
 template <alignment_measure Measure, class T>
 std::vector<T> initial_barycenter(Measure const& m, batch_view<T const> series,
                                   std::span<double const> w, index_t length,
                                   barycenter_options const& opt) {
-  if (!opt.start.empty()) return std::vector<T>(opt.start.begin(), opt.start.end());
-  if (opt.init == init_method::euclidean_mean) return euclidean_mean(series, w, length);
-  // init_method::medoid (check_options refuses the others)
-  index_t const j = medoid_index(m, series, w, opt.threads, opt.objective);
-  std::vector<double> acc(static_cast<std::size_t>(length * series.channels), 0.0);
-  add_resampled(series[j], length, 1.0, acc);
-  return std::vector<T>(acc.begin(), acc.end());
+  return starting_barycenter(series, w, length, opt,
+                             [&] { return medoid_index(m, series, w, opt.threads, opt.objective); });
 }
 
 /// n copies of z as a padded batch (n, length, channels), for the batched alignment calls.

@@ -166,25 +166,19 @@ std::vector<T> centroid_step(fcdtw::path_norm norm, index_t length, batch_view<T
   return std::vector<T>(c.begin(), c.end());
 }
 
-/// The starting centroid: opt.start (checked by target_length(series, opt)), else the Euclidean
-/// mean, or the medoid argmin_j sum_k w_k D(X_j, X_k) (X_j warped, as the centroid is),
-/// resampled to `length`.
+/// The starting centroid (starting_barycenter): the medoid is argmin_j sum_k w_k D(X_j, X_k)
+/// (X_j warped, as the centroid is).
 template <class T>
 std::vector<T> fcdtw_initial_centroid(fcdtw::fit_options const& fo, batch_view<T const> series,
                                       std::span<double const> w, index_t length,
                                       barycenter_options const& opt) {
-  if (!opt.start.empty()) return std::vector<T>(opt.start.begin(), opt.start.end());
-  if (opt.init == init_method::euclidean_mean) return euclidean_mean(series, w, length);
-  require(opt.init == init_method::medoid, "init must be euclidean_mean or medoid, got ",
-          static_cast<int>(opt.init));
-  fcdtw::fit_options o = fo;
-  o.threads = opt.threads;
-  index_t const best = medoid_by_rows<T>(series.batch, w, [&](index_t first, index_t count, matrix_view<T> out) {
-    fcdtw::pairwise_distances(o, series.subbatch(first, count), series, out);
+  return starting_barycenter(series, w, length, opt, [&] {
+    fcdtw::fit_options o = fo;
+    o.threads = opt.threads;
+    return medoid_by_rows<T>(series.batch, w, [&](index_t first, index_t count, matrix_view<T> out) {
+      fcdtw::pairwise_distances(o, series.subbatch(first, count), series, out);
+    });
   });
-  std::vector<double> acc(static_cast<std::size_t>(length * series.channels), 0.0);
-  add_resampled(series[best], length, 1.0, acc);
-  return std::vector<T>(acc.begin(), acc.end());
 }
 
 template <class T>
