@@ -168,14 +168,19 @@ void run_kmeans(run_settings const& s, Measure const& m, single_input const& in,
   ko.tol = ki.tol;
   ko.seed = ki.seed;
   ko.warm_start = !ki.cold_start;
-  ko.barycenter = barycenter_settings(lo, s, &fp);  // each barycentre's iterations too
-  // the library counts iterations per restart: name the restart (its count starts again)
-  ko.progress = [&fp, restarts = ki.restarts, restart = 1, last = 0](std::string_view stage, int it,
-                                                                   double loss) mutable {
-    if (it <= last) ++restart;
-    last = it;
-    fp(stage, it, loss, restarts > 1 ? " restart " + std::to_string(restart) : std::string());
+  ko.barycenter = barycenter_settings(lo, s, nullptr);
+  // each line names where the run is: "restart 2/3, k-means iteration 4, cluster 1/3 (310
+  // series): lbfgs, iteration 40, loss ..." for a barycentre, "restart 2/3: kmeans, iteration
+  // 4, loss <inertia>" after a k-means iteration (the restart only where there are several)
+  std::string restart, update;
+  ko.on_update = [&](r::learn::kmeans_update const& u) {
+    restart = u.restarts > 1 ? "restart " + std::to_string(u.restart) + "/" + std::to_string(u.restarts) : "";
+    update = (restart.empty() ? "" : restart + ", ") + "k-means iteration " + std::to_string(u.iteration) +
+             ", cluster " + std::to_string(u.cluster + 1) + "/" + std::to_string(u.clusters) + " (" +
+             std::to_string(u.members) + " series)";
   };
+  ko.barycenter.progress = [&](std::string_view stage, int it, double loss) { fp(stage, it, loss, update); };
+  ko.progress = [&](std::string_view stage, int it, double loss) { fp(stage, it, loss, restart); };
   auto const result = kmeans_of(s, m, data, ko);
   fp.finish();
   if (!result.converged)

@@ -2,9 +2,11 @@
 // (ARI = 1) with DBA and with soft-DTW barycentres, the run is deterministic for a seed and
 // independent of the thread count, duplicates with k = the number of distinct series, an
 // empty cluster repaired, and bad input.
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
@@ -455,4 +457,43 @@ TEMPLATE_TEST_CASE("with warm starts the k-means inertia never rises", "[learn][
   check(r::measures::soft_dtw_divergence(T(1)), "soft-dtw divergence");
   check(r::measures::soft_msm(T(1), T(1)), "soft-msm");
   CHECK(rises_cold > 0);  // the same runs starting each update afresh do rise (5 in double)
+}
+
+TEST_CASE("on_update names each centroid update: restart, iteration, cluster, members", "[learn][kmeans]") {
+  auto const cbf = r::make_cbf<double>({.per_class = 6, .length = 32, .seed = 5});
+  auto opt = options(3, 4);
+  opt.restarts = 3;
+  std::vector<rl::kmeans_update> updates;
+  std::vector<std::array<int, 2>> rounds;  // (restart, iteration) of each progress("kmeans")
+  int restart = 1, last = 0;
+  opt.progress = [&](std::string_view, int it, double) {
+    if (it <= last) ++restart;  // the library counts iterations per restart
+    last = it;
+    rounds.push_back({restart, it});
+  };
+  opt.on_update = [&](rl::kmeans_update const& u) { updates.push_back(u); };
+  (void)rl::kmeans(r::measures::dtw(), cbf.view(), opt);
+  REQUIRE(!updates.empty());
+  // every (restart, iteration) that reported an inertia updated its non-empty clusters, in
+  // order, whose members number all the series (no cluster is empty here)
+  for (auto const& [rs, it] : rounds) {
+    INFO("restart " << rs << " iteration " << it);
+    r::index_t members = 0, previous = -1;
+    for (auto const& u : updates) {
+      if (u.restart != rs || u.iteration != it) continue;
+      CHECK(u.restarts == 3);
+      CHECK(u.clusters == 3);
+      CHECK(u.cluster > previous);
+      previous = u.cluster;
+      CHECK(u.members >= 1);
+      members += u.members;
+    }
+    CHECK(members == cbf.size());
+  }
+  // and only those: as many updates as rounds times clusters
+  CHECK(updates.size() == rounds.size() * 3);
+  CHECK(updates.back().restart == 3);
+  // what on_update throws reaches the caller as it is
+  opt.on_update = [](rl::kmeans_update const&) { throw std::bad_alloc(); };
+  CHECK_THROWS_AS(rl::kmeans(r::measures::dtw(), cbf.view(), opt), std::bad_alloc);
 }

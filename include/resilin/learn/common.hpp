@@ -5,6 +5,7 @@
 #include <cmath>
 #include <concepts>
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <new>
 #include <span>
@@ -36,11 +37,12 @@ using resilin::detail::require;
 /// they throw untouched (a callback's std::length_error came back as "out of memory").
 struct callback_guard {
   bool threw = false;
-  progress_callback wrap(progress_callback const& user) {
+  template <class... Args>
+  std::function<void(Args...)> wrap(std::function<void(Args...)> const& user) {
     if (!user) return {};
-    return [this, &user](std::string_view stage, int iteration, double loss) {
+    return [this, &user](Args... args) {
       try {
-        user(stage, iteration, loss);
+        user(args...);
       } catch (...) {
         threw = true;
         throw;

@@ -31,6 +31,17 @@
 
 namespace resilin::learn {
 
+/// Where a k-means run stands as one centroid's update begins (kmeans_options::on_update): for
+/// progress reports, whose barycentre lines (progress_callback) carry no cluster of their own.
+struct kmeans_update {
+  int restart = 1;         // 1-based, of `restarts` (1 with initial_centres)
+  int restarts = 1;
+  int iteration = 1;       // the Lloyd iteration, 1-based, counted per restart
+  index_t cluster = 0;     // 0-based, of `clusters` (k); empty clusters are not updated
+  index_t clusters = 1;
+  index_t members = 0;     // the series averaged
+};
+
 struct kmeans_options {
   int k = 2;
   int restarts = 3;              // k-means++ seedings tried; the lowest inertia wins
@@ -56,6 +67,9 @@ struct kmeans_options {
   /// sets each update's)
   barycenter_options barycenter{};
   progress_callback progress;    // ("kmeans", iteration, inertia) after each Lloyd iteration
+  /// Optional: called before each centroid's barycentre update, whose progress
+  /// (barycenter.progress) follows; what it throws reaches the caller as it is.
+  std::function<void(kmeans_update const&)> on_update;
   /// Optional: start from these k series (indices) instead of k-means++ (one run, no restarts).
   std::vector<index_t> initial_centres{};
 };
@@ -181,7 +195,7 @@ std::vector<index_t> kmeans_plus_plus(Ops const& ops, batch_view<T const> series
 template <class Ops, class T>
 kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<double const> self,
                        std::span<index_t const> seeds, kmeans_options const& opt,
-                       barycenter_options const& bopt) {
+                       barycenter_options const& bopt, int restart, int restarts) {
   index_t const n = series.batch, k = static_cast<index_t>(seeds.size());
   int const threads = bopt.threads;
   kmeans_result<T> r;
@@ -232,6 +246,7 @@ kmeans_result<T> lloyd(Ops const& ops, batch_view<T const> series, std::span<dou
     for (index_t j = 0; j < k; ++j) {
       auto const& mj = members[static_cast<std::size_t>(j)];
       if (mj.empty()) continue;
+      if (opt.on_update) opt.on_update({restart, restarts, it, j, k, static_cast<index_t>(mj.size())});
       auto const batch = gather(series, std::span<index_t const>(mj));
       auto& centroid = r.centroids[static_cast<std::size_t>(j)];
       auto& last = updated_with[static_cast<std::size_t>(j)];
@@ -322,7 +337,7 @@ kmeans_result<T> kmeans_with(Ops const& ops, batch_view<T const> series, kmeans_
             ? detail::kmeans_plus_plus(ops, series, std::span<double const>(self), opt.k, bopt.threads, rng)
             : opt.initial_centres;
     auto result = detail::lloyd(ops, series, std::span<double const>(self),
-                                std::span<index_t const>(seeds), opt, bopt);
+                                std::span<index_t const>(seeds), opt, bopt, run + 1, runs);
     if (run == 0 || result.inertia < best.inertia) best = std::move(result);
   }
   return best;
@@ -337,6 +352,7 @@ kmeans_result<T> kmeans_reporting(Ops const& ops, batch_view<T const> series, km
   kmeans_options o = opt;
   o.progress = guard.wrap(opt.progress);
   o.barycenter.progress = guard.wrap(opt.barycenter.progress);
+  o.on_update = guard.wrap(opt.on_update);
   return reporting_allocation_failure("kmeans", guard, [&] { return kmeans_with(ops, series, o); });
 }
 }  // namespace detail
