@@ -7,6 +7,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 #include <support/catch.hpp>
 #include <host/helpers.hpp>
@@ -94,6 +95,49 @@ TEST_CASE("the gradient of the summed loss matches central differences", "[learn
   check_gradient(r::measures::soft_dtw_divergence(0.7), "soft-DTW divergence");
   check_gradient(r::measures::soft_msm(0.7, 0.5), "soft-MSM");
   check_gradient(r::measures::soft_msm_divergence(0.7, 0.5), "soft-MSM divergence");
+  check_gradient(r::measures::soft_cdtw_divergence(0.7), "soft-CDTW divergence");
+  check_gradient(r::measures::soft_dtw_divergence(0.7, r::band_spec::radius(3)), "banded soft-DTW divergence");
+}
+
+TEST_CASE("a divergence's loss, summed in three parts, equals its pairs' divergences", "[learn][lbfgs]") {
+  // loss.hpp sums S(z, x_k), z's own term once and the series' own terms once (kept across
+  // the evaluations of one workspace): against value() of the divergence pair by pair, with a
+  // zero weight, in double and float, and a second evaluation at another z (the kept terms)
+  auto const check = [](auto const& m, auto zero, char const* name) {
+    using T = decltype(zero);
+    INFO(name);
+    auto const xs = random_batch<T>({9, 4, 12, 7}, 2, 5);
+    std::vector<double> const w{0.5, 0.0, 2.0, 1.5};
+    rl::detail::loss_workspace<T> ws;
+    for (std::uint64_t seed : {3u, 4u}) {
+      auto const z = random_values<T>(8 * 2, seed, -2, 2);
+      r::series_view<T const> const zv{z.data(), 8, 2};
+      double expected = 0;
+      for (std::size_t k = 0; k < w.size(); ++k)
+        expected += w[k] / 4.0 * static_cast<double>(r::value(m, zv, xs.view()[static_cast<r::index_t>(k)]));
+      std::vector<double> const wn{0.125, 0.0, 0.5, 0.375};
+      std::vector<double> g(z.size());
+      double const tolerance = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+      CHECK(rl::detail::weighted_loss_and_grad(m, zv, xs.view(), std::span<double const>(wn), std::span<double>(g), 2,
+                                               rl::barycenter_objective::value, ws) ==
+            Approx(expected).epsilon(tolerance));
+      CHECK(rl::detail::weighted_loss(m, zv, xs.view(), std::span<double const>(wn), 1,
+                                      rl::barycenter_objective::value, ws) == Approx(expected).epsilon(tolerance));
+      // the gradient against the pairs' own (value_and_grad of the divergence), summed
+      std::vector<double> pairs(z.size(), 0.0);
+      for (std::size_t k = 0; k < w.size(); ++k) {
+        std::vector<T> gz(z.size()), gx(static_cast<std::size_t>(xs.view()[static_cast<r::index_t>(k)].size()));
+        (void)r::value_and_grad(m, zv, xs.view()[static_cast<r::index_t>(k)], r::series_view<T>{gz.data(), 8, 2},
+                                r::series_view<T>{gx.data(), xs.view().length(static_cast<r::index_t>(k)), 2});
+        for (std::size_t i = 0; i < z.size(); ++i) pairs[i] += wn[k] * static_cast<double>(gz[i]);
+      }
+      CHECK(resilin_test::max_rel_diff(g, pairs) < (std::is_same_v<T, float> ? 1e-4 : 1e-11));
+    }
+  };
+  check(r::measures::soft_dtw_divergence(0.5), 0.0, "soft-DTW divergence, double");
+  check(r::measures::soft_dtw_divergence(0.5f), 0.0f, "soft-DTW divergence, float");
+  check(r::measures::soft_msm_divergence(0.5, 0.7), 0.0, "soft-MSM divergence (independent channels), double");
+  check(r::measures::soft_msm_divergence(0.5f, 0.7f), 0.0f, "soft-MSM divergence (independent channels), float");
 }
 
 TEST_CASE("the L-BFGS barycentre is a stationary point below its start and below every input",

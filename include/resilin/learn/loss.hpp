@@ -2,6 +2,10 @@
 // The barycentre loss L(z) = sum_k w_k M(z, x_k) (weights normalised to sum 1) and its analytic
 // gradient, both through the batched host front end: the pairs (z, x_k) run in parallel and
 // the per-pair results are summed in k order, so the result does not depend on the threads.
+// A divergence D(z, x) = S(z, x) - S(z, z)/2 - S(x, x)/2 is summed as its three parts:
+// sum_k w_k S(z, x_k), then z's own term once (sum_k w_k) S(z, z)/2 with its gradient, then the
+// series' own terms, constant in z, whose values one workspace keeps: n + 1 recursions per
+// evaluation where the pairs' divergences took 3n (the same value up to rounding).
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
@@ -23,7 +27,41 @@ struct loss_workspace {
   std::vector<T> gz;        // (n, length, channels)
   std::vector<T> gx;        // (n, max_length, channels): the unused gradients of the inputs
   std::vector<T> upstream;  // (n): the weights in T
+  std::vector<T> self_gz;   // (length, channels): the gradient of a divergence's S(z, z) term
+  // sum_k w_k S(x_k, x_k) of a divergence (objective's value), once per workspace: the series,
+  // weights and objective stay the same through one optimisation
+  double series_self = 0;
+  bool has_series_self = false;
 };
+
+/// The measure without its divergence flag: the S of D(x, y) = S(x, y) - S(x, x)/2 - S(y, y)/2.
+template <alignment_measure Measure>
+Measure without_divergence(Measure m) {
+  m.divergence = false;
+  return m;
+}
+
+/// sum_k w_k S(x_k, x_k) under the objective (plain: the divergence's S), kept in ws.
+template <alignment_measure Measure, class T>
+double series_self_terms(Measure const& plain, batch_view<T const> series, std::span<double const> w,
+                         int threads, barycenter_objective o, loss_workspace<T>& ws) {
+  if (!ws.has_series_self) {
+    std::vector<T> self(static_cast<std::size_t>(series.batch));
+    objective_values(o, threads, plain, series, series, std::span<T>(self));
+    double sum = 0;
+    for (std::size_t k = 0; k < self.size(); ++k) sum += w[k] * static_cast<double>(self[k]);
+    ws.series_self = sum;
+    ws.has_series_self = true;
+  }
+  return ws.series_self;
+}
+
+/// The sum of the weights (1 up to rounding: normalised_weights).
+inline double weight_sum(std::span<double const> w) {
+  double sum = 0;
+  for (double v : w) sum += v;
+  return sum;
+}
 
 template <class T>
 void check_barycenter_shape(series_view<T const> z, batch_view<T const> series) {
@@ -48,6 +86,15 @@ template <alignment_measure Measure, class T>
 double weighted_loss(Measure const& m, series_view<T const> z, batch_view<T const> series,
                      std::span<double const> w, int threads, barycenter_objective o,
                      loss_workspace<T>& ws) {
+  if (m.divergence) {  // its three parts (top of the file)
+    auto const plain = without_divergence(m);
+    double const series_self = series_self_terms(plain, series, w, threads, o, ws);
+    double const cross = weighted_loss(plain, z, series, w, threads, o, ws);
+    batch_view<T const> const one{z.data, 1, z.length, z.channels, nullptr};
+    T self = 0;
+    objective_values(o, threads, plain, one, one, std::span<T>(&self, 1));
+    return cross - 0.5 * weight_sum(w) * static_cast<double>(self) - 0.5 * series_self;
+  }
   index_t const n = series.batch;
   replicate(std::span<T const>(z.data, static_cast<std::size_t>(z.size())), n, ws.zs);
   ws.out.resize(static_cast<std::size_t>(n));
@@ -63,8 +110,24 @@ template <alignment_measure Measure, class T>
 double weighted_loss_and_grad(Measure const& m, series_view<T const> z, batch_view<T const> series,
                               std::span<double const> w, std::span<double> grad, int threads,
                               barycenter_objective o, loss_workspace<T>& ws) {
-  index_t const n = series.batch;
   auto const size = static_cast<std::size_t>(z.size());
+  if (m.divergence) {  // its three parts (top of the file)
+    auto const plain = without_divergence(m);
+    double const series_self = series_self_terms(plain, series, w, threads, o, ws);
+    double const cross = weighted_loss_and_grad(plain, z, series, w, grad, threads, o, ws);
+    // z's own term and its gradient through both arguments, into one buffer (Y = X)
+    double const half_weight = 0.5 * weight_sum(w);
+    batch_view<T const> const one{z.data, 1, z.length, z.channels, nullptr};
+    ws.self_gz.resize(size);
+    batch_view<T> const g{ws.self_gz.data(), 1, z.length, z.channels, nullptr};
+    T self = 0;
+    T const seed = static_cast<T>(-half_weight);
+    objective_values_and_grads(o, threads, plain, one, one, std::span<T>(&self, 1), g, g,
+                               std::span<T const>(&seed, 1));
+    for (std::size_t i = 0; i < size; ++i) grad[i] += static_cast<double>(ws.self_gz[i]);
+    return cross - half_weight * static_cast<double>(self) - 0.5 * series_self;
+  }
+  index_t const n = series.batch;
   replicate(std::span<T const>(z.data, size), n, ws.zs);
   ws.out.resize(static_cast<std::size_t>(n));
   ws.gz.resize(ws.zs.size());
