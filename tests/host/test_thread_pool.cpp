@@ -72,6 +72,6 @@ TEST_CASE("parallel_for rethrows a task's exception after the workers stop", "[t
                                         }
                                       }),
                       "task 10");
-    CHECK(started < 50000);  // the others stopped claiming tasks (all would take 14 s)
+    CHECK(started < 50000);  // the others stopped claiming tasks (all would take 14 s on 8 threads)
   }
 }

@@ -133,6 +133,20 @@ TEST_CASE("a divergence's loss, summed in three parts, equals its pairs' diverge
       }
       CHECK(resilin_test::max_rel_diff(g, pairs) < (std::is_same_v<T, float> ? 1e-4 : 1e-11));
     }
+    // the kept series terms follow the objective, the weights and the series: the workspace
+    // used above gives what a fresh one gives (it kept the value objective's for the sharp one)
+    auto const z = random_values<T>(8 * 2, 5, -2, 2);
+    r::series_view<T const> const zv{z.data(), 8, 2};
+    std::vector<double> const other{0.25, 0.25, 0.25, 0.25};
+    auto const other_series = random_batch<T>({6, 9, 3, 8}, 2, 6);
+    for (auto o : {rl::barycenter_objective::sharp, rl::barycenter_objective::value}) {
+      rl::detail::loss_workspace<T> fresh;
+      CHECK(rl::detail::weighted_loss(m, zv, xs.view(), std::span<double const>(other), 1, o, ws) ==
+            rl::detail::weighted_loss(m, zv, xs.view(), std::span<double const>(other), 1, o, fresh));
+      rl::detail::loss_workspace<T> fresh2;
+      CHECK(rl::detail::weighted_loss(m, zv, other_series.view(), std::span<double const>(other), 1, o, ws) ==
+            rl::detail::weighted_loss(m, zv, other_series.view(), std::span<double const>(other), 1, o, fresh2));
+    }
   };
   check(r::measures::soft_dtw_divergence(0.5), 0.0, "soft-DTW divergence, double");
   check(r::measures::soft_dtw_divergence(0.5f), 0.0f, "soft-DTW divergence, float");

@@ -28,10 +28,14 @@ struct loss_workspace {
   std::vector<T> gx;        // (n, max_length, channels): the unused gradients of the inputs
   std::vector<T> upstream;  // (n): the weights in T
   std::vector<T> self_gz;   // (length, channels): the gradient of a divergence's S(z, z) term
-  // sum_k w_k S(x_k, x_k) of a divergence (objective's value), once per workspace: the series,
-  // weights and objective stay the same through one optimisation
+  // sum_k w_k S(x_k, x_k) of a divergence under the objective, kept for the series (by address
+  // and shape: one optimisation does not change them in place), weights and objective it was
+  // computed for, and computed again for others
   double series_self = 0;
   bool has_series_self = false;
+  batch_view<T const> self_series{};
+  std::vector<double> self_weights;
+  barycenter_objective self_objective = barycenter_objective::value;
 };
 
 /// The measure without its divergence flag: the S of D(x, y) = S(x, y) - S(x, x)/2 - S(y, y)/2.
@@ -45,13 +49,20 @@ Measure without_divergence(Measure m) {
 template <alignment_measure Measure, class T>
 double series_self_terms(Measure const& plain, batch_view<T const> series, std::span<double const> w,
                          int threads, barycenter_objective o, loss_workspace<T>& ws) {
-  if (!ws.has_series_self) {
+  bool const same = ws.has_series_self && ws.self_objective == o && ws.self_series.data == series.data &&
+                    ws.self_series.batch == series.batch && ws.self_series.max_length == series.max_length &&
+                    ws.self_series.channels == series.channels && ws.self_series.lengths == series.lengths &&
+                    std::equal(w.begin(), w.end(), ws.self_weights.begin(), ws.self_weights.end());
+  if (!same) {
     std::vector<T> self(static_cast<std::size_t>(series.batch));
     objective_values(o, threads, plain, series, series, std::span<T>(self));
     double sum = 0;
     for (std::size_t k = 0; k < self.size(); ++k) sum += w[k] * static_cast<double>(self[k]);
     ws.series_self = sum;
     ws.has_series_self = true;
+    ws.self_series = series;
+    ws.self_weights.assign(w.begin(), w.end());
+    ws.self_objective = o;
   }
   return ws.series_self;
 }
