@@ -30,9 +30,8 @@ struct loss_workspace {
   std::vector<T> self_gz;   // (length, channels): the gradient of a divergence's S(z, z) term
   // sum_k w_k S(x_k, x_k) of a divergence under the objective, kept for the series (by address
   // and shape: one optimisation does not change them in place), weights and objective it was
-  // computed for, and computed again for others
+  // computed for (self_series.data null: none yet), and computed again for others
   double series_self = 0;
-  bool has_series_self = false;
   batch_view<T const> self_series{};
   std::vector<double> self_weights;
   barycenter_objective self_objective = barycenter_objective::value;
@@ -49,7 +48,7 @@ Measure without_divergence(Measure m) {
 template <alignment_measure Measure, class T>
 double series_self_terms(Measure const& plain, batch_view<T const> series, std::span<double const> w,
                          int threads, barycenter_objective o, loss_workspace<T>& ws) {
-  bool const same = ws.has_series_self && ws.self_objective == o && ws.self_series.data == series.data &&
+  bool const same = ws.self_series.data == series.data && ws.self_objective == o &&
                     ws.self_series.batch == series.batch && ws.self_series.max_length == series.max_length &&
                     ws.self_series.channels == series.channels && ws.self_series.lengths == series.lengths &&
                     std::equal(w.begin(), w.end(), ws.self_weights.begin(), ws.self_weights.end());
@@ -59,7 +58,6 @@ double series_self_terms(Measure const& plain, batch_view<T const> series, std::
     double sum = 0;
     for (std::size_t k = 0; k < self.size(); ++k) sum += w[k] * static_cast<double>(self[k]);
     ws.series_self = sum;
-    ws.has_series_self = true;
     ws.self_series = series;
     ws.self_weights.assign(w.begin(), w.end());
     ws.self_objective = o;

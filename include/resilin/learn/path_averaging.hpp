@@ -5,7 +5,8 @@
 //      x_k(j, c) over every path cell (i, j) of every k, each counted with weight w_k.
 // A series with independent channels (measures::msm) is aligned channel by channel, so each
 // channel of z collects values along its own path. A sweep aligns blocks of consecutive series
-// in parallel and merges them in block order: the result does not depend on the thread count.
+// in parallel and merges what they collect in block order: the result does not depend on the
+// thread count.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -68,109 +69,104 @@ inline double weighted_median(std::vector<std::pair<double, double>>& pairs) {
   return pairs.back().first;
 }
 
-/// The most a sweep's means keep: one accumulator per sample and block of series.
+/// The median's counterpart of mean_accumulator: every (value, weight) pair, in arrival order.
+struct median_collector {
+  std::vector<std::pair<double, double>> pairs;
+  void add(double v, double wt) { pairs.emplace_back(v, wt); }
+  /// The values of `o` after this one's.
+  void merge(median_collector const& o) { pairs.insert(pairs.end(), o.pairs.begin(), o.pairs.end()); }
+};
+
+/// The most a sweep's per-block collectors keep beside the values they collect.
 inline constexpr std::size_t path_sweep_budget_bytes = std::size_t(64) << 20;
 
 /// One alignment sweep: the measure's value of z against every series along the optimal paths,
-/// and what the update needs of the paths. For the mean, each sample's accumulator over blocks
-/// of consecutive series (at most 64, each aligned in order by one task, merged in block
-/// order: the result does not depend on the thread count, and no path is kept: 75,000 paths
-/// of 48 x 48 pairs held 250 MB); for the median, every path (paths[k][g]: channel group g, one
-/// group of all channels or one per channel for independent channels).
+/// and for each barycentre sample what the update needs of the values x_k(j, c) that the paths
+/// pair with it, weights w_k: the mean's accumulator or the median's pairs. The series run in
+/// blocks of consecutive series (at most 64, each aligned in order by one task, merged in block
+/// order: the result does not depend on the thread count), and no path is kept (75,000 paths
+/// of 48 x 48 pairs held 250 MB).
 template <class Cost, class T>
 struct path_sweep {
-  std::vector<std::vector<std::vector<std::array<index_t, 2>>>> paths;  // median: (n, groups, cells)
-  std::vector<mean_accumulator> means;                                  // mean: (length, channels)
-  std::vector<double> values;                                           // (n)
+  std::vector<mean_accumulator> means;    // mean: (length, channels)
+  std::vector<median_collector> medians;  // median: (length, channels)
+  std::vector<double> values;             // (n)
 
   double run(measure<Cost, hard_min> const& m, std::span<T const> z, index_t length,
              batch_view<T const> series, std::span<double const> w, int threads,
              location_statistic stat) {
+    values.assign(static_cast<std::size_t>(series.batch), 0.0);
+    means.clear();
+    medians.clear();
+    if (stat == location_statistic::mean) collect(m, z, length, series, w, threads, means);
+    else collect(m, z, length, series, w, threads, medians);
+    double loss = 0;
+    for (index_t k = 0; k < series.batch; ++k) loss += w[static_cast<std::size_t>(k)] * values[static_cast<std::size_t>(k)];
+    return loss;
+  }
+
+  /// The update: z(i, c) = the statistic run() was given of its sample's collected values
+  /// (every row lies on every path). The median reorders its pairs.
+  std::vector<T> update() {
+    std::vector<T> z(means.size() + medians.size());
+    for (std::size_t s = 0; s < means.size(); ++s) z[s] = static_cast<T>(means[s].mean());
+    for (std::size_t s = 0; s < medians.size(); ++s) z[s] = static_cast<T>(weighted_median(medians[s].pairs));
+    return z;
+  }
+
+ private:
+  /// run()'s sweep into `merged`, one Collector per sample.
+  template <class Collector>
+  void collect(measure<Cost, hard_min> const& m, std::span<T const> z, index_t length,
+               batch_view<T const> series, std::span<double const> w, int threads,
+               std::vector<Collector>& merged) {
     index_t const n = series.batch, channels = series.channels;
     bool const per_channel = m.independent_channels && channels > 1;
     index_t const groups = per_channel ? channels : 1;
     auto const samples = static_cast<std::size_t>(length * channels);
-    values.assign(static_cast<std::size_t>(n), 0.0);
-    bool const keep_paths = stat == location_statistic::median;
-    paths.assign(keep_paths ? static_cast<std::size_t>(n) : 0, {});
-    index_t const blocks = keep_paths ? 0 : std::clamp<index_t>(
-        static_cast<index_t>(path_sweep_budget_bytes / (samples * sizeof(mean_accumulator))), 1, std::min<index_t>(n, 64));
-    std::vector<std::vector<mean_accumulator>> block_means(static_cast<std::size_t>(blocks));
-
-    // the path of channel group g of series k: its value, and its cells added to `acc` or kept
-    auto const align = [&](index_t k, std::vector<mean_accumulator>* acc) {
+    index_t const blocks = std::clamp<index_t>(
+        static_cast<index_t>(path_sweep_budget_bytes / (samples * sizeof(Collector))), 1, std::min<index_t>(n, 64));
+    std::vector<std::vector<Collector>> block_collectors(static_cast<std::size_t>(blocks));
+    // series k's value, and the values its paths (one per channel group) pair with z's samples
+    auto const align = [&](index_t k, std::vector<Collector>& acc) {
       series_view<T const> const x = series[k];
       double const wk = w[static_cast<std::size_t>(k)];
-      std::vector<std::vector<std::array<index_t, 2>>> pk(static_cast<std::size_t>(groups));
       std::vector<T> zc, xc;
       double total = 0;
       for (index_t g = 0; g < groups; ++g) {
         T v{};
+        std::vector<std::array<index_t, 2>> path;
         if (!per_channel) {
-          pk[0] = alignment_path(m, series_view<T const>{z.data(), length, channels}, x, &v);
+          path = alignment_path(m, series_view<T const>{z.data(), length, channels}, x, &v);
         } else {
           zc.resize(static_cast<std::size_t>(length));
           xc.resize(static_cast<std::size_t>(x.length));
           for (index_t i = 0; i < length; ++i) zc[static_cast<std::size_t>(i)] = z[static_cast<std::size_t>(i * channels + g)];
           for (index_t j = 0; j < x.length; ++j) xc[static_cast<std::size_t>(j)] = x(j, g);
-          pk[static_cast<std::size_t>(g)] = alignment_path(m, series_view<T const>{zc.data(), length, 1},
-                                                           series_view<T const>{xc.data(), x.length, 1}, &v);
+          path = alignment_path(m, series_view<T const>{zc.data(), length, 1},
+                                series_view<T const>{xc.data(), x.length, 1}, &v);
         }
         total += static_cast<double>(v);
-        if (acc && wk != 0) {
-          index_t const c_begin = per_channel ? g : 0, c_end = per_channel ? g + 1 : channels;
-          for (auto const& [i, j] : pk[static_cast<std::size_t>(g)])
-            for (index_t c = c_begin; c < c_end; ++c)
-              (*acc)[static_cast<std::size_t>(i * channels + c)].add(static_cast<double>(x(j, c)), wk);
-        }
+        if (wk == 0) continue;
+        index_t const c_begin = per_channel ? g : 0, c_end = per_channel ? g + 1 : channels;
+        for (auto const& [i, j] : path)
+          for (index_t c = c_begin; c < c_end; ++c)
+            acc[static_cast<std::size_t>(i * channels + c)].add(static_cast<double>(x(j, c)), wk);
       }
       values[static_cast<std::size_t>(k)] = total;
-      if (keep_paths) paths[static_cast<std::size_t>(k)] = std::move(pk);
     };
-    if (keep_paths) {
-      parallel_for(n, threads, [&](index_t k, int) { align(k, nullptr); });
-    } else {
-      parallel_for(blocks, threads, [&](index_t b, int) {
-        auto& acc = block_means[static_cast<std::size_t>(b)];
-        acc.assign(samples, mean_accumulator{});
-        for (index_t k = b * n / blocks; k < (b + 1) * n / blocks; ++k) align(k, &acc);
-      });
-      means.assign(samples, mean_accumulator{});
-      for (auto const& acc : block_means)
-        for (std::size_t s = 0; s < samples; ++s) means[s].merge(acc[s]);
+    parallel_for(blocks, threads, [&](index_t b, int) {
+      auto& acc = block_collectors[static_cast<std::size_t>(b)];
+      acc.assign(samples, Collector{});
+      for (index_t k = b * n / blocks; k < (b + 1) * n / blocks; ++k) align(k, acc);
+    });
+    // block 0's collectors become the merged ones, and each later block is freed once merged
+    // (the median's pairs are then held about once, not twice)
+    merged = std::move(block_collectors[0]);
+    for (std::size_t b = 1; b < block_collectors.size(); ++b) {
+      for (std::size_t s = 0; s < samples; ++s) merged[s].merge(block_collectors[b][s]);
+      std::vector<Collector>().swap(block_collectors[b]);
     }
-    double loss = 0;
-    for (index_t k = 0; k < n; ++k) loss += w[static_cast<std::size_t>(k)] * values[static_cast<std::size_t>(k)];
-    return loss;
-  }
-
-  /// The update: z(i, c) = the statistic of {x_k(j, c) : (i, j) on the path of k}, weights w_k
-  /// (the statistic run() was given).
-  std::vector<T> update(index_t length, batch_view<T const> series, std::span<double const> w) const {
-    index_t const channels = series.channels;
-    auto const samples = static_cast<std::size_t>(length * channels);
-    std::vector<T> z(samples);
-    if (paths.empty()) {  // every row lies on every path
-      for (std::size_t s = 0; s < samples; ++s) z[s] = static_cast<T>(means[s].mean());
-      return z;
-    }
-    std::vector<std::vector<std::pair<double, double>>> collected(samples);
-    for (index_t k = 0; k < series.batch; ++k) {
-      double const wk = w[static_cast<std::size_t>(k)];
-      if (wk == 0) continue;
-      series_view<T const> const x = series[k];
-      auto const& pk = paths[static_cast<std::size_t>(k)];
-      for (std::size_t g = 0; g < pk.size(); ++g) {
-        index_t const c_begin = pk.size() == 1 ? 0 : static_cast<index_t>(g);
-        index_t const c_end = pk.size() == 1 ? channels : c_begin + 1;
-        for (auto const& [i, j] : pk[g])
-          for (index_t c = c_begin; c < c_end; ++c)
-            collected[static_cast<std::size_t>(i * channels + c)].emplace_back(
-                static_cast<double>(x(j, c)), wk);
-      }
-    }
-    for (std::size_t s = 0; s < samples; ++s) z[s] = static_cast<T>(weighted_median(collected[s]));
-    return z;
   }
 };
 
@@ -197,7 +193,7 @@ barycenter_result<T> path_averaging(measure<Cost, hard_min> const& m, batch_view
           loss, "; are the values too large for the measure's costs?)");
   int iterations = 0;
   for (int it = 1; it <= opt.max_iter; ++it) {
-    std::vector<T> candidate = sweep.update(length, series, ws);
+    std::vector<T> candidate = sweep.update();
     double const candidate_loss = next.run(m, candidate, length, series, ws, opt.threads, stat);
     if (guard && candidate_loss > loss) break;
     double const decrease = loss - candidate_loss;
